@@ -1,0 +1,77 @@
+"""Command line: ``jalapeno build``, ``jalapeno refresh``, ``jalapeno params``.
+
+Examples::
+
+    jalapeno build                                   # the whole book, default parameters -> build/html
+    jalapeno build reading-the-numbers -p baseline_tdp_w 1400 --out build/whatif
+    jalapeno build -y 'models: [gpt-oss-120b]' roofline
+    jalapeno build -f my-parameters.yml
+    jalapeno params roofline                         # list a notebook's parameters and defaults
+    jalapeno refresh                                 # re-execute committed notebooks in place
+
+``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``true``, ``[gb200, h200]``); each
+must have the type of the notebook's default. Bad input exits with status 2 and a message naming the
+bad value and the valid choices; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import yaml
+
+from . import build as _build
+from .errors import JalapenoError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="jalapeno", description="Build and rerun the Jalapeño inference book.")
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="execute notebooks with parameters and render the book to HTML")
+    b.add_argument("notebooks", nargs="*", help="notebook names (default: all)")
+    b.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a parameter (VALUE read as YAML: 1400, true, [a, b])")
+    b.add_argument("-y", "--yaml", action="append", default=[], help="parameters as a YAML mapping string")
+    b.add_argument("-f", "--parameters-file", action="append", default=[], help="parameters from a YAML file")
+    b.add_argument("--out", default=str(_build.REPO_ROOT / "build" / "html"), help="output folder (default build/html)")
+    r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
+    r.add_argument("notebooks", nargs="*")
+    s = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    s.add_argument("notebook")
+    return p
+
+
+def _parameters(args: argparse.Namespace) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for path in args.parameters_file:
+        values.update(_build.load_parameter_file(path))
+    for text in args.yaml:
+        data = yaml.safe_load(text)
+        if not isinstance(data, dict):
+            raise JalapenoError(f"-y expects a YAML mapping such as 'name: value', got {text!r}")
+        values.update(data)
+    for name, text in args.parameter:
+        values[name] = yaml.safe_load(text)
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "build":
+            index = _build.build(args.notebooks or None, _parameters(args), args.out)
+            print(index)
+        elif args.command == "refresh":
+            for path in _build.refresh(args.notebooks or None):
+                print(path)
+        elif args.command == "params":
+            print(_build.describe(args.notebook))
+    except (JalapenoError, yaml.YAMLError, OSError) as exc:
+        print(f"jalapeno: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

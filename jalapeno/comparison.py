@@ -1,0 +1,197 @@
+"""The published Jalapeño comparison, recomputed: the baseline side from measured data, the headline
+ratios from the published numbers, the per-watt figures under several power bases, and the E2E
+decomposition.
+
+Sources of each formula: the benchmark's metric definitions (:mod:`jalapeno.metrics`); the published
+numbers are read from ``data/claims.csv`` by claim id, never typed here.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from . import data, measured, metrics, specs
+from .errors import UnknownNameError
+
+#: The InferenceMAX run the published GB200 gpt-oss-120b figures come from (modeling reference:
+#: 53,952 tok/s/GPU at conc 512 / 1.2 kW = 44,960 tok/s/kW; conc 1: TPOT 1.868 ms, E2E 1.801 s).
+PUBLISHED_RUNS = {("gpt-oss-120b", "gb200", 8192, 1024): "20786863188"}
+
+#: Power bases for per-watt figures.
+POWER_BASES = ("rated", "sustained", "all-in")
+
+
+def claim_value(claim_id: str, high: bool = False) -> float:
+    """A published number from ``data/claims.csv`` (the high end of a range with ``high=True``)."""
+    table = data.load("claims.csv")
+    rows = table.filter(pl.col("claim_id") == claim_id)
+    if rows.is_empty():
+        raise UnknownNameError("claim", claim_id, list(table["claim_id"]))
+    row = rows.row(0, named=True)
+    return row["value_high"] if high and row["value_high"] is not None else row["value"]
+
+
+def resolve_run(model: str, hw: str, isl: int, osl: int, run_id: str = "auto") -> str:
+    """The run to read: ``auto`` is the run the published figures cite for that configuration if there
+    is one, else the latest run measured; an explicit id must exist for the configuration."""
+    pts = measured.require(measured.points(model, hw, isl=isl, osl=osl), f"{model} on {hw} at {isl}/{osl}")
+    runs = sorted(pts["run_id"].unique(), key=int)
+    if run_id == "auto":
+        return PUBLISHED_RUNS.get((specs.model(model).model, hw, isl, osl), runs[-1])
+    if run_id not in runs:
+        raise UnknownNameError("run id", run_id, runs)
+    return run_id
+
+
+def baseline_summary(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 8192, osl: int = 1024,
+                     run_id: str = "auto", power_w: float | None = None) -> dict[str, object]:
+    """The baseline side of the comparison from one run's raw points (no speculative decoding).
+
+    Returns (SI units): ``run_id``; the highest-throughput point's ``peak_tput_per_gpu`` (input + output
+    tokens/s per GPU), its ``peak_conc`` and ``tok_s_per_kw`` at ``power_w`` (default: the chip's rated
+    TDP); the lowest-concurrency point's ``single_conc``, mean ``tpot_s``, ``e2e_s``, ``ttft_s`` and
+    ``interactivity_tok_s_user``. Raises ValueError for a non-positive power, UnknownNameError for an
+    unknown model, hardware or run."""
+    run = resolve_run(model, hw, isl, osl, run_id)
+    pts = measured.points(model, hw, isl=isl, osl=osl, run_id=run)
+    chip_key = hw.removesuffix("-trt")
+    power_w = specs.chip(chip_key).tdp_w if power_w is None else power_w
+    if power_w is None or power_w <= 0:
+        raise ValueError(f"power_w must be a positive number of watts, got {power_w!r}")
+    best = pts.sort("tput_per_gpu", descending=True).row(0, named=True)
+    single = pts.sort("conc").row(0, named=True)
+    return {
+        "run_id": run, "power_w": power_w,
+        "peak_tput_per_gpu": best["tput_per_gpu"], "peak_conc": best["conc"],
+        "tok_s_per_kw": metrics.throughput_per_kw(best["tput_per_gpu"], power_w),
+        "single_conc": single["conc"], "tpot_s": single["mean_tpot"], "e2e_s": single["mean_e2el"],
+        "ttft_s": single["mean_ttft"], "interactivity_tok_s_user": 1.0 / single["mean_tpot"],
+    }
+
+
+def runs_table(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 8192, osl: int = 1024,
+               power_w: float | None = None) -> pl.DataFrame:
+    """One row per measured run of a configuration: its peak tok/s/kW and its lowest-concurrency TPOT
+    and E2E, to show how much repeated runs of one configuration differ."""
+    pts = measured.points(model, hw, isl=isl, osl=osl)
+    rows = [baseline_summary(model, hw, isl=isl, osl=osl, run_id=r, power_w=power_w)
+            for r in sorted(pts["run_id"].unique(), key=int)]
+    return pl.DataFrame(rows).select(
+        "run_id", "peak_conc", "peak_tput_per_gpu", "tok_s_per_kw", "single_conc",
+        (pl.col("tpot_s") * 1e3).alias("tpot_ms"), "e2e_s", "ttft_s")
+
+
+def headline_ratios() -> pl.DataFrame:
+    """Each headline ratio of the seeds next to the ratio the published absolute numbers give.
+
+    Columns: ``ratio``, ``numerator``, ``denominator`` (claim ids), ``computed``, ``published_low``,
+    ``published_high``, ``within`` (the computed ratio lies in the published range, to its printed
+    rounding of 0.05)."""
+    v = claim_value
+    cases = [
+        ("per-watt throughput, gpt-oss", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw", "headline-per-watt-ratio", False),
+        ("E2E latency, gpt-oss", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "headline-e2e-ratio", False),
+        ("TBT, gpt-oss", "gptoss-gb200-tbt", "gptoss-jalapeno-tbt", "single-user-speed-ratio-gptoss", False),
+        ("single-user speed, gpt-oss", "gptoss-jalapeno-single-user", "gptoss-gb200-single-user", "single-user-speed-ratio-gptoss", False),
+        ("single-user speed, DeepSeek-R1", "dsr1-jalapeno-single-user", "dsr1-baseline-single-user", "single-user-speed-ratio-dsr1", False),
+        ("E2E latency as a reduction (%)", "headline-e2e-ratio", None, "headline-e2e-reduction-pct", True),
+    ]
+    rows = []
+    for label, num, den, ref, pct in cases:
+        if pct:
+            lo, hi = 100 * (1 - 1 / v(num)), 100 * (1 - 1 / v(num, high=True))
+            computed = f"{lo:.1f}–{hi:.1f}"
+            within = abs(lo - v(ref)) <= 0.5 and abs(hi - v(ref, high=True)) <= 0.5
+        else:
+            r = v(num) / v(den)
+            computed = f"{r:.3f}"
+            within = v(ref) - 0.05 <= r < v(ref, high=True) + 0.05
+        rows.append({"ratio": label, "numerator": num, "denominator": den or "", "computed": computed,
+                     "published_low": v(ref), "published_high": v(ref, high=True), "within": within})
+    return pl.DataFrame(rows)
+
+
+def power_basis_table(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,
+                      jalapeno_allin_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
+    """Tokens/s/kW of Jalapeño and the baseline under three power bases, and their ratio.
+
+    Jalapeño's throughput per chip is its published tok/s/kW times its rated TDP (both from the claims).
+    Bases: ``rated`` (TDP); ``sustained`` (Jalapeño's measured sustained power, default the published
+    550 W; the baseline's sustained draw is not published, so its rated TDP stands in: a generous
+    assumption for the baseline); ``all-in`` (InferenceX's provisioned kW per GPU for the baseline;
+    Jalapeño's all-in is unknown, so by default its TDP is scaled by the baseline's all-in / TDP ratio).
+    """
+    chip = specs.chip(baseline_hw.removesuffix("-trt"))
+    j_tdp = claim_value("jalapeno-tdp")
+    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3
+    j_sustained = jalapeno_sustained_w or claim_value("jalapeno-sustained-power")
+    if chip.allin_power_w is None:
+        raise ValueError(f"no all-in power is published for {chip.chip!r}")
+    j_allin = jalapeno_allin_w or j_tdp * chip.allin_power_w / chip.tdp_w
+    b_tput, b_rated = baseline["peak_tput_per_gpu"], baseline["power_w"]
+    rows = [("rated", j_tdp, b_rated), ("sustained", j_sustained, b_rated), ("all-in", j_allin, chip.allin_power_w)]
+    out = []
+    for basis, jw, bw in rows:
+        j_kw, b_kw = metrics.throughput_per_kw(j_tput, jw), metrics.throughput_per_kw(b_tput, bw)
+        out.append({"basis": basis, "jalapeno_w": jw, "baseline_w": bw, "jalapeno_tok_s_kw": j_kw,
+                    "baseline_tok_s_kw": b_kw, "ratio": j_kw / b_kw})
+    return pl.DataFrame(out)
+
+
+def e2e_decomposition(osl_nominal: int = 1024) -> pl.DataFrame:
+    """What TTFT each published E2E implies if it came from the same requests as the published TBT:
+    ``TTFT = E2E - TBT x (mean OSL - 1)``, with the benchmark's mean output length."""
+    osl = metrics.mean_request_length(osl_nominal)
+    rows = []
+    for chip, e2e_id, tbt_id in (("jalapeno", "gptoss-jalapeno-e2e", "gptoss-jalapeno-tbt"),
+                                 ("gb200", "gptoss-gb200-e2e", "gptoss-gb200-tbt")):
+        e2e, tbt = claim_value(e2e_id), claim_value(tbt_id) / 1e3
+        rows.append({"chip": chip, "e2e_s": e2e, "tbt_ms": tbt * 1e3, "mean_osl": osl,
+                     "decode_s": tbt * (osl - 1), "implied_ttft_s": metrics.implied_ttft_s(e2e, tbt, osl)})
+    return pl.DataFrame(rows)
+
+
+def implied_osl(isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+    """Per measured single-node or disaggregated point of a workload shape, the output length its own
+    E2E, TTFT and TPOT imply (``(E2E - TTFT) / TPOT + 1``), with ``mean_osl`` the benchmark's mean."""
+    pts = measured.points(isl=isl, osl=osl)
+    return pts.select("hw", "framework", "conc", "run_id",
+                      metrics.implied_osl_tokens(pl.col("mean_e2el"), pl.col("mean_ttft"), pl.col("mean_tpot"))
+                      .alias("implied_osl"))
+
+
+def compare_published(summary: dict[str, object]) -> pl.DataFrame:
+    """The baseline numbers of :func:`baseline_summary` next to the published GB200 gpt-oss-120b ones:
+    ``quantity``, ``computed``, ``published``, ``agrees`` (equal to the published printed rounding)."""
+    from .claims import rounds_to
+
+    cases = [("tok/s/kW at peak throughput", summary["tok_s_per_kw"], "gptoss-gb200-tok-per-kw", 0),
+             ("TPOT at concurrency 1 (ms)", summary["tpot_s"] * 1e3, "gptoss-gb200-tbt", 2),
+             ("E2E at concurrency 1 (s)", summary["e2e_s"], "gptoss-gb200-e2e", 2),
+             ("interactivity at concurrency 1 (tok/s/user)", summary["interactivity_tok_s_user"], "gptoss-gb200-single-user", 0)]
+    return pl.DataFrame([{"quantity": q, "computed": c, "published": claim_value(cid),
+                          "agrees": rounds_to(c, claim_value(cid), d)} for q, c, cid, d in cases])
+
+
+def published_vs_roofline(*, context_tokens: int = 8192, weight_precision: str = "fp4",
+                          kv_precision: str = "fp8", isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+    """Best single-user speeds (published for Jalapeño, measured for GB200 without speculative decoding)
+    against the speed-of-light batch-1 decode bound on the fewest chips that hold the weights.
+
+    Columns: ``model``, ``chip``, ``source``, ``tok_s_user``, ``min_chips``, ``bound_tok_s_user``,
+    ``fraction_of_bound``."""
+    from . import roofline
+
+    cases = [("gpt-oss-120b", "jalapeno", "published", claim_value("gptoss-jalapeno-single-user")),
+             ("deepseek-r1", "jalapeno", "published", claim_value("dsr1-jalapeno-single-user"))]
+    for m in ("gpt-oss-120b", "deepseek-r1"):
+        pts = measured.points(m, "gb200", isl=isl, osl=osl)
+        cases.append((m, "gb200", "measured (best, no MTP)", float((1.0 / pts["mean_tpot"]).max())))
+    rows = []
+    for m, c, source, speed in cases:
+        b = roofline.decode_bounds([specs.model(m)], [specs.chip(c)], context_tokens=context_tokens,
+                                   weight_precision=weight_precision, kv_precision=kv_precision).row(0, named=True)
+        rows.append({"model": m, "chip": c, "source": source, "tok_s_user": speed, "min_chips": b["min_chips"],
+                     "bound_tok_s_user": b["batch1_interactivity_tok_s_user"],
+                     "fraction_of_bound": speed / b["batch1_interactivity_tok_s_user"]})
+    return pl.DataFrame(rows)

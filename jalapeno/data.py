@@ -1,0 +1,232 @@
+"""Loading and validating the files in ``data/``.
+
+Every file is read as text and checked against a declared schema (no type inference, see the golden
+case on polars CSV inference): a numeric column may carry thousands separators ("4,800"), which are
+stripped; any other text in a numeric column, an empty required cell, a value outside a closed set or a
+duplicate key raises :class:`~jalapeno.errors.DataError` naming the file, the line, the column and the
+bad value.
+
+The data folder is found through the package (``<repo>/data``), or through the environment variable
+``JALAPENO_DATA_DIR``; never through the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from .errors import DataError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """The folder holding the data files (``JALAPENO_DATA_DIR`` if set, else ``<repo>/data``)."""
+    return Path(os.environ.get("JALAPENO_DATA_DIR", REPO_ROOT / "data"))
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a data file: its type (``str``, ``float``, ``int``, ``bool``), whether a value is
+    required, and for a closed set the allowed values."""
+
+    kind: str = "str"
+    required: bool = False
+    choices: tuple[str, ...] | None = None
+
+
+def _c(kind: str = "str", required: bool = False, choices: str | None = None) -> Column:
+    return Column(kind, required, tuple(choices.split()) if choices else None)
+
+
+CHAPTERS = "reading-the-numbers roofline pareto systems agents caveats"
+
+SPEC_QUANTITIES = {
+    # quantity: (dimension, allowed source units)
+    "peak_dense_flops_fp4": ("FLOP/s", "TFLOP/s PFLOP/s"),
+    "peak_dense_flops_fp8": ("FLOP/s", "TFLOP/s PFLOP/s"),
+    "peak_dense_flops_bf16": ("FLOP/s", "TFLOP/s PFLOP/s"),
+    "hbm_capacity": ("B", "GB GiB TB"),
+    "hbm_bandwidth": ("B/s", "GB/s TB/s"),
+    "hbm_stacks": ("count", "count"),
+    "sram_capacity": ("B", "MB GB"),
+    "sram_bandwidth": ("B/s", "TB/s PB/s"),
+    "scale_up_bandwidth": ("B/s", "GB/s TB/s"),
+    "scale_up_domain": ("count", "count"),
+    "tdp": ("W", "W kW"),
+    "sustained_power": ("W", "W kW"),
+    "allin_power": ("W", "W kW"),
+}
+
+#: Multipliers from a source unit to SI (bytes, bytes/s, FLOP/s, W, count).
+UNIT_TO_SI = {
+    "count": 1.0, "W": 1.0, "kW": 1e3,
+    "MB": 1e6, "GB": 1e9, "TB": 1e12, "GiB": 2.0**30,
+    "GB/s": 1e9, "TB/s": 1e12, "PB/s": 1e15,
+    "TFLOP/s": 1e12, "PFLOP/s": 1e15,
+}
+
+_MODEL_COLUMNS = (
+    "num_hidden_layers:int! hidden_size:int! vocab_size:int! tie_word_embeddings:bool! num_attention_heads:int! "
+    "num_key_value_heads:int head_dim:int q_lora_rank:int kv_lora_rank:int qk_nope_head_dim:int "
+    "qk_rope_head_dim:int v_head_dim:int sliding_window:int num_sliding_window_layers:int "
+    "num_global_key_value_heads:int global_head_dim:int attention_k_eq_v:bool intermediate_size:int "
+    "num_dense_layers:int moe_intermediate_size:int n_routed_experts:int num_experts_per_tok:int "
+    "n_shared_experts:int published_total_params:float published_active_params:float"
+).split()
+
+_MEASURED_FLOATS = ["tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu"] + [
+    f"{s}_{m}" for m in ("ttft", "tpot", "itl", "e2el", "intvty") for s in ("mean", "median", "p99", "std")
+]
+
+SCHEMAS: dict[str, dict[str, Column]] = {
+    "claims.csv": {
+        "claim_id": _c(required=True), "value": _c("float", True), "value_high": _c("float"),
+        "unit": _c(required=True), "quantity": _c(required=True), "subject": _c(required=True),
+        "comparator": _c(), "model": _c(), "seeds": _c(required=True), "quote": _c(required=True),
+        "origin": _c(required=True, choices="reported derived"), "derived_from": _c(),
+        "treatment": _c(required=True, choices="reproduce arithmetic model not_reproducible"),
+        "chapter": _c(required=True, choices=CHAPTERS), "reason": _c(),
+    },
+    "chips.csv": {
+        "chip": _c(required=True), "display_name": _c(required=True), "vendor": _c(required=True),
+        "kind": _c(required=True, choices="gpu asic lpu tpu"),
+        "availability": _c(required=True, choices="shipping announced preliminary"), "source": _c(required=True),
+    },
+    "chip_specs.csv": {
+        "chip": _c(required=True), "quantity": _c(required=True, choices=" ".join(SPEC_QUANTITIES)),
+        "value": _c("float", True), "unit": _c(required=True, choices=" ".join(UNIT_TO_SI)),
+        "status": _c(required=True, choices="published estimate preliminary derived"),
+        "basis": _c(), "source": _c(required=True),
+    },
+    "models.csv": {
+        "model": _c(required=True), "display_name": _c(required=True), "hf_repo": _c(required=True),
+        "attention": _c(required=True, choices="gqa mla"),
+        **{c.split(":")[0]: _c(c.split(":")[1].rstrip("!"), c.endswith("!")) for c in _MODEL_COLUMNS},
+        "source": _c(required=True),
+    },
+    "measured/inferencemax.csv": {
+        "run_id": _c(required=True), "source": _c(required=True), "infmax_model_prefix": _c(required=True),
+        "model": _c(required=True), "hw": _c(required=True), "framework": _c(required=True),
+        "precision": _c(required=True, choices="fp4 fp8 bf16"), "spec_decoding": _c(required=True, choices="none mtp"),
+        "isl": _c("int", True), "osl": _c("int", True), "conc": _c("int", True),
+        "disagg": _c("bool", True), "is_multinode": _c("bool", True),
+        "tp": _c("int"), "ep": _c("int"), "dp_attention": _c("bool"),
+        "num_prefill_gpu": _c("int"), "prefill_num_workers": _c("int"), "prefill_tp": _c("int"),
+        "prefill_ep": _c("int"), "prefill_dp_attention": _c("bool"),
+        "num_decode_gpu": _c("int"), "decode_num_workers": _c("int"), "decode_tp": _c("int"),
+        "decode_ep": _c("int"), "decode_dp_attention": _c("bool"), "image": _c(required=True),
+        **{name: _c("float", True) for name in _MEASURED_FLOATS},
+    },
+}
+
+#: Key columns that must be unique in each file.
+KEYS = {
+    "claims.csv": ("claim_id",),
+    "chips.csv": ("chip",),
+    "chip_specs.csv": ("chip", "quantity"),
+    "models.csv": ("model",),
+}
+
+_THOUSANDS = r"^-?\d{1,3}(,\d{3})+(\.\d+)?$"
+
+
+def _fail(path: Path, index: int, column: str, value: object, why: str) -> DataError:
+    # index is the 0-based data row; the header is line 1
+    return DataError(f"{path}: line {index + 2}, column '{column}': {why} (got {value!r})")
+
+
+def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Read one CSV file and validate it against ``schema``.
+
+    Returns a polars DataFrame with the declared columns in the declared order, typed (``Utf8``,
+    ``Float64``, ``Int64``, ``Boolean``; empty cells null). Raises :class:`DataError` naming file, line,
+    column and value for: a missing or unexpected column, text in a numeric column, an empty required
+    cell, a value outside a closed set, a duplicate key.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: data file not found")
+    try:
+        raw = pl.read_csv(path, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        raise DataError(f"{path}: not a valid CSV file: {exc}") from exc
+    missing = [c for c in schema if c not in raw.columns]
+    extra = [c for c in raw.columns if c not in schema]
+    if missing or extra:
+        raise DataError(f"{path}: header does not match the schema: missing {missing}, unexpected {extra}; "
+                        f"expected columns: {', '.join(schema)}")
+    raw = raw.with_columns(pl.col(c).str.strip_chars().replace("", None) for c in schema)
+    out = []
+    for name, col in schema.items():
+        s = raw[name]
+        if col.required and s.null_count():
+            i = s.is_null().arg_true()[0]
+            raise _fail(path, i, name, "", "a value is required")
+        if col.kind in ("float", "int"):
+            t = pl.col(name)
+            text = pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "")).otherwise(t)
+            typed = raw.select(text.cast(pl.Float64, strict=False))[name]
+            bad = (typed.is_null() & s.is_not_null()) | typed.is_nan().fill_null(False)
+            if col.kind == "int":
+                bad = bad | (typed.is_not_null() & (typed != typed.round(0)))
+            if bad.any():
+                i = bad.arg_true()[0]
+                raise _fail(path, i, name, s[i], f"not {'an integer' if col.kind == 'int' else 'a number'}")
+            s = typed.cast(pl.Int64) if col.kind == "int" else typed
+        elif col.kind == "bool":
+            low = s.str.to_lowercase()
+            bad = low.is_not_null() & ~low.is_in(["true", "false"])
+            if bad.any():
+                i = bad.arg_true()[0]
+                raise _fail(path, i, name, s[i], "not a boolean; valid values: true, false")
+            s = low == "true"
+        elif col.choices:
+            bad = s.is_not_null() & ~s.is_in(list(col.choices))
+            if bad.any():
+                i = bad.arg_true()[0]
+                raise _fail(path, i, name, s[i], f"not a valid value; valid values: {', '.join(col.choices)}")
+        out.append(s.alias(name))
+    df = pl.DataFrame(out)
+    if key:
+        dup = df.select(~pl.struct(list(key)).is_first_distinct().alias("d"))["d"]
+        if dup.any():
+            i = dup.arg_true()[0]
+            raise _fail(path, i, "/".join(key), tuple(df.row(i, named=True)[k] for k in key), "duplicate key")
+    return df
+
+
+@lru_cache(maxsize=None)
+def _load(name: str, folder: str) -> pl.DataFrame:
+    return read_table(Path(folder) / name, SCHEMAS[name], KEYS.get(name, ()))
+
+
+def load(name: str) -> pl.DataFrame:
+    """Load and validate one file of ``data/`` by its name (a key of :data:`SCHEMAS`), cached."""
+    if name not in SCHEMAS:
+        from .errors import UnknownNameError
+
+        raise UnknownNameError("data file", name, sorted(SCHEMAS))
+    return _load(name, str(data_dir()))
+
+
+def chip_specs_si() -> pl.DataFrame:
+    """``chip_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
+    unit fits its quantity (TB/s for a bandwidth, not GB) and that each chip is listed in ``chips.csv``."""
+    specs = load("chip_specs.csv")
+    known = set(load("chips.csv")["chip"])
+    path = data_dir() / "chip_specs.csv"
+    for i, row in enumerate(specs.iter_rows(named=True)):
+        allowed = SPEC_QUANTITIES[row["quantity"]][1].split()
+        if row["unit"] not in allowed:
+            raise _fail(path, i, "unit", row["unit"],
+                        f"not a unit of {row['quantity']}; valid units: {', '.join(allowed)}")
+        if row["chip"] not in known:
+            raise _fail(path, i, "chip", row["chip"], f"chip not in chips.csv; valid chips: {', '.join(sorted(known))}")
+    factor = pl.col("unit").replace_strict(UNIT_TO_SI, return_dtype=pl.Float64)
+    return specs.with_columns(value_si=pl.col("value") * factor)

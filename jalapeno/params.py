@@ -1,0 +1,91 @@
+"""Notebook parameters: declared by the notebook's ``parameters`` cell, checked here.
+
+The names and defaults of a notebook's parameters are read from its cell tagged ``parameters`` with
+Python's own parser (``ast``), so a string default that contains ``=`` is read correctly (papermill's
+``inspect_notebook`` drops it, papermill issue #864). A value passed for a parameter must have the type
+of its default: papermill's ``-p`` injects ``false``, ``none`` or a JSON list as strings (papermill issue
+#396), and a float such as ``64.0`` where an integer is expected is refused rather than silently used.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from .errors import ParameterError, UnknownNameError
+
+
+def parameters_cell(notebook: dict) -> dict:
+    """The cell tagged ``parameters`` of a notebook (nbformat JSON as a dict); ParameterError if none."""
+    for cell in notebook.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            return cell
+    raise ParameterError("notebook has no cell tagged 'parameters'")
+
+
+def declared(notebook: dict | str | Path) -> dict[str, object]:
+    """Names and default values of a notebook's parameters, in the order of its ``parameters`` cell.
+
+    Each line of that cell must be ``name = <Python literal>``; anything else raises ParameterError."""
+    if not isinstance(notebook, dict):
+        notebook = json.loads(Path(notebook).read_text())
+    source = "".join(parameters_cell(notebook)["source"])
+    out: dict[str, object] = {}
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise ParameterError(f"parameters cell line {node.lineno}: expected 'name = literal'")
+        try:
+            out[node.targets[0].id] = ast.literal_eval(node.value)
+        except ValueError as exc:
+            raise ParameterError(f"parameters cell line {node.lineno}: default is not a literal") from exc
+    return out
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def check_value(name: str, value: object, default: object) -> object:
+    """Check one parameter value against its default's type and return it (ints accepted for floats).
+
+    A parameter whose default is ``None`` accepts anything. Raises ParameterError naming the parameter,
+    the value received and the form expected."""
+    if default is None or value is None and default is None:
+        return value
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+        hint = "True or False (papermill: -p name True, exact spelling)"
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        hint = "an integer (64, not 64.0)"
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        hint = "a number"
+        value = float(value) if ok else value
+    elif isinstance(default, (list, tuple)):
+        ok = isinstance(value, (list, tuple))
+        hint = "a list; pass it with -y 'name: [a, b]' or a parameters file (-f), not with -p"
+    else:
+        ok = isinstance(value, type(default))
+        hint = f"a {_type_name(default)}"
+    if not ok:
+        raise ParameterError(f"parameter {name!r} must be {hint}; got {value!r} ({_type_name(value)})")
+    return value
+
+
+def check(values: dict[str, object], defaults: dict[str, object]) -> dict[str, object]:
+    """Check a set of parameter values against the declared defaults: an unknown name raises
+    UnknownNameError listing the valid names; a wrong type raises ParameterError. Returns the effective
+    parameters (defaults overridden by ``values``)."""
+    for name in values:
+        if name not in defaults:
+            raise UnknownNameError("parameter", name, list(defaults))
+    return {name: check_value(name, values.get(name, default), default) for name, default in defaults.items()}
+
+
+def one_of(name: str, value: str, valid: list[str] | tuple[str, ...]) -> str:
+    """Return ``value`` if it is in ``valid``, else raise UnknownNameError naming ``name`` and the choices."""
+    if value not in valid:
+        raise UnknownNameError(name, value, list(valid))
+    return value

@@ -1,0 +1,41 @@
+"""Charts: deterministic offline output, small specs (golden case 11)."""
+
+import altair as alt
+import polars as pl
+import pytest
+
+from jalapeno import charts, comparison, measured
+
+
+def test_renderer_is_deterministic_and_offline():
+    charts.setup()
+    chart = charts.power_bases(comparison.power_basis_table(comparison.baseline_summary()))
+    a, b = chart._repr_mimebundle_(), chart._repr_mimebundle_()
+    html = a[0]["text/html"] if isinstance(a, tuple) else a["text/html"]
+    assert a == b
+    assert html.startswith('<div id="fig-') and "<svg" in html
+    assert "cdn" not in html.lower() and "altair-viz-" not in html
+
+
+def test_chart_embeds_only_its_points():
+    pts = measured.points("gpt-oss-120b", "gb200", isl=8192, osl=1024)
+    spec = charts.measured_points(pts, "20786863188").to_dict()
+    (values,) = spec["datasets"].values()
+    assert len(values) == pts.height
+    assert len(charts.to_svg(spec)) < 200_000
+
+
+def test_default_transformer_still_refuses_huge_frames():
+    big = pl.DataFrame({"x": range(5001)})
+    alt.Chart(pl.DataFrame({"x": range(5000)})).mark_point().encode(x="x").to_dict()
+    with pytest.raises(alt.MaxRowsError, match="5001"):
+        alt.Chart(big).mark_point().encode(x="x").to_dict()
+
+
+def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
+    chart = alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
+    monkeypatch.setenv("JALAPENO_FIGURES_DIR", str(tmp_path))
+    charts.figure(chart, "two-points")
+    assert (tmp_path / "two-points.svg").read_text().startswith("<svg")
+    with pytest.raises(ValueError, match="figure name"):
+        charts.figure(chart, "Bad Name")

@@ -1,0 +1,95 @@
+"""Loaders on good and malformed files (golden case 12: thousands separators, empty fields)."""
+
+import pytest
+
+import jalapeno as jp
+from jalapeno import data
+from jalapeno.data import Column, read_table
+
+SCHEMA = {"chip": Column("str", True), "hbm_bw_gb_s": Column("float", True), "tdp_w": Column("int")}
+
+
+def write(tmp_path, text, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_every_data_file_loads_with_its_schema():
+    sizes = {name: data.load(name).height for name in data.SCHEMAS}
+    assert sizes["chips.csv"] == 14
+    assert sizes["models.csv"] == 5
+    assert sizes["measured/inferencemax.csv"] == 972
+    assert sizes["claims.csv"] >= 70
+    assert data.chip_specs_si().height == data.load("chip_specs.csv").height
+
+
+def test_thousands_separators_are_numbers_in_numeric_columns(tmp_path):
+    df = read_table(write(tmp_path, 'chip,hbm_bw_gb_s,tdp_w\nh200,"4,800",700\ngb200,"8,000","1,200"\n'), SCHEMA)
+    assert df["hbm_bw_gb_s"].to_list() == [4800.0, 8000.0]
+    assert df["tdp_w"].to_list() == [700, 1200]
+
+
+def test_late_value_with_separator_is_read_not_a_parse_error(tmp_path):
+    rows = "".join(f"c{i},500,1\n" for i in range(150)) + 'x,"1,342",1\n'
+    df = read_table(write(tmp_path, "chip,hbm_bw_gb_s,tdp_w\n" + rows), SCHEMA)
+    assert df["hbm_bw_gb_s"][-1] == 1342.0
+
+
+@pytest.mark.parametrize("body, line, column, fragment", [
+    ("h200,,700\n", 2, "hbm_bw_gb_s", "a value is required"),
+    ("h200,4.8 TB/s,700\n", 2, "hbm_bw_gb_s", "not a number"),
+    ("h200,4800,700\nh100,3350,70.5\n", 3, "tdp_w", "not an integer"),
+    ("h200,4800,700\nh200,4800,700\n", 3, "chip", "duplicate key"),
+    ('h200,"4,80,0",700\n', 2, "hbm_bw_gb_s", "not a number"),
+])
+def test_malformed_rows_name_file_line_column_and_value(tmp_path, body, line, column, fragment):
+    path = write(tmp_path, "chip,hbm_bw_gb_s,tdp_w\n" + body)
+    with pytest.raises(jp.DataError) as err:
+        read_table(path, SCHEMA, key=("chip",))
+    msg = str(err.value)
+    assert str(path) in msg and f"line {line}" in msg and f"'{column}'" in msg and fragment in msg
+
+
+def test_missing_column_is_named(tmp_path):
+    with pytest.raises(jp.DataError, match=r"missing \['tdp_w'\]"):
+        read_table(write(tmp_path, "chip,hbm_bw_gb_s\nh200,4800\n"), SCHEMA)
+
+
+def test_bad_choice_lists_valid_values(data_copy):
+    p = data_copy / "chips.csv"
+    p.write_text(p.read_text().replace(",gpu,shipping,", ",graphics,shipping,", 1))
+    with pytest.raises(jp.DataError, match=r"chips\.csv: line 3, column 'kind'.*valid values: gpu, asic, lpu, tpu"):
+        jp.chip_names()
+
+
+def test_unit_that_does_not_fit_quantity_is_refused(data_copy):
+    p = data_copy / "chip_specs.csv"
+    lines = p.read_text().splitlines()
+    i = next(i for i, l in enumerate(lines) if l.startswith("h200,hbm_bandwidth,"))
+    lines[i] = lines[i].replace(",TB/s,", ",GB,")
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(jp.DataError, match=rf"line {i + 1}, column 'unit'.*not a unit of hbm_bandwidth"):
+        data.chip_specs_si()
+
+
+def test_spec_row_for_unlisted_chip_is_refused(data_copy):
+    p = data_copy / "chip_specs.csv"
+    p.write_text(p.read_text() + "h300,tdp,700,W,published,,somewhere\n")
+    with pytest.raises(jp.DataError, match="chip not in chips.csv"):
+        data.chip_specs_si()
+
+
+def test_si_conversion_of_source_units():
+    h200 = jp.chip("h200")
+    assert h200.hbm_bandwidth_bytes_per_s == pytest.approx(4.8e12)  # 4.8 TB/s
+    assert h200.hbm_capacity_bytes == pytest.approx(141e9)
+    assert jp.chip("gb200").allin_power_w == pytest.approx(2100.0)  # 2.10 kW
+    assert jp.chip("tpu7x").hbm_capacity_bytes == pytest.approx(192 * 2**30)  # GiB stays GiB
+    assert jp.chip("groq-3-lpu").sram_bytes == pytest.approx(500e6)
+
+
+def test_measured_rows_carry_run_id_and_source():
+    df = data.load("measured/inferencemax.csv")
+    assert df["run_id"].null_count() == 0
+    assert all(rid in src for rid, src in zip(df["run_id"], df["source"]))

@@ -1,0 +1,50 @@
+"""Notebook parameters (golden cases 8 and 9): read with ast, checked by type, unknown names refused."""
+
+import re
+
+import pytest
+
+import jalapeno as jp
+from jalapeno import params
+
+NB = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
+    'chips = ["gb200", "h200"]\n', "mtp = True\n", "conc = 64\n", "label = None\n",
+    'scenario = "isl=8192,osl=1024"\n', "power_w = 700.0\n"]}]}
+
+
+def test_declared_reads_string_defaults_with_equals_signs():
+    d = params.declared(NB)
+    assert list(d) == ["chips", "mtp", "conc", "label", "scenario", "power_w"]
+    assert d["scenario"] == "isl=8192,osl=1024"
+
+
+@pytest.mark.parametrize("name, value, fragment", [
+    ("chips", '["gb200"]', "must be a list; pass it with -y"),
+    ("mtp", "false", "must be True or False"),
+    ("conc", 64.0, "must be an integer (64, not 64.0)"),
+    ("power_w", "700", "must be a number"),
+])
+def test_wrong_types_name_parameter_value_and_form(name, value, fragment):
+    with pytest.raises(jp.ParameterError, match=re.escape(fragment)) as err:
+        params.check({name: value}, params.declared(NB))
+    assert repr(value) in str(err.value) and repr(name) in str(err.value)
+
+
+def test_good_values_pass_and_ints_become_floats():
+    out = params.check({"chips": ["gb200"], "conc": 128, "power_w": 1400, "label": "x",
+                        "scenario": "isl=1024,osl=1024"}, params.declared(NB))
+    assert out["conc"] == 128 and out["power_w"] == 1400.0 and isinstance(out["power_w"], float)
+    assert out["mtp"] is True
+
+
+def test_unknown_parameter_lists_valid_names():
+    with pytest.raises(jp.UnknownNameError, match="unknown parameter 'concurency'; valid parameters: chips, mtp, conc"):
+        params.check({"concurency": 128}, params.declared(NB))
+
+
+def test_parameters_cell_must_be_literals():
+    bad = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": ["x = f(1)\n"]}]}
+    with pytest.raises(jp.ParameterError, match="not a literal"):
+        params.declared(bad)
+    with pytest.raises(jp.ParameterError, match="no cell tagged 'parameters'"):
+        params.declared({"cells": []})

@@ -1,0 +1,112 @@
+"""Roofline formulas against hand-worked cases (golden cases 1, 5) and their properties."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jalapeno as jp
+from jalapeno import roofline
+from jalapeno.specs import ChipSpec
+
+
+def custom_chip(bw, flops, name="custom"):
+    return ChipSpec(name, name, hbm_bandwidth_bytes_per_s=bw, peak_dense_flops_per_s={"bf16": flops, "fp8": flops})
+
+
+def test_llama_70b_gqa_on_8_h200_golden_case_1():
+    m, h200 = jp.model("llama-3.1-70b"), custom_chip(4.8e12, 989e12)
+    kv_read = 64 * m.kv_bytes_per_sequence(8192)
+    assert kv_read == pytest.approx(171.8e9, rel=0.01)
+    r = roofline.decode_step(m, h200, 64, 8192, n_chips=8, weight_bytes=m.total_params() * 2)
+    assert float(r["step_s"]) == pytest.approx(8.15e-3, rel=0.02)
+    assert float(r["interactivity_tok_s_user"]) == pytest.approx(122.7, rel=0.02)
+    assert float(r["output_tok_s_chip"]) == pytest.approx(982, rel=0.02)
+    assert float(r["compute_s"]) == pytest.approx(1.3e-3, rel=0.05)
+    assert bool(r["memory_bound"])
+
+
+def _scaling_book_model(kv_per_seq, n_params, bytes_per_param):
+    """A stand-in with the book's per-sequence KV and weight bytes (its examples are not real configs)."""
+    class M:
+        is_moe = False
+        def kv_bytes_per_sequence(self, ctx, prec="bf16"):
+            return kv_per_seq
+        def decode_flops_per_token(self, ctx):
+            return 2 * n_params
+        def active_params(self):
+            return n_params
+    return M(), n_params * bytes_per_param
+
+
+@pytest.mark.parametrize("batch, expected_ms", [(4, 2.57), (256, 21.05)])
+def test_scaling_book_30b_int8_on_16_chips(batch, expected_ms):
+    model, weights = _scaling_book_model(0.819e9, 30e9, 1)
+    chip = custom_chip(8.1e11, 1.97e14)
+    r = roofline.decode_step(model, chip, batch, 8192, n_chips=16, weight_bytes=weights)
+    assert float(r["step_s"]) * 1e3 == pytest.approx(expected_ms, rel=0.01)
+
+
+def test_scaling_book_llama2_13b_table_si_bytes_and_slice_throughput():
+    kv = 8192 * 40 * 128 * 40 * 2 * 2
+    assert kv == pytest.approx(6.71e9, rel=0.001)
+    model, weights = _scaling_book_model(kv, 13e9, 2)
+    chip = custom_chip(8.2e11, 1.97e14)
+    batches = np.array([1, 8, 16, 32, 64, 240])
+    r = roofline.decode_step(model, chip, batches, 8192, n_chips=8, weight_bytes=weights)
+    np.testing.assert_allclose(r["step_s"] * 1e3, [4.98, 12.13, 20.30, 36.65, 69.33, 249.09], rtol=0.01)
+    slice_tok_s = r["output_tok_s_chip"] * 8  # the book's throughput is for the 8-chip slice
+    np.testing.assert_allclose(slice_tok_s, [200.6, 659.3, 788.0, 873.2, 923.1, 963.5], rtol=0.01)
+
+
+def test_expected_distinct_experts_limits():
+    assert roofline.expected_distinct_experts(256, 8, 1) == pytest.approx(8)
+    assert roofline.expected_distinct_experts(256, 8, 10_000) == pytest.approx(256)
+    two = roofline.expected_distinct_experts(128, 4, 2)
+    assert two == pytest.approx(128 * (1 - (1 - 4 / 128) ** 2))
+
+
+def test_dense_critical_batch_is_ridge_times_b_over_2():
+    m, chip = jp.model("llama-3.1-70b"), jp.chip("h200")
+    expected = chip.ridge_point_flop_per_byte("bf16") * 2 / 2
+    assert roofline.critical_batch(m, chip, weight_precision="bf16") == pytest.approx(expected, rel=0.02)
+
+
+def test_moe_critical_batch_far_exceeds_dense_formula():
+    m, chip = jp.model("gpt-oss-120b"), jp.chip("gb200")
+    dense_formula = chip.ridge_point_flop_per_byte("fp4") * 0.5 / 2
+    assert roofline.critical_batch(m, chip, weight_precision="fp4") > 10 * dense_formula
+
+
+def test_more_bandwidth_or_flops_never_slower():
+    m = jp.model("deepseek-r1")
+    base, more_bw, more_flops = custom_chip(8e12, 5e15), custom_chip(9e12, 5e15), custom_chip(8e12, 6e15)
+    b = np.array([1, 16, 256, 4096])
+    t0 = roofline.decode_step(m, base, b, 8192, weight_precision="fp8")["step_s"]
+    assert np.all(roofline.decode_step(m, more_bw, b, 8192, weight_precision="fp8")["step_s"] <= t0)
+    assert np.all(roofline.decode_step(m, more_flops, b, 8192, weight_precision="fp8")["step_s"] <= t0)
+
+
+def test_bad_batch_is_refused():
+    with pytest.raises(ValueError, match="batch and n_chips must be positive"):
+        roofline.decode_step(jp.model("gpt-oss-120b"), jp.chip("gb200"), -1, 8192, weight_precision="fp4")
+
+
+def test_groq_sram_arithmetic():
+    m = jp.model("deepseek-r1")
+    assert m.total_params() * 1 / 500e6 == pytest.approx(1342, abs=0.5)
+    assert roofline.sram_chips(m, 500e6, weight_bits=8) == math.ceil(m.total_params() / 500e6)
+    assert roofline.sram_chips(m, 500e6, weight_bits=8, kv_bytes=10e9) == math.ceil((m.total_params() + 10e9) / 500e6)
+
+
+def test_chips_to_hold():
+    assert roofline.chips_to_hold(216e9, 216e9) == 1
+    assert roofline.chips_to_hold(216.001e9, 216e9) == 2
+    with pytest.raises(ValueError):
+        roofline.chips_to_hold(1, 0)
+
+
+def test_prefill_is_compute_bound_and_decode_memory_bound():
+    pts = roofline.phase_points(jp.model("gpt-oss-120b"), jp.chip("gb200"))
+    bound = dict(zip(pts["phase"], pts["memory_bound"]))
+    assert bound["decode, batch 1"] and not bound["prefill, 8192 tokens"]
