@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+SCENARIOS := $(wildcard scenarios/*.yml)
 
-.PHONY: book test refresh clean
+.PHONY: book test refresh scenarios bench clean
 
 $(BIN)/jalapeno: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,13 +16,21 @@ $(BIN)/jalapeno: pyproject.toml
 book: $(BIN)/jalapeno
 	$(BIN)/jalapeno build
 
-## run every test: unit tests, golden cases, the build, and nbval on every notebook
+## run every test: unit tests, golden cases, the build, scenarios, the browser test, and nbval on every notebook
 test: $(BIN)/jalapeno
 	$(BIN)/python -m pytest
 
 ## re-execute the committed notebooks in place (after changing the package or data)
 refresh: $(BIN)/jalapeno
 	$(BIN)/jalapeno refresh
+
+## rebuild the book under every shipped scenario, each into build/scenarios/<name>
+scenarios: $(BIN)/jalapeno
+	for s in $(SCENARIOS); do $(BIN)/jalapeno build --scenario $$s || exit 1; done
+
+## time a cold full build and an incremental rebuild
+bench: $(BIN)/jalapeno
+	$(BIN)/python benchmarks/build_speed.py
 
 clean:
 	rm -rf build $(VENV)

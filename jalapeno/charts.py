@@ -38,9 +38,10 @@ def _theme() -> alt.theme.ThemeConfig:
     return {
         "config": {
             "font": "sans-serif",
-            "view": {"continuousWidth": 520, "continuousHeight": 320, "stroke": None},
+            "view": {"continuousWidth": 430, "continuousHeight": 300, "stroke": None},
             "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
-            "legend": {"labelFontSize": 11, "titleFontSize": 12},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "bottom", "columns": 4,
+                       "labelLimit": 220},
             "title": {"fontSize": 14, "anchor": "start"},
         }
     }
@@ -93,8 +94,9 @@ def figure(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
 
 def runtime_bundle() -> str:
     """The chart runtime (vega, vega-lite, vega-embed) as one classic script, from the installed
-    vl-convert package; sets ``window.vegaEmbed``."""
-    return vlc.javascript_bundle()
+    vl-convert package; sets ``window.vegaEmbed``. Wrapped in a function scope: the bundle declares
+    top-level names (``_``) that collide with Sphinx's own scripts, which stops it with a SyntaxError."""
+    return "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"
 
 
 # ---- the book's charts: each takes a small polars frame (never a raw sweep: MaxRowsError at 5,000) ------
@@ -177,3 +179,424 @@ def fraction_of_bound(df: pl.DataFrame) -> alt.Chart:
                  alt.Tooltip("bound_tok_s_user:Q", format=",.0f"), alt.Tooltip("fraction_of_bound:Q", format=".0%")],
     ).transform_calculate(label="datum.model + ' on ' + datum.chip").properties(
         title="How close each best single-user speed comes to its roofline")
+
+
+# ---- explorable figures: inputs bound to Altair parameters over a precomputed grid ----------------------
+
+from dataclasses import dataclass  # noqa: E402  (kept with the helpers that use it)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One input of an explorable figure.
+
+    ``field`` is the grid column the input selects rows by; ``values`` the grid's values of it (the
+    chart's data holds one set of rows per value); ``value`` the starting position, which must be one
+    of ``values`` (the static SVG shows it); ``label`` the text beside the input. ``kind`` is
+    ``"slider"`` (numbers on an even step; falls back to a drop-down when the values are not evenly
+    spaced, e.g. when a notebook parameter put an off-grid default in) or ``"select"``.
+
+    Rows whose ``field`` is empty do not depend on this knob and are always drawn."""
+
+    field: str
+    values: tuple
+    value: object
+    label: str
+    kind: str = "slider"
+
+
+def _even_step(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    steps = [b - a for a, b in zip(values, values[1:])]
+    step = steps[0]
+    if step > 0 and all(abs(s - step) <= 1e-9 * max(1.0, abs(step)) for s in steps):
+        return step
+    return None
+
+
+def knob_param(knob: Knob) -> tuple[alt.Parameter, str]:
+    """The Altair parameter bound to an input for ``knob``, and the Vega expression that keeps the
+    rows of the knob's current value (and the rows that do not depend on it)."""
+    values = list(knob.values)
+    if knob.value not in values:
+        raise ValueError(f"knob {knob.field!r}: its value {knob.value!r} is not on its grid {values!r}")
+    if knob.kind not in ("slider", "select"):
+        raise ValueError(f"knob {knob.field!r}: kind must be 'slider' or 'select', got {knob.kind!r}")
+    name = "knob_" + "".join(c if c.isalnum() else "_" for c in knob.field)
+    field = json.dumps(knob.field)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    step = _even_step(sorted(values)) if numeric else None
+    if knob.kind == "slider" and step:
+        bind = alt.binding_range(min=min(values), max=max(values), step=step, name=knob.label + " ")
+        test = f"abs(datum[{field}] - {name}) < {step / 2!r}"
+    else:
+        bind = alt.binding_select(options=values, name=knob.label + " ")
+        test = (f"abs(datum[{field}] - {name}) < {1e-9 * max(1.0, max(abs(v) for v in values))!r}" if numeric
+                else f"datum[{field}] == {name}")
+    return alt.param(name=name, value=knob.value, bind=bind), f"!isValid(datum[{field}]) || ({test})"
+
+
+def explorable(chart: alt.Chart | alt.LayerChart, *knobs: Knob) -> alt.Chart | alt.LayerChart:
+    """Make ``chart`` explorable: one input (slider or drop-down) per knob, each bound to an Altair
+    parameter that keeps only the grid rows of its current value. The grid is precomputed (keep it
+    small: the spec embeds every row, and Altair refuses more than 5,000), so the static book answers
+    "what if" with no kernel and no network; vl-convert draws the starting position as the static SVG.
+
+    The filters run before the chart's own transforms, in every layer of a layered chart."""
+    if not knobs:
+        raise ValueError("explorable() needs at least one Knob")
+    pairs = [knob_param(k) for k in knobs]
+    keep = [alt.FilterTransform(filter=expr) for _, expr in pairs]
+
+    def filtered(c: alt.Chart) -> alt.Chart:
+        c = c.copy(deep=False)
+        own = [] if c.transform is alt.Undefined else list(c.transform)
+        c.transform = keep + own
+        return c
+
+    if isinstance(chart, alt.LayerChart):
+        out = chart.copy(deep=False)
+        out.layer = [filtered(layer) for layer in chart.layer]
+    elif isinstance(chart, alt.Chart):
+        out = filtered(chart)
+    else:
+        raise TypeError(f"explorable() takes an alt.Chart or alt.LayerChart, got {type(chart).__name__}")
+    return out.add_params(*(p for p, _ in pairs))
+
+
+def _grid(start: float, stop: float, step: float, value: float) -> tuple[float, ...]:
+    n = int(round((stop - start) / step))
+    return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {float(value)}))
+
+
+def power_bases_explorable(summary: dict[str, object], baseline_hw: str = "gb200", *,
+                           jalapeno_sustained_w: float | None = None, jalapeno_allin_w: float | None = None,
+                           sustained_range_w: tuple[float, float, float] = (300.0, 700.0, 25.0),
+                           allin_range_w: tuple[float, float, float] = (700.0, 1750.0, 12.5)) -> alt.Chart:
+    """:func:`power_bases` with two sliders: Jalapeño's sustained power and its all-in power per chip.
+
+    The grid is :func:`jalapeno.comparison.power_basis_table` evaluated at every slider position
+    (``(start, stop, step)`` in watts, plus the effective value of the notebook's parameters, where the
+    sliders start). The baseline's bars do not move: its sustained draw is not published (its rated
+    power stands in) and its all-in power is InferenceX's."""
+    from . import comparison
+
+    def table(sustained: float | None, allin: float | None) -> pl.DataFrame:
+        return comparison.power_basis_table(summary, jalapeno_sustained_w=sustained, jalapeno_allin_w=allin,
+                                            baseline_hw=baseline_hw)
+
+    base = table(jalapeno_sustained_w, jalapeno_allin_w)
+    row = {r["basis"]: r for r in base.iter_rows(named=True)}
+    s0, a0 = row["sustained"]["jalapeno_w"], row["all-in"]["jalapeno_w"]
+    rows = []
+    for r in base.iter_rows(named=True):
+        rows.append({"basis": r["basis"], "chip": "baseline", "watts": r["baseline_w"],
+                     "tok_s_kw": r["baseline_tok_s_kw"], "ratio": None,
+                     "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
+    rows.append({"basis": "rated", "chip": "jalapeno", "watts": row["rated"]["jalapeno_w"],
+                 "tok_s_kw": row["rated"]["jalapeno_tok_s_kw"], "ratio": row["rated"]["ratio"],
+                 "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
+    for basis, knob, grid in (("sustained", "jalapeno_sustained_w", _grid(*sustained_range_w, s0)),
+                              ("all-in", "jalapeno_allin_w", _grid(*allin_range_w, a0))):
+        for w in grid:
+            r = table(w if basis == "sustained" else s0, w if basis == "all-in" else a0) \
+                .filter(pl.col("basis") == basis).row(0, named=True)
+            rows.append({"basis": basis, "chip": "jalapeno", "watts": r["jalapeno_w"], "tok_s_kw": r["jalapeno_tok_s_kw"],
+                         "ratio": r["ratio"], "jalapeno_sustained_w": w if basis == "sustained" else None,
+                         "jalapeno_allin_w": w if basis == "all-in" else None})
+    df = pl.DataFrame(rows, schema={"basis": pl.String, "chip": pl.String, "watts": pl.Float64,
+                                    "tok_s_kw": pl.Float64, "ratio": pl.Float64,
+                                    "jalapeno_sustained_w": pl.Float64, "jalapeno_allin_w": pl.Float64})
+    top = float(df["tok_s_kw"].max()) * 1.05
+    chart = alt.Chart(df).mark_bar().encode(
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in"], axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
+        y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
+        color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
+                                                              range=[CHIP_COLOURS["jalapeno"], CHIP_COLOURS["gb200"]])),
+        tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
+                 alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
+    ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)", width=420)
+    return explorable(chart,
+                      Knob("jalapeno_sustained_w", _grid(*sustained_range_w, s0), s0, "Jalapeño sustained power (W)"),
+                      Knob("jalapeno_allin_w", _grid(*allin_range_w, a0), a0, "Jalapeño all-in power per chip (W)"))
+
+
+def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart:
+    """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
+    ``jalapeno, central``), ``interactivity_tok_s_user`` and ``y``; colour by chip, dashes by line."""
+    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y(f"{y}:Q", title="throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y,
+                scale=alt.Scale(type="log")),
+        color=alt.Color("chip:N", scale=_chip_scale(df["chip"].to_list()), title="chip"),
+        strokeDash=alt.StrokeDash("line:N", title="frontier"),
+        detail="line:N", order="interactivity_tok_s_user:Q",
+        tooltip=["line:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip(f"{y}:Q", format=",.0f")],
+    ).properties(title=title)
+
+
+def ratio_curves(df: pl.DataFrame) -> alt.Chart:
+    """Ratio of two frontiers against interactivity (from :func:`jalapeno.frontier.ratio_curve`), one line
+    per ``label``; log scales show the blow-up near the baseline's maximum interactivity."""
+    return alt.Chart(df).mark_line().encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y("ratio:Q", title="Jalapeño / baseline throughput per kW", scale=alt.Scale(type="log")),
+        color=alt.Color("label:N", title=None),
+        tooltip=["label:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=",.1f")],
+    ).properties(title="The matched-interactivity ratio explodes at the baseline's fastest point")
+
+
+def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
+    """Measured points and the model's predictions for a few series: ``series``, ``interactivity``,
+    ``throughput``, ``kind`` (``measured`` or ``predicted``)."""
+    base = alt.Chart(df).encode(
+        x=alt.X("interactivity:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y("throughput:Q", title="throughput per GPU (tok/s)", scale=alt.Scale(type="log")),
+        color=alt.Color("series:N", title=None),
+    )
+    measured = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
+    predicted = base.transform_filter(alt.datum.kind == "predicted").mark_point(shape="cross", size=40)
+    return alt.layer(measured, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
+
+
+# ---- the systems chapter: fabrics, LPU decode, capacity -------------------------------------------------
+
+def topology_hops(sweep: pl.DataFrame, systems: pl.DataFrame | None = None) -> alt.LayerChart:
+    """Hop counts against size for each topology family (:func:`jalapeno.network.size_sweep`), with the
+    book's systems as labelled points (``systems``: ``system``, ``chips``, ``diameter_hops``,
+    ``average_hops``). A drop-down switches between the diameter and the average hop count."""
+    def long(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        return pl.concat([df.select(*keys, pl.lit(name).alias("metric"), pl.col(col).cast(pl.Float64).alias("hops"))
+                          for name, col in (("diameter", "diameter_hops"), ("average", "average_hops"))])
+
+    lines = long(sweep, ["family", "chips", "shape"])
+    x = alt.X("chips:Q", title="chips", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("hops:Q", title="hops (diameter or average)", scale=alt.Scale(type="log"))
+    chart = alt.Chart(lines).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
+        x=x, y=y, color=alt.Color("family:N", title="topology"),
+        tooltip=["family:N", "shape:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
+    layers = [chart]
+    if systems is not None:
+        pts = long(systems, ["system", "chips"])
+        base = alt.Chart(pts).encode(x=x, y=y, tooltip=["system:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
+        layers += [base.mark_point(shape="diamond", size=90, filled=True, color="black"),
+                   base.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(text="system:N")]
+    return explorable(alt.layer(*layers).properties(title="Worst and average path length grow differently with size"),
+                      Knob("metric", ("diameter", "average"), "diameter", "hop count", kind="select"))
+
+
+def collective_times(df: pl.DataFrame, marks: pl.DataFrame | None = None) -> alt.LayerChart:
+    """Time of a collective against message size on several fabrics (:func:`jalapeno.network.message_sweep`:
+    ``system``, ``collective``, ``message_bytes``, ``time_s``), log-log, a drop-down choosing the collective;
+    ``marks`` (``label``, ``message_bytes``) draws vertical rules at the decode- and prefill-sized messages."""
+    data = df.with_columns((pl.col("time_s") * 1e6).alias("time_us"))
+    x = alt.X("message_bytes:Q", title="message per chip (bytes)", scale=alt.Scale(type="log"))
+    lines = alt.Chart(data).mark_line().encode(
+        x=x, y=alt.Y("time_us:Q", title="time (µs)", scale=alt.Scale(type="log")),
+        color=alt.Color("system:N", title="fabric"),
+        tooltip=["system:N", "collective:N", alt.Tooltip("message_bytes:Q", format=".3s"), alt.Tooltip("time_us:Q", format=",.2f")])
+    layers = [lines]
+    if marks is not None:
+        base = alt.Chart(marks).encode(x=x)
+        layers += [base.mark_rule(strokeDash=[4, 3], color="#555555"),
+                   base.mark_text(align="left", dx=4, y=8, fontSize=10, color="#555555").encode(text="label:N")]
+    collectives = tuple(dict.fromkeys(df["collective"].to_list()))
+    return explorable(alt.layer(*layers).properties(title="Small messages pay hops, large ones pay bandwidth"),
+                      Knob("collective", collectives, collectives[0], "collective", kind="select"))
+
+
+def budget_split(df: pl.DataFrame, title: str) -> alt.LayerChart:
+    """Stacked horizontal bars of a per-token time budget by component and layout
+    (:func:`jalapeno.systems.lpu_budget`: ``layout``, ``component``, ``time_s``, ``budget_s``), with the
+    budget as a vertical rule. A negative remainder (a layout slower than the budget) is not drawn: its bar
+    simply runs past the rule."""
+    data = df.filter(pl.col("time_s") > 0).with_columns((pl.col("time_s") * 1e6).alias("time_us"))
+    order = list(dict.fromkeys(df["component"].to_list()))
+    bars = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("layout:N", title="layout (pipeline stages x chips per stage)", sort=list(dict.fromkeys(df["layout"].to_list()))),
+        x=alt.X("time_us:Q", title="time per token (µs)", stack="zero"),
+        color=alt.Color("component:N", title=None, sort=order, scale=alt.Scale(domain=order)),
+        order=alt.Order("component_rank:Q"),
+        tooltip=["layout:N", "component:N", alt.Tooltip("time_us:Q", format=",.1f"), alt.Tooltip("share:Q", format=".0%")],
+    ).transform_calculate(component_rank=f"indexof({json.dumps(order)}, datum.component)")
+    budget = float(df["budget_s"][0]) * 1e6
+    rule = alt.Chart(pl.DataFrame({"budget_us": [budget]})).mark_rule(color="black", strokeDash=[5, 3]).encode(
+        x="budget_us:Q", tooltip=[alt.Tooltip("budget_us:Q", title="budget (µs)", format=",.1f")])
+    return alt.layer(bars, rule).properties(title=title)
+
+
+def lpu_scaling(df: pl.DataFrame) -> alt.HConcatChart:
+    """Adding LPUs (:func:`jalapeno.systems.lpu_scaling`): output throughput per chip and single-user speed
+    against the chip count, one line per tensor-parallel width ``tp``."""
+    base = alt.Chart(df).encode(x=alt.X("chips:Q", title="LPUs", scale=alt.Scale(type="log", base=2)),
+                                color=alt.Color("tp:O", title="chips per stage"), order="chips:Q",
+                                tooltip=["tp:O", "stages:Q", "chips:Q", alt.Tooltip("output_tok_s_chip:Q", format=",.0f"),
+                                         alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f")])
+    left = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+        y=alt.Y("output_tok_s_chip:Q", title="output tok/s per LPU (full pipeline)", scale=alt.Scale(zero=False))
+    ).properties(width=260, height=260, title="Throughput per chip falls")
+    right = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+        y=alt.Y("interactivity_tok_s_user:Q", title="tok/s per user", scale=alt.Scale(zero=False))
+    ).properties(width=260, height=260, title="Speed per user")
+    return alt.hconcat(left, right).properties(title="Adding LPUs to one model: every hop is paid per token")
+
+
+def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
+    """Throughput per chip against interactivity, one frontier per ``system`` (log-log): rows of
+    :func:`jalapeno.systems.serving_frontier` and :func:`jalapeno.systems.disaggregated_frontier`."""
+    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log")),
+        y=alt.Y("throughput_tok_s_chip:Q", title="throughput per chip (input + output tok/s)", scale=alt.Scale(type="log")),
+        color=alt.Color("system:N", title=None), order="interactivity_tok_s_user:Q",
+        tooltip=["system:N", "n_chips:Q", "concurrency:Q", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"),
+                 alt.Tooltip("throughput_tok_s_chip:Q", format=",.0f")],
+    ).properties(title=title)
+
+
+def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
+    """Decode all-to-all time per token of each MoE model on TPU 8t and 8i (:func:`jalapeno.systems.tpu_all_to_all`
+    over several ``tokens_per_chip``), split into hop latency and bandwidth; a drop-down picks the decode
+    tokens per chip (``tokens_per_chip`` first)."""
+    data = pl.concat([
+        df.select("model", "system", "tokens_per_chip", pl.lit("hop latency").alias("part"),
+                  (pl.col("latency_per_layer_s") * pl.col("moe_layers") * 1e3).alias("ms")),
+        df.select("model", "system", "tokens_per_chip", pl.lit("bandwidth").alias("part"),
+                  ((pl.col("per_token_s") - pl.col("latency_per_layer_s") * pl.col("moe_layers")) * 1e3).alias("ms")),
+    ])
+    data = data.with_columns(pl.concat_str([pl.col("model"), pl.col("system")], separator=" on ").alias("case"))
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("case:N", title=None, sort=sorted(set(data["case"].to_list())), axis=alt.Axis(labelAngle=-35)),
+        y=alt.Y("ms:Q", title="all-to-all time per output token (ms)", stack="zero"),
+        color=alt.Color("part:N", title=None, sort=["hop latency", "bandwidth"]),
+        order=alt.Order("part_rank:Q"),
+        tooltip=["model:N", "system:N", "part:N", alt.Tooltip("ms:Q", format=",.3f")],
+    ).transform_calculate(part_rank="datum.part == 'hop latency' ? 0 : 1").properties(
+        title="Decode all-to-all: the 3D torus pays its diameter", width=420)
+    values = tuple(float(v) for v in dict.fromkeys(df["tokens_per_chip"].to_list()))
+    return explorable(chart, Knob("tokens_per_chip", values, float(tokens_per_chip), "decode tokens per chip", kind="select"))
+
+
+def fabric_hop_budget(df: pl.DataFrame) -> alt.Chart:
+    """The largest per-hop latency consistent with a published single-user speed against the scale-up domain
+    size (:func:`jalapeno.systems.max_consistent_hop_latency`), one line per fabric, dashes per model."""
+    data = df.filter(pl.col("max_hop_latency_s").is_not_null() & (pl.col("chips") > 1)).with_columns(
+        (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"))
+    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=24)).encode(
+        x=alt.X("chips:Q", title="chips in the scale-up domain", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("max_hop_latency_us:Q", title="largest per-hop latency consistent (µs)", scale=alt.Scale(type="log")),
+        color=alt.Color("fabric:N", title="fabric"), strokeDash=alt.StrokeDash("model:N", title="published speed"),
+        detail="model:N", order="chips:Q",
+        tooltip=["model:N", "fabric:N", "chips:Q", "diameter_hops:Q", alt.Tooltip("max_hop_latency_us:Q", format=".2f"),
+                 alt.Tooltip("best_tpot_s:Q", format=".2e")],
+    ).properties(title="Per-hop latency a Jalapeño fabric can afford at the published speeds")
+
+
+def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Chart:
+    """Chips needed to hold weights plus KV cache (:func:`jalapeno.systems.capacity_table`) per system and
+    model, log scale, with drop-downs for the context and the memory tier (starting at ``context_tokens``,
+    ``tier``)."""
+    chart = alt.Chart(df).mark_bar().encode(
+        x=alt.X("system:N", title=None), xOffset=alt.XOffset("model:N"),
+        y=alt.Y("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
+        color=alt.Color("model:N", title="model"),
+        tooltip=["system:N", "model:N", "tier:N", "context_tokens:Q", "chips:Q", alt.Tooltip("systems_needed:Q", format=",.2f"),
+                 alt.Tooltip("bytes_needed:Q", format=".3s")],
+    ).properties(title="Capacity: chips that hold the weights and the KV cache of the users")
+    contexts = tuple(int(c) for c in sorted(set(df["context_tokens"].to_list())))
+    tiers = tuple(t for t in ("sram", "hbm", "hbm+host") if t in set(df["tier"].to_list()))
+    return explorable(chart, Knob("context_tokens", contexts, int(context_tokens), "context (tokens)", kind="select"),
+                      Knob("tier", tiers, tier, "memory tier", kind="select"))
+
+
+# ---- agents and caveats chapters ------------------------------------------------------------------------------
+
+def _server_chip(name: str) -> str:
+    return name.split(" ")[0]
+
+
+def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
+    """Expected task latency per agent profile on each server (:func:`jalapeno.agents.compare`:
+    ``profile``, ``server_key``, ``latency_s``), bars side by side, coloured by chip."""
+    data = df.select("profile", "server_key", "latency_s", "completion_rate")
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("profile:N", title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("server_key:N"),
+        y=alt.Y("latency_s:Q", title="expected task latency (s)"),
+        color=alt.Color("server_key:N", title="chip", scale=_chip_scale(data["server_key"].to_list())),
+        tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
+                 alt.Tooltip("completion_rate:Q", format=".3f")],
+    ).properties(title="Agent tasks: expected latency per task", width=420)
+
+
+def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
+                log_x: bool = False) -> alt.Chart:
+    """One line per server of an agent sweep (:func:`jalapeno.agents.steps_sweep` or
+    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip."""
+    data = df.select("server", x, y)
+    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
+        y=alt.Y(f"{y}:Q", title=y_title),
+        color=alt.Color("server:N", title="chip", scale=_chip_scale([_server_chip(s) for s in data["server"].to_list()])),
+        order=f"{x}:Q",
+        tooltip=["server:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
+    ).properties(title=title, width=420)
+
+
+def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
+    """Whole-step speedup against the accelerated share (:func:`jalapeno.caveats.amdahl_curve`: ``share``,
+    ``block_speedup``, ``speedup``), with operating points of the serving model marked (``points``:
+    ``label``, ``share``, ``speedup``)."""
+    curve = curve.with_columns(pl.format("{}x on the blocks", pl.col("block_speedup")).alias("blocks"))
+    lines = alt.Chart(curve).mark_line().encode(
+        x=alt.X("share:Q", title="share of decode-step time in the accelerated blocks", axis=alt.Axis(format="%")),
+        y=alt.Y("speedup:Q", title="whole-step speedup"),
+        color=alt.Color("blocks:N", title=None),
+    )
+    dots = alt.Chart(points).mark_point(filled=True, size=70, color="black").encode(
+        x="share:Q", y="speedup:Q", shape=alt.Shape("label:N", title="serving model"),
+        tooltip=["label:N", alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("speedup:Q", format=".3f")],
+    )
+    return alt.layer(lines, dots).properties(title="Amdahl's law: faster blocks, smaller whole-model gain", width=420)
+
+
+def ratio_bars(df: pl.DataFrame, x: str, title: str, x_title: str | None = None) -> alt.Chart:
+    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by ``x``, grouped by ``metric``: for
+    the workload-shape sweep and the power bases of the caveats chapter."""
+    data = df.select(x, "metric", "ratio")
+    rule = alt.Chart(pl.DataFrame({"y": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(y="y:Q")
+    bars = alt.Chart(data).mark_bar().encode(
+        x=alt.X(f"{x}:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("metric:N", sort=None),
+        y=alt.Y("ratio:Q", title="Jalapeño / other"),
+        color=alt.Color("metric:N", title=None, sort=None),
+        tooltip=[f"{x}:N", "metric:N", alt.Tooltip("ratio:Q", format=",.2f")],
+    )
+    return alt.layer(bars, rule).properties(title=title, width=460)  # rule drawn over the bars
+
+
+def remaining_share(df: pl.DataFrame) -> alt.Chart:
+    """Share of each published advantage left against Vera Rubin (:func:`jalapeno.caveats.vera_rubin_table`:
+    ``model``, ``metric``, ``case``, ``remaining``), one point per case."""
+    data = df.select("model", "metric", "case", "remaining").with_columns(
+        pl.format("{} · {}", pl.col("model"), pl.col("metric")).alias("comparison"))
+    return alt.Chart(data).mark_point(filled=True, size=70).encode(
+        y=alt.Y("comparison:N", title=None, sort=None),
+        x=alt.X("remaining:Q", title="advantage left against Vera Rubin / against the published baseline",
+                scale=alt.Scale(type="log")),
+        color=alt.Color("case:N", title="Vera Rubin", sort=["pessimistic", "central", "optimistic"]),
+        tooltip=["model:N", "metric:N", "case:N", alt.Tooltip("remaining:Q", format=".2f")],
+    ).properties(title="How much of each published ratio remains against Vera Rubin", width=380)
+
+
+def hbm_per_gw(df: pl.DataFrame) -> alt.Chart:
+    """HBM stacks per gigawatt of deployed chips (:func:`jalapeno.caveats.hbm_table`), one bar per chip."""
+    data = df.select("chip", "stacks_per_gw", "hbm_pb_per_gw", "watts_per_chip")
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("chip:N", title=None, sort=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("stacks_per_gw:Q", title="HBM stacks per GW of chips"),
+        color=alt.Color("chip:N", scale=_chip_scale(data["chip"].to_list()), legend=None),
+        tooltip=["chip:N", alt.Tooltip("stacks_per_gw:Q", format=",.0f"), alt.Tooltip("hbm_pb_per_gw:Q", format=",.0f"),
+                 alt.Tooltip("watts_per_chip:Q", format=",.0f")],
+    ).properties(title="HBM a gigawatt of chips needs", width=360)

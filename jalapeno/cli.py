@@ -6,6 +6,9 @@ Examples::
     jalapeno build reading-the-numbers -p baseline_tdp_w 1400 --out build/whatif
     jalapeno build -y 'models: [gpt-oss-120b]' roofline
     jalapeno build -f my-parameters.yml
+    jalapeno build --scenario scenarios/gb300-baseline.yml      # -> build/scenarios/gb300-baseline
+    jalapeno build roofline --scenario vera-rubin-baseline     # a shipped scenario, by name
+    jalapeno numbers --record                        # record this version's published numbers
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno refresh                                 # re-execute committed notebooks in place
 
@@ -17,6 +20,7 @@ bad value and the valid choices; nothing is written.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import yaml
@@ -34,11 +38,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="set a parameter (VALUE read as YAML: 1400, true, [a, b])")
     b.add_argument("-y", "--yaml", action="append", default=[], help="parameters as a YAML mapping string")
     b.add_argument("-f", "--parameters-file", action="append", default=[], help="parameters from a YAML file")
-    b.add_argument("--out", default=str(_build.REPO_ROOT / "build" / "html"), help="output folder (default build/html)")
+    b.add_argument("-s", "--scenario", help="a scenario file (or the name of one in scenarios/): its parameters, "
+                   "its name on every page; -p/-y/-f values win over it")
+    b.add_argument("--out", default=None,
+                   help="output folder (default build/html, or build/scenarios/<name> with --scenario)")
+    b.add_argument("-j", "--jobs", type=int, default=None, help="notebooks executed at once (default: one per core)")
+    b.add_argument("--no-cache", action="store_true", help="re-execute every notebook, even with unchanged inputs")
     r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
     r.add_argument("notebooks", nargs="*")
     s = sub.add_parser("params", help="list a notebook's parameters and defaults")
     s.add_argument("notebook")
+    n = sub.add_parser("numbers", help="the numbers the chapters' prose quotes, from the committed notebooks")
+    n.add_argument("--record", action="store_true",
+                   help="record them as this version's published numbers (book/published-numbers/<version>.json)")
+    n.add_argument("--force", action="store_true", help="with --record: overwrite a version recorded before")
     return p
 
 
@@ -60,13 +73,21 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "build":
-            index = _build.build(args.notebooks or None, _parameters(args), args.out)
+            if args.jobs is not None and args.jobs < 1:
+                raise JalapenoError(f"--jobs must be a positive number of notebooks, got {args.jobs}")
+            index = _build.build(args.notebooks or None, _parameters(args), args.out, scenario=args.scenario,
+                                 use_cache=not args.no_cache, jobs=args.jobs)
             print(index)
         elif args.command == "refresh":
             for path in _build.refresh(args.notebooks or None):
                 print(path)
         elif args.command == "params":
             print(_build.describe(args.notebook))
+        elif args.command == "numbers":
+            if args.record:
+                print(_build.record_numbers(force=args.force))
+            else:
+                print(json.dumps(_build.committed_numbers(), indent=1, ensure_ascii=False))
     except (JalapenoError, yaml.YAMLError, OSError) as exc:
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,9 @@ from .errors import UnknownNameError
 #: 53,952 tok/s/GPU at conc 512 / 1.2 kW = 44,960 tok/s/kW; conc 1: TPOT 1.868 ms, E2E 1.801 s).
 PUBLISHED_RUNS = {("gpt-oss-120b", "gb200", 8192, 1024): "20786863188"}
 
+#: The workload of Jalapeño's published absolute numbers (model, ISL, OSL): only gpt-oss-120b at 8k/1k.
+PUBLISHED_WORKLOAD = ("gpt-oss-120b", 8192, 1024)
+
 #: Power bases for per-watt figures.
 POWER_BASES = ("rated", "sustained", "all-in")
 
@@ -189,6 +192,8 @@ def published_vs_roofline(*, context_tokens: int = 8192, weight_precision: str =
         cases.append((m, "gb200", "measured (best, no MTP)", float((1.0 / pts["mean_tpot"]).max())))
     rows = []
     for m, c, source, speed in cases:
+        if not roofline.has_precision(specs.chip(c), weight_precision):
+            continue
         b = roofline.decode_bounds([specs.model(m)], [specs.chip(c)], context_tokens=context_tokens,
                                    weight_precision=weight_precision, kv_precision=kv_precision).row(0, named=True)
         rows.append({"model": m, "chip": c, "source": source, "tok_s_user": speed, "min_chips": b["min_chips"],

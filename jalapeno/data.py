@@ -125,12 +125,22 @@ SCHEMAS: dict[str, dict[str, Column]] = {
     },
 }
 
+SCHEMAS["calibration.csv"] = {
+    "parameter": _c(required=True), "value": _c("float", True), "unit": _c(required=True), "source": _c(required=True),
+}
+SCHEMAS["jalapeno_unknowns.csv"] = {
+    "parameter": _c(required=True), "low": _c("float", True), "central": _c("float", True), "high": _c("float", True),
+    "unit": _c(required=True), "basis": _c(required=True), "source": _c(required=True),
+}
+
 #: Key columns that must be unique in each file.
 KEYS = {
     "claims.csv": ("claim_id",),
     "chips.csv": ("chip",),
     "chip_specs.csv": ("chip", "quantity"),
     "models.csv": ("model",),
+    "calibration.csv": ("parameter",),
+    "jalapeno_unknowns.csv": ("parameter",),
 }
 
 _THOUSANDS = r"^-?\d{1,3}(,\d{3})+(\.\d+)?$"
@@ -193,6 +203,12 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
                 raise _fail(path, i, name, s[i], f"not a valid value; valid values: {', '.join(col.choices)}")
         out.append(s.alias(name))
     df = pl.DataFrame(out)
+    for name in key:  # keys are lower-case names (chips, models, claims, parameters)
+        if df.schema[name] == pl.Utf8:
+            bad = df[name] != df[name].str.to_lowercase()
+            if bad.any():
+                i = bad.arg_true()[0]
+                raise _fail(path, i, name, df[name][i], "keys are lower-case")
     if key:
         dup = df.select(~pl.struct(list(key)).is_first_distinct().alias("d"))["d"]
         if dup.any():
@@ -228,5 +244,83 @@ def chip_specs_si() -> pl.DataFrame:
                         f"not a unit of {row['quantity']}; valid units: {', '.join(allowed)}")
         if row["chip"] not in known:
             raise _fail(path, i, "chip", row["chip"], f"chip not in chips.csv; valid chips: {', '.join(sorted(known))}")
+        if row["value"] <= 0:
+            raise _fail(path, i, "value", row["value"], "a spec value must be positive")
     factor = pl.col("unit").replace_strict(UNIT_TO_SI, return_dtype=pl.Float64)
     return specs.with_columns(value_si=pl.col("value") * factor)
+
+
+# ---- systems: racks, pods and slices as machines (the systems chapter) -----------------------------
+
+#: Topologies a system's fabric can have (``systems.csv``), modelled in :mod:`jalapeno.network`.
+TOPOLOGIES = "switched ring torus mesh dragonfly"
+
+#: Quantities of ``system_specs.csv`` (one value of one system: a rack, pod or slice), as
+#: ``quantity: (dimension, allowed source units)``. ``hop_latency``: one chip-to-chip hop of the
+#: system's fabric; ``scale_up_bandwidth``: per chip, both directions summed, where ``chip_specs.csv``
+#: has none; ``host_memory``: host (CPU) memory per chip; ``peak_dense_flops_fp8``: the whole system.
+SYSTEM_QUANTITIES = {
+    "hop_latency": ("s", "ns us"),
+    "scale_up_bandwidth": ("B/s", "GB/s TB/s"),
+    "host_memory": ("B", "GB TB"),
+    "peak_dense_flops_fp8": ("FLOP/s", "TFLOP/s PFLOP/s"),
+}
+
+#: Multipliers to SI of the units ``system_specs.csv`` accepts.
+SYSTEM_UNIT_TO_SI = {"ns": 1e-9, "us": 1e-6, "GB/s": 1e9, "TB/s": 1e12, "GB": 1e9, "TB": 1e12,
+                     "TFLOP/s": 1e12, "PFLOP/s": 1e15}
+
+SCHEMAS["systems.csv"] = {
+    "system": _c(required=True), "display_name": _c(required=True), "chip": _c(required=True),
+    "topology": _c(required=True, choices=TOPOLOGIES), "shape": _c(required=True), "basis": _c(required=True),
+    "source": _c(required=True),
+}
+SCHEMAS["system_specs.csv"] = {
+    "system": _c(required=True), "quantity": _c(required=True, choices=" ".join(SYSTEM_QUANTITIES)),
+    "value": _c("float", True), "unit": _c(required=True, choices=" ".join(SYSTEM_UNIT_TO_SI)),
+    "status": _c(required=True, choices="published estimate preliminary derived"),
+    "basis": _c(), "source": _c(required=True),
+}
+KEYS["systems.csv"] = ("system",)
+KEYS["system_specs.csv"] = ("system", "quantity")
+
+
+def system_specs_si() -> pl.DataFrame:
+    """``system_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
+    unit fits its quantity (``us`` for a hop latency, not ``GB``), that each value is positive and that
+    each system is listed in ``systems.csv``. Raises DataError naming file, line, column and value."""
+    specs = load("system_specs.csv")
+    known = set(load("systems.csv")["system"])
+    path = data_dir() / "system_specs.csv"
+    for i, row in enumerate(specs.iter_rows(named=True)):
+        allowed = SYSTEM_QUANTITIES[row["quantity"]][1].split()
+        if row["unit"] not in allowed:
+            raise _fail(path, i, "unit", row["unit"],
+                        f"not a unit of {row['quantity']}; valid units: {', '.join(allowed)}")
+        if row["system"] not in known:
+            raise _fail(path, i, "system", row["system"],
+                        f"system not in systems.csv; valid systems: {', '.join(sorted(known))}")
+        if row["value"] <= 0:
+            raise _fail(path, i, "value", row["value"], "a system value must be positive")
+    factor = pl.col("unit").replace_strict(SYSTEM_UNIT_TO_SI, return_dtype=pl.Float64)
+    return specs.with_columns(value_si=pl.col("value") * factor)
+
+
+# ---- what-ifs and public facts (the agents and caveats chapters) -------------------------------------
+
+#: Units of ``whatif_ranges.csv`` and ``public_facts.csv`` and their multipliers to SI (W, B/s, FLOP/s,
+#: B; ``ratio``, ``year``, ``USD`` and ``USD/h`` are kept as they are, the unit named in the variable).
+WHATIF_UNIT_TO_SI = {"W": 1.0, "kW": 1e3, "TB/s": 1e12, "PFLOP/s": 1e15, "ratio": 1.0, "USD/h": 1.0,
+                     "year": 1.0, "USD": 1.0, "Gb": 1e9 / 8, "GB": 1e9}
+
+SCHEMAS["whatif_ranges.csv"] = {
+    "parameter": _c(required=True), "low": _c("float", True), "central": _c("float", True), "high": _c("float", True),
+    "unit": _c(required=True, choices=" ".join(WHATIF_UNIT_TO_SI)), "basis": _c(required=True),
+    "source": _c(required=True),
+}
+SCHEMAS["public_facts.csv"] = {
+    "fact": _c(required=True), "value": _c("float", True), "unit": _c(required=True, choices=" ".join(WHATIF_UNIT_TO_SI)),
+    "basis": _c(required=True), "source": _c(required=True),
+}
+KEYS["whatif_ranges.csv"] = ("parameter",)
+KEYS["public_facts.csv"] = ("fact",)

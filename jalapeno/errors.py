@@ -16,7 +16,8 @@ class UnknownNameError(JalapenoError, KeyError):
 
     def __init__(self, kind: str, name: object, valid: list[str] | tuple[str, ...]):
         self.kind, self.name, self.valid = kind, name, list(valid)
-        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid)}")
+        plural = kind[:-2] + "es" if kind.endswith("is") else kind + ("es" if kind.endswith("s") else "s")
+        super().__init__(f"unknown {kind} {name!r}; valid {plural}: {', '.join(self.valid)}")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return self.args[0]

@@ -9,6 +9,7 @@ from run to run (nbval compares them exactly).
 from __future__ import annotations
 
 import hashlib
+import math
 import numbers
 
 import great_tables as gt
@@ -44,16 +45,26 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
     _glue(key, Markdown(fmt.format(value)), display=False)
 
 
+def number(x: float, sigfig: int = 4) -> str:
+    """A number for a table cell: whole numbers below 1e7 with thousands separators, other numbers to
+    ``sigfig`` significant figures, scientific notation from 1e7 (or below 1e-3) on."""
+    if x is None:
+        return ""
+    ax = abs(x)
+    if ax and (ax >= 1e7 or ax < 1e-3):
+        return f"{x:.{sigfig - 1}e}"
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    digits = max(sigfig - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
+    return f"{x:,.{digits}f}"
+
+
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
-    """Display every row of ``df`` as an HTML table: floats to ``sigfig`` significant figures (scientific
-    notation from 1e7 up), integers with thousands separators, empty cells blank."""
+    """Display every row of ``df`` as an HTML table: numbers formatted cell by cell with :func:`number`,
+    empty cells blank. The table's id is a hash of its content (deterministic output)."""
     key = hashlib.sha1(df.write_json().encode()).hexdigest()[:12]
     g = gt.GT(df, id=f"tbl-{key}")
-    for name, dtype in df.schema.items():
-        if dtype.is_float():
-            big = df[name].abs().max()
-            g = g.fmt_scientific(name, n_sigfig=sigfig) if big is not None and big >= 1e7 \
-                else g.fmt_number(name, n_sigfig=sigfig)
-        elif dtype.is_integer() and name not in ("run_id",):
-            g = g.fmt_integer(name)
+    numeric = [n for n, t in df.schema.items() if t.is_numeric() and n != "run_id"]
+    if numeric:
+        g = g.fmt(lambda x: number(x, sigfig), columns=numeric)
     display(HTML(g.sub_missing(missing_text="").as_raw_html()))

@@ -58,14 +58,15 @@ def check_value(name: str, value: object, default: object) -> object:
         hint = "True or False (papermill: -p name True, exact spelling)"
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
-        hint = "an integer (64, not 64.0)"
+        hint = "an integer (such as 8192; 8192.0 and '8k' are refused)"
     elif isinstance(default, float):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         hint = "a number"
         value = float(value) if ok else value
     elif isinstance(default, (list, tuple)):
-        ok = isinstance(value, (list, tuple))
-        hint = "a list; pass it with -y 'name: [a, b]' or a parameters file (-f), not with -p"
+        ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
+        hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
+                "or a parameters file, -f)")
     else:
         ok = isinstance(value, type(default))
         hint = f"a {_type_name(default)}"

@@ -23,6 +23,15 @@ import numpy as np
 from .specs import ChipSpec, ModelSpec, bytes_per_value
 
 
+def has_precision(chip: ChipSpec, precision: str) -> bool:
+    """Whether ``chip`` has published FLOP/s at ``precision`` or a wider one."""
+    try:
+        chip.peak_flops_per_s(precision)
+    except ValueError:
+        return False
+    return True
+
+
 def expected_distinct_experts(n_experts: int, k: int, tokens):
     """Expected number of distinct experts that ``tokens`` tokens touch with top-``k`` routing over
     ``n_experts`` experts, routing uniform and independent: ``E (1 - (1 - k/E)^T)``."""
@@ -129,14 +138,15 @@ def decode_bounds(models: list[ModelSpec], chips: list[ChipSpec], *, context_tok
                   weight_precision: str = "fp4", kv_precision: str = "fp8") -> "pl.DataFrame":
     """For each model on each chip (with known HBM): the weight bytes, the fewest chips whose HBM holds
     the weights (``min_chips``), and on that many chips the speed-of-light batch-1 decode step (one
-    sequence at ``context_tokens``), its interactivity bound, and the critical batch of one chip."""
+    sequence at ``context_tokens``), its interactivity bound, and the critical batch of one chip. Chips
+    without a known HBM size and bandwidth, or without FLOP/s at ``weight_precision`` or wider, are left out."""
     import polars as pl
 
     rows = []
     for m in models:
         weights = m.weight_bytes(weight_precision)
         for c in chips:
-            if not (c.hbm_bandwidth_bytes_per_s and c.hbm_capacity_bytes):
+            if not (c.hbm_bandwidth_bytes_per_s and c.hbm_capacity_bytes and has_precision(c, weight_precision)):
                 continue
             n = chips_to_hold(weights, c.hbm_capacity_bytes)
             step = decode_step(m, c, 1, context_tokens, n_chips=n, weight_precision=weight_precision,
@@ -182,7 +192,7 @@ def roofline_curves(chips: list[ChipSpec], precision: str = "fp4", intensities=N
     frames = [pl.DataFrame({"chip": [c.chip] * grid.size, "intensity_flop_per_byte": grid,
                             "attainable_flops_per_s": np.minimum(c.peak_flops_per_s(precision),
                                                                  grid * c.hbm_bandwidth_bytes_per_s)})
-              for c in chips if c.hbm_bandwidth_bytes_per_s]
+              for c in chips if c.hbm_bandwidth_bytes_per_s and has_precision(c, precision)]
     return pl.concat(frames)
 
 

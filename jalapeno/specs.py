@@ -178,16 +178,24 @@ class ModelSpec:
         """Weights of one routed (or shared) expert: SwiGLU ``3 x hidden x moe_intermediate_size``."""
         return 3 * self.hidden_size * (self.moe_intermediate_size or 0)
 
-    def _layer_params(self, experts: float) -> float:
+    def param_groups(self) -> dict[str, float]:
+        """Weights by role (counts of parameters): ``attention`` (projections and the layers' RMSNorms),
+        ``dense_mlp``, ``router``, ``shared_experts``, ``routed_experts`` (all of them), ``embedding``,
+        ``unembedding`` (0 when tied), ``final_norm``."""
         h = self.hidden_size
         n_global = self.num_hidden_layers - self.num_sliding_layers
-        attention = self.num_sliding_layers * self.attention_params_per_layer("local") \
-            + n_global * self.attention_params_per_layer("global") + self.num_hidden_layers * 2 * h  # 2 RMSNorms
-        dense_mlp = (self.num_hidden_layers - self.num_moe_layers) * 3 * h * (self.intermediate_size or 0)
-        if not self.is_moe:
-            return attention + dense_mlp
-        moe = h * self.n_routed_experts + (experts + (self.n_shared_experts or 0)) * self.expert_params()
-        return attention + dense_mlp + self.num_moe_layers * moe
+        moe = self.num_moe_layers
+        return {
+            "attention": self.num_sliding_layers * self.attention_params_per_layer("local")
+            + n_global * self.attention_params_per_layer("global") + self.num_hidden_layers * 2 * h,
+            "dense_mlp": (self.num_hidden_layers - moe) * 3 * h * (self.intermediate_size or 0),
+            "router": moe * h * (self.n_routed_experts or 0),
+            "shared_experts": moe * (self.n_shared_experts or 0) * self.expert_params(),
+            "routed_experts": moe * (self.n_routed_experts or 0) * self.expert_params(),
+            "embedding": self.embedding_params(),
+            "unembedding": 0 if self.tie_word_embeddings else self.embedding_params(),
+            "final_norm": h,
+        }
 
     def embedding_params(self) -> int:
         """Input embedding ``vocab x hidden`` (the unembedding is the same size, counted once more when untied)."""
@@ -195,15 +203,20 @@ class ModelSpec:
 
     def total_params(self) -> float:
         """All weights of the text model (MTP modules and vision towers excluded)."""
-        unembed = 0 if self.tie_word_embeddings else self.embedding_params()
-        return self.embedding_params() + unembed + self._layer_params(self.n_routed_experts or 0) + self.hidden_size
+        return float(sum(self.param_groups().values()))
+
+    def routed_active_params(self) -> float:
+        """Routed-expert weights one token uses: ``num_experts_per_tok`` experts in each MoE layer."""
+        return self.num_moe_layers * (self.num_experts_per_tok or 0) * self.expert_params()
 
     def active_params(self, *, include_input_embedding: bool = False) -> float:
         """Weights used per token: routed experts counted ``num_experts_per_tok`` times. The input
-        embedding is a table look-up, so it is excluded unless asked for (the unembedding is included)."""
-        unembed = self.embedding_params()  # tied or not, the output projection is a matmul
-        emb = self.embedding_params() if include_input_embedding else 0
-        return emb + unembed + self._layer_params(self.num_experts_per_tok or 0) + self.hidden_size
+        embedding is a table look-up, so it is excluded unless asked for; the output projection is a
+        matmul, so it is included (tied or not)."""
+        g = self.param_groups()
+        dense = g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
+        emb = g["embedding"] if include_input_embedding else 0
+        return float(dense + self.routed_active_params() + self.embedding_params() + emb)
 
     def weight_bytes(self, precision: str = "bf16") -> float:
         """Bytes of all weights at one ``precision`` (see :data:`BYTES_PER_VALUE`)."""

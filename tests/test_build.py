@@ -70,9 +70,9 @@ def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, fragment", [
     (["build", "-p", "concurency", "128"], "unknown parameter 'concurency'; valid parameters: "),
-    (["build", "no-such-chapter"], "unknown notebook 'no-such-chapter'; valid notebooks: reading-the-numbers, roofline"),
+    (["build", "no-such-chapter"], "unknown notebook 'no-such-chapter'; valid notebooks: "),
     (["build", "roofline", "-p", "context_tokens", "64.0"], "parameter 'context_tokens' must be an integer"),
-    (["build", "roofline", "-p", "models", "gpt-oss-120b"], "parameter 'models' must be a list"),
+    (["build", "roofline", "-p", "models", "gpt-oss-120b"], "parameter 'models' must be a non-empty list"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, argv, fragment):
     out = tmp_path / "site"
@@ -99,7 +99,7 @@ def test_missing_kernel_is_reported_with_notebook_and_kernel(tmp_path, monkeypat
 
 
 def test_papermill_direct_run_rejects_string_for_a_list(tmp_path):
-    with pytest.raises(papermill.PapermillExecutionError, match="parameter 'models' must be a list"):
+    with pytest.raises(papermill.PapermillExecutionError, match="parameter 'models' must be a non-empty list"):
         papermill.execute_notebook(str(ROOT / "notebooks" / "roofline.ipynb"), str(tmp_path / "o.ipynb"),
                                    parameters={"models": '["gpt-oss-120b"]'}, kernel_name="python3",
                                    progress_bar=False)
@@ -135,3 +135,139 @@ def test_committed_notebooks_are_clean(path):
             assert all(o["output_type"] != "error" for o in cell["outputs"])
     blob = json.dumps(nb)
     assert not re.search(r"altair-viz-[0-9a-f]{32}|/(root|home|tmp|work)/", blob)
+
+
+# ---- the book as a product: cache, parallel execution, figures, provenance pages (issue 6) ------------
+
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+import tomllib  # noqa: E402
+
+import yaml  # noqa: E402
+
+from jalapeno.errors import JalapenoError  # noqa: E402
+
+SMALL = ["reading-the-numbers", "roofline"]
+
+
+@pytest.fixture
+def small_book(tmp_path, monkeypatch):
+    """Two chapters copied to a scratch notebooks/ folder, with a cache of their own."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for name in SMALL:
+        shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", folder)
+    monkeypatch.setattr(build, "NOTEBOOKS_DIR", folder)
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
+    return folder
+
+
+def test_unchanged_notebooks_come_from_the_cache_and_an_edited_one_reruns(small_book, tmp_path, capfd):
+    out = tmp_path / "site"
+    build.build(out=out, jobs=2)
+    assert sorted(build.last_report.status) == SMALL
+    assert all(s.startswith("executed in") for s in build.last_report.status.values())
+    first = {p: (out / p).read_bytes() for p in ("numbers.json", "figures.html", "build-info.json",
+                                                "chapters/roofline.html", "figures/roofline.png")}
+    err = capfd.readouterr().err
+    assert "roofline: executing (defaults)" in err and "roofline: executed in" in err
+    assert re.search(r"built \d+ pages, 5 figures, \d+ warnings in [\d.]+ s \(2 notebooks executed, 0 from the cache\)", err)
+
+    build.build(out=out)
+    assert all(s.startswith("cached") for s in build.last_report.status.values())
+    assert {p: (out / p).read_bytes() for p in first} == first  # the same site, byte for byte
+    assert "(0 notebooks executed, 2 from the cache)" in capfd.readouterr().err
+
+    nb = json.loads((small_book / "roofline.ipynb").read_text())
+    nb["cells"][-1]["source"].append("\n\nOne more sentence.")
+    (small_book / "roofline.ipynb").write_text(json.dumps(nb))
+    build.build(out=out)
+    assert build.last_report.status["roofline"].startswith("executed")
+    assert build.last_report.status["reading-the-numbers"].startswith("cached")
+    assert "One more sentence." in text_of(out / "chapters" / "roofline.html")
+    assert json.loads((out / "numbers.json").read_text())["roofline"]["ctx"] == "8,192"
+
+    build.build(out=out, parameters={"context_tokens": 32768})  # new parameters: a new execution
+    assert build.last_report.status["roofline"].startswith("executed")
+    assert json.loads((out / "numbers.json").read_text())["roofline"]["ctx"] == "32,768"
+
+
+def test_every_figure_is_exported_as_svg_and_png_and_listed(book):
+    out, _ = book
+    svgs = sorted((out / "figures").glob("*.svg"))
+    assert len(svgs) >= 5
+    import html as _html
+
+    page = _html.unescape(text_of(out / "figures.html")).replace("\u2019", "'")  # Sphinx's smart quotes
+    info = json.loads((out / "build-info.json").read_text())
+    assert sorted(info["figures"]) == [p.stem for p in svgs]
+    for svg in svgs:
+        png = svg.with_suffix(".png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+        assert svg.read_text().startswith("<svg")
+        caption = build.figure_caption(svg.read_text(), "")
+        assert caption and caption in page, svg.stem
+        assert f"name: {svg.stem}" in page
+    assert "regenerate: jalapeno build roofline" in page
+    assert "regenerate: jalapeno build reading-the-numbers" in page
+    html = (out / "figures.html").read_text()
+    assert html.count('<figure class="jalapeno-figure">') == len(svgs)
+
+
+def test_provenance_pages(book):
+    out, _ = book
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    env = text_of(out / "environment.html")
+    for req in project["dependencies"] + project["optional-dependencies"]["book"]:
+        dist, _, pinned = req.partition("==")
+        assert f"{dist} " in env and f" {pinned} " in env, req
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    cite = text_of(out / "cite.html")
+    key = "jalapeno_book_" + str(cff["version"]).replace(".", "_")
+    assert f"version: {cff['version']}" in cite and "@misc" in cite and key in cite
+    data = text_of(out / "data.html")
+    chips = ROOT / "data" / "chips.csv"
+    assert hashlib.sha256(chips.read_bytes()).hexdigest()[:16] in data
+    changelog = text_of(out / "changelog.html")
+    versions = build.published_numbers()
+    latest = list(versions)[-1]
+    assert f"Version {latest}" in changelog
+    numbers = json.loads((out / "numbers.json").read_text())
+    assert numbers == build.committed_numbers()  # the default build quotes what the committed notebooks do
+    diff = build._diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
+    assert f"differ from version {latest}: {len(diff) or 'none'}." in changelog
+
+
+def test_citation_matches_the_package_version():
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert cff["cff-version"] == "1.2.0"
+    assert str(cff["version"]) == project["version"]
+    assert cff["title"] == yaml.safe_load((ROOT / "book" / "_config.yml").read_text())["title"]
+    assert (ROOT / "book" / "published-numbers" / f"{project['version']}.json").exists()
+
+
+def test_recorded_numbers_are_never_silently_overwritten(tmp_path, monkeypatch):
+    book_dir = tmp_path / "book"
+    (book_dir / "published-numbers").mkdir(parents=True)
+    (book_dir / "published-numbers" / "9.9.9.json").write_text('{"roofline": {"ctx": "1"}}\n')
+    monkeypatch.setattr(build, "BOOK_DIR", book_dir)
+    with pytest.raises(JalapenoError, match="already records other numbers for version 9.9.9"):
+        build.record_numbers("9.9.9")
+    path = build.record_numbers("9.9.9", force=True)
+    assert json.loads(path.read_text()) == build.committed_numbers()
+    assert build.record_numbers("9.9.9") == path  # the same numbers again: fine
+    assert list(build.published_numbers()) == ["9.9.9"]
+
+
+def test_figure_caption_is_the_chart_title():
+    svg = '<g class="mark-text role-title-text" role="graphics-symbol"><text x="0">A &amp; B</text></g>'
+    assert build.figure_caption(svg, "fallback") == "A & B"
+    assert build.figure_caption("<svg></svg>", "fallback") == "fallback"
+
+
+def test_jobs_must_be_positive(tmp_path):
+    proc = subprocess.run(JALAPENO + ["build", "--jobs", "0", "--out", str(tmp_path / "s")], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "--jobs must be a positive number of notebooks, got 0" in proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -17,8 +17,8 @@ def write(tmp_path, text, name="t.csv"):
 
 def test_every_data_file_loads_with_its_schema():
     sizes = {name: data.load(name).height for name in data.SCHEMAS}
-    assert sizes["chips.csv"] == 14
-    assert sizes["models.csv"] == 5
+    assert sizes["chips.csv"] >= 14
+    assert sizes["models.csv"] >= 5
     assert sizes["measured/inferencemax.csv"] == 972
     assert sizes["claims.csv"] >= 70
     assert data.chip_specs_si().height == data.load("chip_specs.csv").height

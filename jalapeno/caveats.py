@@ -1,0 +1,657 @@
+"""The skeptics' what-ifs, each computed: what remains of the published Jalapeño ratios when one
+condition of the comparison changes.
+
+Sections (the caveats chapter follows them):
+
+- **Vera Rubin** (:func:`vera_rubin_chip`, :func:`vera_rubin_table`): NVIDIA's next GPU, from its
+  preliminary specs (``chip_specs.csv``) with its unpublished power, its bandwidth and its FP4 rate as
+  ranges (``whatif_ranges.csv``), projected into the serving model's frontier.
+- **Power bases** (:class:`PowerStack`, :func:`power_basis_table`): rated TDP, sustained power, all-in
+  IT power (host and network) and facility power (x PUE, cooling and power delivery).
+- **Workload shape** (:func:`shape_sweep`): the advantage at other input/output lengths than 8k/1k.
+- **Baselines** (:func:`measured_chip_comparison`): the published Jalapeño numbers against every
+  measured chip, not only the one the vendor chose.
+- **AI-generated kernels** (:func:`amdahl`, :func:`decode_breakdown`, :func:`kernel_speedup_table`):
+  Amdahl's law with the time share of attention and MoE blocks from the serving model.
+- **HBM4 supply** (:func:`hbm_table`): stacks and bytes of HBM per gigawatt of deployed chips, and chips
+  per year under a supply share.
+- **"104x"** (:func:`pareto_shape_table`): the matched-interactivity ratio as a function of where on the
+  baseline's frontier it is taken.
+- **Business figures** (:func:`business_table`): what the seeds' financial numbers imply by arithmetic.
+
+SI units throughout (W, s, bytes, FLOP/s); ratios are Jalapeño / other unless named otherwise. Every
+number comes from ``data/`` (claims, specs, ``whatif_ranges.csv``, ``public_facts.csv``) or from the
+serving model (:mod:`jalapeno.serving`, :mod:`jalapeno.frontier`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from . import calibration, data, frontier, measured, serving, specs
+from .comparison import baseline_summary, claim_value
+from .errors import UnknownNameError
+from .metrics import mean_request_length
+from .roofline import expected_distinct_experts
+from .specs import ChipSpec, ModelSpec
+
+CASES = ("low", "central", "high")
+
+
+# ---- data: ranges and public facts ------------------------------------------------------------------
+
+def whatif_ranges() -> pl.DataFrame:
+    """``data/whatif_ranges.csv``: each what-if quantity with a low, central and high value, its unit,
+    basis and source."""
+    return data.load("whatif_ranges.csv")
+
+
+def whatif(parameter: str, case: str = "central") -> float:
+    """One value of ``whatif_ranges.csv`` in SI (W, B/s, FLOP/s; ``ratio`` and ``USD/h`` as they are).
+
+    Raises UnknownNameError for an unknown parameter or a ``case`` other than low, central, high."""
+    table = whatif_ranges()
+    if case not in CASES:
+        raise UnknownNameError("case", case, CASES)
+    rows = table.filter(pl.col("parameter") == parameter)
+    if rows.is_empty():
+        raise UnknownNameError("what-if parameter", parameter, list(table["parameter"]))
+    row = rows.row(0, named=True)
+    return row[case] * data.WHATIF_UNIT_TO_SI[row["unit"]]
+
+
+def fact(name: str) -> float:
+    """One value of ``data/public_facts.csv`` in SI (bytes for ``Gb``; years and USD as they are);
+    UnknownNameError listing the facts."""
+    table = data.load("public_facts.csv")
+    rows = table.filter(pl.col("fact") == name)
+    if rows.is_empty():
+        raise UnknownNameError("fact", name, list(table["fact"]))
+    row = rows.row(0, named=True)
+    return row["value"] * data.WHATIF_UNIT_TO_SI[row["unit"]]
+
+
+def date_of_claim(claim_id: str) -> datetime.date:
+    """A claim stored as a date ``YYYYMMDD`` (e.g. ``benchmark-release-date``) as a :class:`datetime.date`;
+    ValueError if it is not a valid date."""
+    d = int(claim_value(claim_id))
+    return datetime.date(d // 10000, d // 100 % 100, d % 100)
+
+
+# ---- power bases ------------------------------------------------------------------------------------
+
+#: How host and network power per chip is set for a chip whose all-in power is not published:
+#: ``none``; ``proportional`` (its TDP times the reference chip's (all-in - TDP) / TDP, InferenceX's
+#: scaling); ``per-chip`` (the reference chip's all-in - TDP in watts: one host and NIC share per chip,
+#: whatever the chip draws).
+OVERHEAD_RULES = ("none", "proportional", "per-chip")
+
+
+@dataclass(frozen=True)
+class PowerStack:
+    """Power per chip, split as the seeds' effective task efficiency counts it (W).
+
+    ``accelerator_w``: the chip (rated or sustained); ``host_network_w``: its share of host CPUs, memory,
+    NICs and switches (InferenceX publishes only the sum, so the two are one field); ``pue``: power
+    usage effectiveness, total facility power / IT power (cooling and power delivery on top of IT).
+    Raises ValueError for a negative power or a PUE below 1."""
+
+    accelerator_w: float
+    host_network_w: float = 0.0
+    pue: float = 1.0
+
+    def __post_init__(self):
+        if not self.accelerator_w > 0:
+            raise ValueError(f"accelerator_w must be a positive number of watts, got {self.accelerator_w!r}")
+        if self.host_network_w < 0:
+            raise ValueError(f"host_network_w must be zero or positive, got {self.host_network_w!r}")
+        if not self.pue >= 1:
+            raise ValueError(f"pue must be at least 1 (total facility power / IT power), got {self.pue!r}")
+
+    @property
+    def it_w(self) -> float:
+        """Accelerator + host + network (W)."""
+        return self.accelerator_w + self.host_network_w
+
+    @property
+    def cooling_w(self) -> float:
+        """Facility overhead on top of IT, ``IT x (PUE - 1)`` (W): cooling and power delivery."""
+        return self.it_w * (self.pue - 1)
+
+    @property
+    def total_w(self) -> float:
+        """``IT x PUE`` (W)."""
+        return self.it_w * self.pue
+
+    def parts(self) -> dict[str, float]:
+        """``accelerator_w``, ``host_network_w``, ``cooling_w`` (summing to :attr:`total_w`)."""
+        return {"accelerator_w": self.accelerator_w, "host_network_w": self.host_network_w,
+                "cooling_w": self.cooling_w}
+
+
+def host_network_w(chip: ChipSpec | str, rule: str = "per-chip", reference: str = "gb200") -> float:
+    """Host and network power per chip (W): the chip's own all-in minus TDP where published (the
+    InferenceX all-in power); else by ``rule`` (:data:`OVERHEAD_RULES`) from ``reference``.
+
+    Raises UnknownNameError for an unknown rule, ValueError when the chip or reference lacks a TDP."""
+    if rule not in OVERHEAD_RULES:
+        raise UnknownNameError("overhead rule", rule, OVERHEAD_RULES)
+    c = specs.chip(chip)
+    if not c.tdp_w:
+        raise ValueError(f"chip {c.chip!r} has no known TDP")
+    if c.allin_power_w:
+        return c.allin_power_w - c.tdp_w
+    if rule == "none":
+        return 0.0
+    ref = specs.chip(reference)
+    if not (ref.allin_power_w and ref.tdp_w):
+        raise ValueError(f"reference chip {ref.chip!r} has no published all-in power and TDP")
+    extra = ref.allin_power_w - ref.tdp_w
+    return c.tdp_w * extra / ref.tdp_w if rule == "proportional" else extra
+
+
+def power_stack(chip: ChipSpec | str, *, sustained: bool = False, overhead: str = "none", pue: float = 1.0,
+                sustained_w: float | None = None) -> PowerStack:
+    """The :class:`PowerStack` of one chip: rated TDP (or its sustained power with ``sustained``, else
+    ``sustained_w``), host and network by :func:`host_network_w` (``overhead``), and ``pue``."""
+    c = specs.chip(chip)
+    if not c.tdp_w:
+        raise ValueError(f"chip {c.chip!r} has no known TDP; give one with ChipSpec(..., tdp_w=...)")
+    if overhead not in OVERHEAD_RULES:
+        raise UnknownNameError("overhead rule", overhead, OVERHEAD_RULES)
+    acc = sustained_w or ((c.sustained_power_w or c.tdp_w) if sustained else c.tdp_w)
+    hn = 0.0 if overhead == "none" else host_network_w(c, overhead)
+    return PowerStack(acc, hn, pue)
+
+
+#: Power bases for energy per task: ``rated`` (TDP), ``sustained`` (measured sustained power where
+#: published, else TDP), ``all-in`` (plus host and network, ``per-chip`` rule), ``facility`` (all-in x PUE).
+ENERGY_BASES = ("rated", "sustained", "all-in", "facility")
+
+
+def power_for_basis(chip: ChipSpec | str, basis: str = "rated", *, overhead: str = "per-chip",
+                    pue: float | None = None) -> PowerStack:
+    """The :class:`PowerStack` of ``chip`` under one of :data:`ENERGY_BASES` (``pue`` default: the
+    central PUE of ``whatif_ranges.csv``, used by ``facility`` only). UnknownNameError for another basis."""
+    if basis not in ENERGY_BASES:
+        raise UnknownNameError("power basis", basis, ENERGY_BASES)
+    if basis in ("rated", "sustained"):
+        return power_stack(chip, sustained=basis == "sustained")
+    return power_stack(chip, overhead=overhead, pue=1.0 if basis == "all-in" else (whatif("pue") if pue is None else pue))
+
+
+def power_basis_table(summary: dict[str, object] | None = None, *, pue: float | None = None,
+                      jalapeno_sustained_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
+    """Per-kW throughput at peak of Jalapeño and the baseline, and their ratio, under seven power bases.
+
+    Throughputs per chip: Jalapeño's published tok/s/kW x its rated TDP (claims
+    ``gptoss-jalapeno-tok-per-kw``, ``jalapeno-tdp``); the baseline's highest measured tok/s per GPU
+    (:func:`jalapeno.comparison.baseline_summary`, ``summary``). Bases (watts per chip):
+
+    1. ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW);
+    2. ``sustained, Jalapeño only``: Jalapeño's measured sustained power, the baseline's rated TDP;
+    3. ``sustained, both``: the baseline also at Jalapeño's sustained / rated fraction;
+    4. ``all-in IT, proportional``: InferenceX's all-in power for the baseline, Jalapeño's TDP scaled
+       by the same factor;
+    5. ``all-in IT, per chip``: the baseline's host and network watts added to Jalapeño's TDP;
+    6. ``all-in IT, per chip, sustained``: as 5 on Jalapeño's sustained power;
+    7. ``facility``: as 5 times ``pue`` on both sides (default: the central PUE of
+       ``whatif_ranges.csv``).
+
+    Columns: ``basis``, ``jalapeno_w``, ``baseline_w``, ``jalapeno_tok_s_kw``, ``baseline_tok_s_kw``,
+    ``ratio``, ``ratio_vs_rated``."""
+    summary = summary or baseline_summary(hw=baseline_hw)
+    pue = whatif("pue") if pue is None else pue
+    j = specs.chip("jalapeno")
+    b = specs.chip(baseline_hw.removesuffix("-trt"))
+    j_tdp = claim_value("jalapeno-tdp")
+    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3
+    j_sus = jalapeno_sustained_w or claim_value("jalapeno-sustained-power")
+    b_tdp, b_tput = float(summary["power_w"]), float(summary["peak_tput_per_gpu"])
+    if not b.allin_power_w:
+        raise ValueError(f"no all-in power is published for {b.chip!r}")
+    b_hn = b.allin_power_w - b.tdp_w
+    prop = host_network_w(j, "proportional", reference=b.chip)
+    per = host_network_w(j, "per-chip", reference=b.chip)
+    rows = [
+        ("rated", PowerStack(j_tdp), PowerStack(b_tdp)),
+        ("sustained, Jalapeño only", PowerStack(j_sus), PowerStack(b_tdp)),
+        ("sustained, both", PowerStack(j_sus), PowerStack(b_tdp * j_sus / j_tdp)),
+        ("all-in IT, proportional", PowerStack(j_tdp, prop), PowerStack(b.tdp_w, b_hn)),
+        ("all-in IT, per chip", PowerStack(j_tdp, per), PowerStack(b.tdp_w, b_hn)),
+        ("all-in IT, per chip, sustained", PowerStack(j_sus, per), PowerStack(b.tdp_w, b_hn)),
+        ("facility", PowerStack(j_tdp, per, pue), PowerStack(b.tdp_w, b_hn, pue)),
+    ]
+    out = []
+    for basis, js, bs in rows:
+        jk, bk = j_tput / (js.total_w / 1e3), b_tput / (bs.total_w / 1e3)
+        out.append({"basis": basis, "jalapeno_w": js.total_w, "baseline_w": bs.total_w, "jalapeno_tok_s_kw": jk,
+                    "baseline_tok_s_kw": bk, "ratio": jk / bk})
+    df = pl.DataFrame(out)
+    return df.with_columns((pl.col("ratio") / df["ratio"][0]).alias("ratio_vs_rated"))
+
+
+# ---- frontier comparisons ----------------------------------------------------------------------------
+
+#: The comparisons a published ratio makes, as functions of two frontiers (see :func:`front_ratios`).
+METRICS = ("per_kw_at_peak", "single_user", "e2e", "matched")
+
+#: Published ratio of each (model, metric) as claim ids: (numerator, denominator) or one ratio claim.
+PUBLISHED = {
+    ("gpt-oss-120b", "per_kw_at_peak"): ("gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw"),
+    ("gpt-oss-120b", "single_user"): ("gptoss-jalapeno-single-user", "gptoss-gb200-single-user"),
+    ("gpt-oss-120b", "e2e"): ("gptoss-gb200-e2e", "gptoss-jalapeno-e2e"),
+    ("gpt-oss-120b", "matched"): ("gptoss-matched-tbt-ratio",),
+    ("deepseek-r1", "single_user"): ("single-user-speed-ratio-dsr1",),
+    ("deepseek-r1", "matched"): ("dsr1-matched-tbt-ratio",),
+    ("kimi-k2.5", "per_kw_at_peak"): ("kimi-per-watt-ratio",),
+    ("kimi-k2.5", "single_user"): ("kimi-tbt-ratio",),
+    ("kimi-k2.5", "e2e"): ("kimi-e2e-ratio",),
+    ("kimi-k2.5", "matched"): ("kimi-matched-tbt-ratio",),
+}
+
+
+def published_ratio(model: str, metric: str) -> tuple[float, str]:
+    """The published ratio of ``model`` for ``metric`` and the claim ids it comes from (NaN, "" if none)."""
+    if metric not in METRICS:
+        raise UnknownNameError("metric", metric, METRICS)
+    ids = PUBLISHED.get((specs.model(model).model, metric))
+    if not ids:
+        return float("nan"), ""
+    value = claim_value(ids[0]) / claim_value(ids[1]) if len(ids) == 2 else claim_value(ids[0])
+    return value, " / ".join(ids)
+
+
+def front_ratios(new: pl.DataFrame, old: pl.DataFrame) -> dict[str, float]:
+    """The published kinds of ratio between two frontiers (new / old):
+
+    ``per_kw_at_peak``: highest tok/s/kW; ``single_user``: highest interactivity (1 / best TBT);
+    ``e2e``: old's lowest E2E / new's lowest E2E; ``matched``: tok/s/kW at old's highest interactivity
+    (:func:`jalapeno.frontier.matched_ratio`; NaN when new cannot reach it), with that interactivity as
+    ``matched_at``."""
+    m = frontier.matched_ratio(new, old)
+    return {"per_kw_at_peak": float(new["tok_s_per_kw"].max() / old["tok_s_per_kw"].max()),
+            "single_user": float(new["interactivity_tok_s_user"].max() / old["interactivity_tok_s_user"].max()),
+            "e2e": float(old["e2e_s"].min() / new["e2e_s"].min()),
+            "matched": m["ratio"], "matched_at": m["interactivity_tok_s_user"]}
+
+
+#: Vera Rubin cases: which column of ``whatif_ranges.csv`` each of its unknowns takes. ``pessimistic``
+#: is the slowest, hungriest Rubin the reports allow (for Rubin), ``optimistic`` the fastest, leanest.
+VERA_RUBIN_CASES = {
+    "pessimistic": {"vera_rubin_hbm_bandwidth": "low", "vera_rubin_fp4": "low", "vera_rubin_tdp": "high"},
+    "central": {"vera_rubin_hbm_bandwidth": "central", "vera_rubin_fp4": "central", "vera_rubin_tdp": "central"},
+    "optimistic": {"vera_rubin_hbm_bandwidth": "high", "vera_rubin_fp4": "high", "vera_rubin_tdp": "low"},
+}
+
+
+def vera_rubin_chip(case: str = "central") -> ChipSpec:
+    """Vera Rubin's ChipSpec (``chip_specs.csv``, preliminary) with its TDP, HBM bandwidth and FP4 rate
+    set to one case of :data:`VERA_RUBIN_CASES`; UnknownNameError for another case."""
+    if case not in VERA_RUBIN_CASES:
+        raise UnknownNameError("Vera Rubin case", case, list(VERA_RUBIN_CASES))
+    pick = VERA_RUBIN_CASES[case]
+    base = specs.chip("vera-rubin")
+    return serving.with_chip(
+        base, tdp_w=whatif("vera_rubin_tdp", pick["vera_rubin_tdp"]),
+        hbm_bandwidth_bytes_per_s=whatif("vera_rubin_hbm_bandwidth", pick["vera_rubin_hbm_bandwidth"]),
+        peak_dense_flops_per_s={**base.peak_dense_flops_per_s, "fp4": whatif("vera_rubin_fp4", pick["vera_rubin_fp4"])})
+
+
+def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, eff: serving.Efficiency | None = None,
+                     scenario: str = "central", cases=tuple(VERA_RUBIN_CASES), power_basis: str = "rated",
+                     max_chips: int = 8) -> pl.DataFrame:
+    """Each published kind of ratio (:data:`METRICS`) of Jalapeño's modeled frontier (``scenario`` of its
+    unknowns, fitted constants ``eff``) against the published baseline of each model
+    (:data:`jalapeno.frontier.PUBLISHED_RATIOS`; measured where InferenceMAX measured it) and against
+    Vera Rubin in each case (modeled, at most ``max_chips`` chips per decode worker, like a modeled
+    baseline).
+
+    One row per model, metric and case: ``vs_baseline``, ``vs_vera_rubin``, ``remaining``
+    (``vs_vera_rubin / vs_baseline``: the share of the advantage left), ``published`` and
+    ``published_projected`` (published x remaining), ``claims``."""
+    eff = eff or frontier.fit_jalapeno(scenario)
+    rows = []
+    for m in models:
+        key = specs.model(m).model
+        _, base_chip = frontier.PUBLISHED_RATIOS.get(key, (None, "gb300"))
+        old = frontier.baseline_frontier(key, base_chip, power_basis=power_basis, max_chips=max_chips)
+        new = frontier.jalapeno_frontier(key, scenario, eff=eff, power_basis=power_basis)
+        vs_base = front_ratios(new, old)
+        for case in cases:
+            vr = frontier.frontier(vera_rubin_chip(case), key, power_basis=power_basis, max_chips=max_chips)
+            vs_vr = front_ratios(new, vr)
+            for metric in METRICS:
+                pub, ids = published_ratio(key, metric)
+                remaining = vs_vr[metric] / vs_base[metric]
+                rows.append({"model": key, "metric": metric, "case": case, "baseline": base_chip,
+                             "baseline_source": old["source"][0], "vs_baseline": vs_base[metric],
+                             "vs_vera_rubin": vs_vr[metric], "remaining": remaining, "published": pub,
+                             "published_projected": pub * remaining, "claims": ids})
+    return pl.DataFrame(rows)
+
+
+# ---- workload shape -----------------------------------------------------------------------------------
+
+#: The input/output lengths of the sweep (nominal, as the benchmark names them).
+SHAPES = ((1024, 1024), (1024, 8192), (8192, 1024), (32768, 1024), (131072, 1024))
+
+
+def shape_sweep(model: str = "gpt-oss-120b", baseline: str = "gb200", shapes=SHAPES, *,
+                eff: serving.Efficiency | None = None, scenario: str = "central", power_basis: str = "rated",
+                max_chips: int = 8) -> pl.DataFrame:
+    """Jalapeño's advantage (:func:`front_ratios`) at each (ISL, OSL) of ``shapes``: both frontiers from
+    the serving model (the baseline modeled even where measured, so that every shape is compared the same
+    way), Jalapeño's constants fitted at 8k/1k (``eff``) and carried to the other shapes.
+
+    Columns: ``isl``, ``osl``, ``shape`` (``8k/1k``), each metric of :data:`METRICS`, ``matched_at``,
+    ``jalapeno_peak_tok_s_kw``, ``baseline_peak_tok_s_kw``. Raises ValueError for a shape no chip fits."""
+    eff = eff or frontier.fit_jalapeno(scenario)
+    rows = []
+    for isl, osl in shapes:
+        new = frontier.jalapeno_frontier(model, scenario, eff=eff, isl=isl, osl=osl, power_basis=power_basis)
+        old = frontier.frontier(baseline, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips)
+        r = front_ratios(new, old)
+        rows.append({"isl": isl, "osl": osl, "shape": f"{isl // 1024}k/{osl // 1024}k", **r,
+                     "jalapeno_peak_tok_s_kw": float(new["tok_s_per_kw"].max()),
+                     "baseline_peak_tok_s_kw": float(old["tok_s_per_kw"].max())})
+    return pl.DataFrame(rows)
+
+
+# ---- baselines chosen by the vendor ---------------------------------------------------------------------
+
+def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+    """The published Jalapeño peak tok/s/kW and single-user speed against every chip InferenceMAX
+    measured on ``model`` at that shape (best over its stacks and runs, no speculative decoding; per kW
+    of the chip's rated TDP).
+
+    Columns: ``chip``, ``vendor``, ``tdp_w``, ``peak_tok_s_kw``, ``best_tok_s_user``, ``per_kw_ratio``,
+    ``single_user_ratio``. Only gpt-oss-120b has published Jalapeño numbers on both sides."""
+    key = specs.model(model).model
+    if key != "gpt-oss-120b":
+        raise ValueError(f"published Jalapeño throughput and speed exist for gpt-oss-120b only, got {model!r}")
+    pts = measured.points(key, isl=isl, osl=osl).with_columns(chip=pl.col("hw").str.replace("-trt$", ""))
+    j_kw = claim_value("gptoss-jalapeno-tok-per-kw")
+    j_user = claim_value("gptoss-jalapeno-single-user")
+    rows = []
+    for chip in sorted(pts["chip"].unique()):
+        c = specs.chip(chip)
+        p = pts.filter(pl.col("chip") == chip)
+        kw = float(p["tput_per_gpu"].max()) / (c.tdp_w / 1e3)
+        user = float((1.0 / p["mean_tpot"]).max())
+        rows.append({"chip": chip, "vendor": c.vendor, "tdp_w": c.tdp_w, "peak_tok_s_kw": kw, "best_tok_s_user": user,
+                     "per_kw_ratio": j_kw / kw, "single_user_ratio": j_user / user})
+    return pl.DataFrame(rows).sort("peak_tok_s_kw", descending=True)
+
+
+# ---- AI-generated kernels: Amdahl's law -----------------------------------------------------------------
+
+def amdahl(share, speedup):
+    """Whole-program speedup when a part taking ``share`` of the time runs ``speedup`` times faster:
+    ``1 / ((1 - share) + share / speedup)`` (Amdahl, AFIPS 1967). Scalars or arrays; ValueError for a
+    share outside [0, 1] or a non-positive speedup."""
+    f, s = np.asarray(share, dtype=float), np.asarray(speedup, dtype=float)
+    if np.any((f < 0) | (f > 1)) or np.any(np.isnan(f)):
+        raise ValueError(f"share must lie in [0, 1], got {share!r}")
+    if np.any(s <= 0):
+        raise ValueError(f"speedup must be positive, got {speedup!r}")
+    out = 1.0 / ((1 - f) + f / s)
+    return float(out) if out.ndim == 0 else out
+
+
+def amdahl_curve(speedups=(1.5, 1.8), points: int = 51) -> pl.DataFrame:
+    """:func:`amdahl` over shares 0..1 (``points`` evenly spaced) for each block speedup: columns
+    ``share``, ``block_speedup``, ``speedup``."""
+    f = np.linspace(0.0, 1.0, points)
+    return pl.concat([pl.DataFrame({"share": f, "block_speedup": float(s), "speedup": amdahl(f, s)})
+                      for s in speedups])
+
+
+#: Parts of a decode step that the seeds' "selected attention and MoE blocks" can cover.
+KERNEL_PARTS = ("kv_attention_s", "attention_weights_s", "expert_weights_s")
+
+
+def decode_breakdown(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips: float = 1, concurrency: float = 1,
+                     dp: float = 1, isl: int = 8192, osl: int = 1024, precision: str | None = None,
+                     eff: serving.Efficiency | None = None, stack: str = "default") -> dict[str, float]:
+    """One decode step of :func:`jalapeno.serving.evaluate` (same configuration, same formulas) split by
+    what it spends its time on (s, per chip):
+
+    ``kv_attention_s`` (reading the KV cache: attention over the context), ``attention_weights_s``,
+    ``expert_weights_s`` (routed experts), ``other_weights_s`` (dense MLP, router, shared experts,
+    unembedding), ``comm_s`` (all-reduce and all-to-all), ``overhead_s`` (per-layer step overhead); ``sum_s``,
+    their sum, and ``decode_step_s``, ``evaluate``'s step (equal to it). The weight term of the roofline,
+    ``max(W / BW, F / C)``, is split in proportion to bytes when memory-bound, to FLOPs when
+    compute-bound. ``memory_bound`` says which. Raises what ``evaluate`` raises."""
+    m, c = specs.model(model), specs.chip(chip)
+    eff = eff or calibration.load()
+    precision = precision or frontier.DEFAULT_PRECISION.get(m.model, "fp8")
+    r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, isl=isl, osl=osl,
+                         precision=precision, stack=stack, eff=eff)
+    n, b = float(n_chips), float(concurrency)
+    tp = n / dp
+    w_exp, w_rest, kv_prec = serving.recipe(m, precision)
+    b_exp, b_rest = specs.bytes_per_value(w_exp), specs.bytes_per_value(w_rest)
+    bw = c.hbm_bandwidth_bytes_per_s * eff.eta_mem
+    flops = c.peak_flops_per_s(w_exp if c.peak_dense_flops_per_s.get("fp4") or w_exp in ("fp8", "bf16")
+                               else w_rest) * eff.eta_compute
+    g = m.param_groups()
+    ctx = mean_request_length(isl) + mean_request_length(osl) / 2
+    attn_bytes = g["attention"] * b_rest / tp
+    other_bytes = (g["dense_mlp"] + g["router"] + g["shared_experts"] + g["unembedding"] + g["final_norm"]) * b_rest / tp
+    if m.is_moe:
+        touched = float(expected_distinct_experts(m.n_routed_experts, m.num_experts_per_tok, b))
+        exp_bytes = m.num_moe_layers * touched * m.expert_params() * b_exp / n
+    else:
+        exp_bytes = 0.0
+    kv_split = min(tp, m.num_key_value_heads or 1) if m.attention == "gqa" else 1.0
+    kv_read = (b / dp) * m.kv_bytes_per_sequence(ctx, kv_prec) / kv_split
+    weights_s = (attn_bytes + exp_bytes + other_bytes) / bw
+    step_flops = b * m.decode_flops_per_token(ctx) / n
+    compute_s = step_flops / flops
+    memory_bound = weights_s >= compute_s
+    if memory_bound:
+        shares = np.array([attn_bytes, exp_bytes, other_bytes]) / (attn_bytes + exp_bytes + other_bytes)
+    else:  # FLOPs per token by part: projections, routed experts, the rest (attention over the context with attention)
+        f_total = m.decode_flops_per_token(ctx)
+        f_exp = 2 * m.routed_active_params()
+        f_other = 2 * (g["dense_mlp"] + g["router"] + g["shared_experts"] + m.embedding_params())
+        shares = np.array([f_total - f_exp - f_other, f_exp, f_other]) / f_total
+    roof_weights = max(weights_s, compute_s)
+    parts = {"kv_attention_s": kv_read / bw, "attention_weights_s": roof_weights * shares[0],
+             "expert_weights_s": roof_weights * shares[1], "other_weights_s": roof_weights * shares[2],
+             "comm_s": float(r["comm_s"]), "overhead_s": float(r["overhead_s"])}
+    total = sum(parts.values())
+    return {**parts, "decode_step_s": float(r["decode_step_s"]), "sum_s": total, "memory_bound": bool(memory_bound)}
+
+
+def kernel_speedup_table(model: str, chip: ChipSpec | str, front: pl.DataFrame, *, eff: serving.Efficiency,
+                         stack: str, speedups=(1.5, 1.8), isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+    """Amdahl on the decode step at two operating points of ``front`` (a frontier of ``chip``): its
+    highest-interactivity point (``best TBT``) and its highest-throughput point (``peak throughput``).
+
+    ``kernel_share`` is the share of the step in :data:`KERNEL_PARTS` (attention and MoE blocks: the
+    most the seeds' "selected blocks" can cover); ``step_speedup_<s>`` the whole-step speedup if all of
+    it ran ``s`` times faster; ``share_<part>`` each part's share."""
+    best = front.sort("interactivity_tok_s_user").row(-1, named=True)
+    peak = front.sort("throughput_tok_s_chip").row(-1, named=True)
+    rows = []
+    for label, p in (("best TBT", best), ("peak throughput", peak)):
+        d = decode_breakdown(model, chip, n_chips=p["n_chips"], concurrency=p["concurrency"], dp=p["dp"],
+                             isl=isl, osl=osl, eff=eff, stack=stack)
+        share = sum(d[k] for k in KERNEL_PARTS) / d["decode_step_s"]
+        row = {"operating_point": label, "n_chips": p["n_chips"], "concurrency": p["concurrency"],
+               "decode_step_s": d["decode_step_s"],
+               **{f"share_{k.removesuffix('_s')}": d[k] / d["decode_step_s"]
+                  for k in ("kv_attention_s", "attention_weights_s", "expert_weights_s", "other_weights_s",
+                            "comm_s", "overhead_s")},
+               "kernel_share": share}
+        for s in speedups:
+            row[f"step_speedup_{s:g}"] = amdahl(share, s)
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+# ---- HBM4 supply -------------------------------------------------------------------------------------------
+
+def hbm_per_stack_bytes(chip: ChipSpec | str = "jalapeno") -> float:
+    """HBM capacity per stack (bytes): capacity / stacks (Jalapeño: 216 GB / 6 = 36 GB). ValueError if
+    either is unknown."""
+    c = specs.chip(chip)
+    if not (c.hbm_capacity_bytes and c.hbm_stacks):
+        raise ValueError(f"chip {c.chip!r} has no published HBM capacity and stack count")
+    return c.hbm_capacity_bytes / c.hbm_stacks
+
+
+def hbm_table(chips=("jalapeno", "gb200", "gb300", "vera-rubin"), *, overhead: str = "none", pue: float = 1.0, supply_share: float = 0.01,
+              power_w: dict[str, float] | None = None) -> pl.DataFrame:
+    """HBM per gigawatt of deployed chips and chips per year under a supply share, per chip.
+
+    Power per chip: :func:`power_stack` (``overhead``, ``pue``) of its rated TDP, or ``power_w[chip]``
+    (W; Vera Rubin has no TDP in ``chip_specs.csv``: its central what-if TDP is used). Supply: the 2026
+    HBM shipment forecast of ``public_facts.csv`` (``hbm_shipments_2026``, bytes). Columns: ``chip``,
+    ``hbm_gb``, ``stacks``, ``gb_per_stack``, ``watts_per_chip``, ``chips_per_gw``, ``stacks_per_gw``,
+    ``hbm_pb_per_gw``, ``supply_share_per_gw`` (fraction of the year's HBM one GW takes),
+    ``chips_per_year`` and ``gw_per_year`` at ``supply_share`` of the supply. Raises ValueError for a
+    share outside (0, 1]."""
+    if not 0 < supply_share <= 1:
+        raise ValueError(f"supply_share must lie in (0, 1], got {supply_share!r}")
+    supply = fact("hbm_shipments_2026")
+    rows = []
+    for name in chips:
+        c = specs.chip(name)
+        if c.chip == "vera-rubin" and not c.tdp_w:
+            c = serving.with_chip(c, tdp_w=whatif("vera_rubin_tdp"))
+        watts = (power_w or {}).get(c.chip) or power_stack(c, overhead=overhead, pue=pue).total_w
+        chips_gw = 1e9 / watts
+        rows.append({"chip": c.chip, "hbm_gb": c.hbm_capacity_bytes / 1e9, "stacks": c.hbm_stacks,
+                     "gb_per_stack": hbm_per_stack_bytes(c) / 1e9, "watts_per_chip": watts,
+                     "chips_per_gw": chips_gw, "stacks_per_gw": chips_gw * c.hbm_stacks,
+                     "hbm_pb_per_gw": chips_gw * c.hbm_capacity_bytes / 1e15,
+                     "supply_share_per_gw": chips_gw * c.hbm_capacity_bytes / supply,
+                     "chips_per_year": supply_share * supply / c.hbm_capacity_bytes,
+                     "gw_per_year": supply_share * supply / c.hbm_capacity_bytes * watts / 1e9})
+    return pl.DataFrame(rows)
+
+
+# ---- "104x": the shape of the frontier -----------------------------------------------------------------------
+
+def pareto_shape_table(new: pl.DataFrame, old: pl.DataFrame, fractions=(0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0),
+                       column: str = "tok_s_per_kw") -> pl.DataFrame:
+    """The matched-interactivity ratio ``new / old`` of ``column`` taken at fractions of ``old``'s highest
+    interactivity (1.0 is the published construction): columns ``fraction``, ``interactivity_tok_s_user``,
+    ``old``, ``new``, ``ratio``. ValueError for a fraction outside (0, 1]."""
+    f = np.asarray(fractions, dtype=float)
+    if np.any((f <= 0) | (f > 1)):
+        raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}")
+    x = f * float(old["interactivity_tok_s_user"].max())
+    y_old, y_new = frontier.throughput_at(old, x, column), frontier.throughput_at(new, x, column)
+    return pl.DataFrame({"fraction": f, "interactivity_tok_s_user": x, "old": y_old, "new": y_new,
+                         "ratio": y_new / y_old})
+
+
+# ---- business figures ---------------------------------------------------------------------------------------
+
+def business_table() -> pl.DataFrame:
+    """The seeds' business figures, each with what it implies by arithmetic (``implied``, in ``unit``)
+    and the public figure or claims it is computed from (``from``). Columns: ``topic``, ``claims``,
+    ``implication``, ``implied``, ``unit``, ``from``."""
+    v, hi = claim_value, (lambda c: claim_value(c, high=True))
+    rev, dc = fact("nvidia_q2_fy2026_revenue"), fact("nvidia_q2_fy2026_dc_revenue")
+    margin, target = v("anthropic-inference-gross-margin") / 100, v("anthropic-ipo-gross-margin-target") / 100
+    saving = v("custom-asic-cost-saving") / 100
+    watt_lo, watt_hi = v("headline-per-watt-ratio"), hi("headline-per-watt-ratio")
+    share_lo, share_hi = v("inference-lifecycle-cost-share") / 100, hi("inference-lifecycle-cost-share") / 100
+    rows = [
+        ("NVIDIA quarter", "nvidia-revenue-expectation; nvidia-revenue-yoy-growth",
+         "growth the 92 billion USD consensus implies over the reported quarter a year earlier",
+         100 * (v("nvidia-revenue-expectation") / rev - 1), "%", "public_facts: nvidia_q2_fy2026_revenue"),
+        ("NVIDIA quarter", "nvidia-dc-revenue-expectation",
+         "data-centre growth the 85.4 billion USD expectation implies", 100 * (v("nvidia-dc-revenue-expectation") / dc - 1),
+         "%", "public_facts: nvidia_q2_fy2026_dc_revenue"),
+        ("NVIDIA quarter", "nvidia-dc-revenue-expectation; nvidia-revenue-expectation",
+         "data-centre share of the expected revenue", 100 * v("nvidia-dc-revenue-expectation") / v("nvidia-revenue-expectation"),
+         "%", "claims"),
+        ("NVIDIA quarter", "jefferies-nvidia-revenue-estimate; nvidia-revenue-expectation",
+         "Jefferies above consensus", 100 * (v("jefferies-nvidia-revenue-estimate") / v("nvidia-revenue-expectation") - 1),
+         "%", "claims"),
+        ("financing", "nvidia-openai-financing-guarantee; nvidia-dc-revenue-expectation",
+         "financing guarantee in quarters of expected NVIDIA data-centre revenue",
+         v("nvidia-openai-financing-guarantee") / v("nvidia-dc-revenue-expectation"), "quarters", "claims"),
+        ("inference cost", "inference-lifecycle-cost-share; custom-asic-cost-saving",
+         "lifetime cost saved if a 50 % cheaper ASIC served all inference (low end of the share)",
+         100 * share_lo * saving, "%", "claims"),
+        ("inference cost", "inference-lifecycle-cost-share; custom-asic-cost-saving",
+         "the same at the high end of the inference share", 100 * share_hi * saving, "%", "claims"),
+        ("margins", "anthropic-inference-gross-margin; anthropic-ipo-gross-margin-target",
+         "factor by which inference cost must fall, at unchanged prices, to move the margin from 38 % to 77 %",
+         (1 - margin) / (1 - target), "x", "claims"),
+        ("margins", "anthropic-inference-gross-margin; custom-asic-cost-saving",
+         "gross margin after the 50 % ASIC saving, at unchanged prices", 100 * (1 - (1 - margin) * (1 - saving)),
+         "%", "claims"),
+        ("margins", "anthropic-inference-gross-margin; headline-per-watt-ratio",
+         "gross margin if cost fell by the 1.9x per-watt ratio (cost all energy, unchanged prices)",
+         100 * (1 - (1 - margin) / watt_hi), "%", "claims"),
+        ("margins", "anthropic-inference-gross-margin; headline-per-watt-ratio",
+         "the same at the 1.5x low end of the per-watt range", 100 * (1 - (1 - margin) / watt_lo), "%", "claims"),
+    ]
+    return pl.DataFrame(rows, schema=["topic", "claims", "implication", "implied", "unit", "from"], orient="row")
+
+
+
+# ---- which claims each section qualifies ---------------------------------------------------------------------
+
+#: The claims of ``data/claims.csv`` each section of the caveats chapter qualifies (a test checks that
+#: every id exists).
+SECTION_CLAIMS = {
+    "vera-rubin": ("headline-per-watt-ratio", "headline-e2e-ratio", "single-user-speed-ratio-gptoss",
+                   "single-user-speed-ratio-dsr1", "gptoss-matched-tbt-ratio", "dsr1-matched-tbt-ratio",
+                   "kimi-matched-tbt-ratio", "kimi-per-watt-ratio", "kimi-e2e-ratio", "kimi-tbt-ratio"),
+    "power": ("headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw", "jalapeno-tdp",
+              "jalapeno-sustained-power", "gb200-tdp", "gb300-tdp"),
+    "shape": ("workload-isl", "workload-osl", "headline-per-watt-ratio", "headline-e2e-ratio",
+              "headline-interactive-ratio", "gptoss-matched-tbt-ratio"),
+    "baselines": ("tested-model-count", "semianalysis-beat-every-chip", "headline-per-watt-ratio",
+                  "single-user-speed-ratio-gptoss", "agent-30-step-saving", "agent-50-step-saving"),
+    "kernels": ("ai-kernel-speedup", "model-port-months", "model-port-count", "design-to-tapeout-months"),
+    "hbm": ("jalapeno-hbm4-stacks", "jalapeno-hbm-capacity", "hbm-presold-through-year", "hbm-tightest-supply-year",
+            "broadcom-gw-deployment-scale"),
+    "pareto-shape": ("gptoss-matched-tbt-ratio", "dsr1-matched-tbt-ratio", "kimi-matched-tbt-ratio",
+                     "headline-interactive-ratio"),
+    "business": ("nvidia-revenue-expectation", "nvidia-revenue-yoy-growth", "nvidia-dc-revenue-expectation",
+                 "jefferies-nvidia-revenue-estimate", "nvidia-openai-financing-guarantee",
+                 "financing-weeks-before-benchmark", "inference-lifecycle-cost-share", "custom-asic-cost-saving",
+                 "anthropic-inference-gross-margin", "anthropic-ipo-gross-margin-target"),
+}
+
+
+def section_claims(registry: pl.DataFrame, section: str) -> pl.DataFrame:
+    """The rows of the claims registry (:func:`jalapeno.claims.claims`) a section qualifies, in the order
+    of :data:`SECTION_CLAIMS`: ``claim_id``, ``value``, ``value_high``, ``unit``, ``chapter``, ``status``.
+    UnknownNameError for an unknown section."""
+    if section not in SECTION_CLAIMS:
+        raise UnknownNameError("section", section, list(SECTION_CLAIMS))
+    ids = list(SECTION_CLAIMS[section])
+    order = pl.DataFrame({"claim_id": ids, "_i": list(range(len(ids)))})
+    return (registry.join(order, on="claim_id").sort("_i")
+            .select("claim_id", "value", "value_high", "unit", "chapter", "status"))
+
+
+def per_watt_specs(chips: dict[str, ChipSpec | str], precision: str = "fp4") -> pl.DataFrame:
+    """Spec ratios per kW of rated TDP for each chip (``chips``: label -> chip): ``tdp_w``,
+    ``hbm_tb_s_per_kw``, ``pflops_per_kw`` (dense at ``precision``), ``hbm_gb_per_kw``. ValueError for a
+    chip without TDP or bandwidth."""
+    rows = []
+    for label, c in chips.items():
+        c = specs.chip(c)
+        if not (c.tdp_w and c.hbm_bandwidth_bytes_per_s):
+            raise ValueError(f"chip {c.chip!r} needs a TDP and an HBM bandwidth")
+        kw = c.tdp_w / 1e3
+        rows.append({"chip": label, "tdp_w": c.tdp_w, "hbm_tb_s_per_kw": c.hbm_bandwidth_bytes_per_s / 1e12 / kw,
+                     "pflops_per_kw": c.peak_flops_per_s(precision) / 1e15 / kw,
+                     "hbm_gb_per_kw": (c.hbm_capacity_bytes or float("nan")) / 1e9 / kw})
+    return pl.DataFrame(rows)

@@ -1,0 +1,641 @@
+"""Systems as machines: racks, pods and slices (``data/systems.csv``, ``data/system_specs.csv``), what they
+hold, and how their fabrics shape decode.
+
+A :class:`System` is a chip (:mod:`jalapeno.specs`) times a fabric (:class:`jalapeno.network.Topology`
+with the system's hop latency and the chip's injection bandwidth). On top of it this module models:
+
+- **capacity**: chips needed to hold the weights plus the KV cache of ``concurrency`` sequences of a
+  context, per memory tier (on-chip SRAM, HBM (+ SRAM), HBM + host memory):
+  ``chips = ceil((W + c x KV(S)) / bytes per chip)`` (:func:`jalapeno.roofline.chips_to_hold`);
+- **LPU decode** (:func:`lpu_decode`): a model spread over ``stages`` pipeline stages of ``tp`` chips each,
+  weights and KV cache in SRAM. Per stage and micro-batch of ``b`` sequences (roofline form of the
+  serving model, scaling-book ``inference.md``)::
+
+      t_stage = KV_b / (S BW) + max(W(b) / (S tp BW), b F / (S tp C))
+              + 2 (L / S) x all-reduce(b h a)  [tp > 1]  + hand-off(b h a)
+
+  with ``S`` stages; ``KV_b`` the KV one chip reads: GQA heads split ``min(tp, KV heads)`` ways (``b KV /
+  min(tp, heads)``, replicated beyond), an MLA latent kept whole with sequences spread over the stage's
+  chips (``ceil(b / tp) KV``); ``W(b)`` the weight
+  bytes a step of ``b`` tokens reads (:func:`jalapeno.roofline.decode_weight_bytes`), ``L`` layers,
+  ``h`` hidden size, ``a`` activation bytes. A token visits every stage: ``TPOT = S t_stage``; a full
+  pipeline holds ``S`` micro-batches, so the system emits ``b / t_stage`` tokens/s. Hence the chapter's
+  point: per chip ``b / (N t_stage)`` falls as chips are added, because the per-hop and all-reduce latencies
+  grow with the chip count while the SRAM time of the whole model does not shrink below ``W / (tp BW)``.
+- **disaggregation** (:func:`disaggregated_frontier`): prefill on GPUs (the serving model's prefill time,
+  :func:`jalapeno.serving.evaluate`), decode on LPUs, and the GPU-only and Jalapeño systems through
+  :func:`jalapeno.serving.evaluate`, as throughput per chip against interactivity;
+- **TPU 8t against 8i** (:func:`tpu_all_to_all`): the decode all-to-all of the published MoE models on a
+  1,024-chip 3D torus and on a Boardfly of the same size;
+- **Jalapeño's fabric** (:func:`jalapeno_fabric_scan`): which scale-up domain sizes, topologies and
+  per-hop latencies let the serving model reach the published single-user speeds, with a collective's
+  fixed latency set to ``alpha0 + diameter x hop latency``.
+
+Units: SI (bytes, bytes/s, FLOP/s, s). Names are case-insensitive; an unknown one raises
+UnknownNameError listing the valid names.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import polars as pl
+
+from . import data as _data
+from . import network, roofline, serving, specs
+from .comparison import claim_value
+from .errors import UnknownNameError
+from .metrics import mean_request_length
+from .specs import ChipSpec, ModelSpec
+
+#: Bytes per weight for the LPU's weight widths (the seeds' "8 bits" arithmetic) and their precision names.
+WEIGHT_BITS = {4: "fp4", 8: "fp8", 16: "bf16"}
+
+#: Memory tiers of :func:`capacity_table`.
+TIERS = ("sram", "hbm", "hbm+host")
+
+
+@dataclass(frozen=True)
+class System:
+    """One machine: ``chip``, ``topology`` (hop latency and injection bandwidth filled in), host memory
+    per chip (bytes, ``None`` if unknown), dense FP8 FLOP/s per chip (from the chip, else the system's
+    published total over its chips) and ``provenance`` (quantity -> (status, source, basis))."""
+
+    system: str
+    display_name: str
+    chip: ChipSpec
+    topology: network.Topology
+    host_memory_bytes_per_chip: float | None = None
+    peak_fp8_flops_per_s_per_chip: float | None = None
+    provenance: dict[str, tuple[str, str, str]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def n_chips(self) -> int:
+        return self.topology.n_chips
+
+    def memory_per_chip_bytes(self, tier: str) -> float | None:
+        """Bytes one chip offers in a tier of :data:`TIERS`: ``sram`` (on-chip), ``hbm`` (HBM + SRAM),
+        ``hbm+host`` (HBM + SRAM + host memory). ``None`` when the tier does not exist on this system."""
+        if tier not in TIERS:
+            raise UnknownNameError("memory tier", tier, list(TIERS))
+        sram, hbm = self.chip.sram_bytes or 0.0, self.chip.hbm_capacity_bytes or 0.0
+        if tier == "sram":
+            return sram or None
+        if tier == "hbm":
+            return (hbm + sram) if hbm else None
+        return (hbm + sram + self.host_memory_bytes_per_chip) if hbm and self.host_memory_bytes_per_chip else None
+
+    def with_top_level(self, units: int, *, add: bool = False) -> "System":
+        """The same machine with ``units`` units at the top of its Dragonfly: the last level replaced (a
+        Boardfly of 32 groups instead of 36) or, with ``add``, one more level added (LPX racks joined by one
+        link per pair of racks; ``units`` = 1 adds nothing). ValueError for a fabric that is not a Dragonfly."""
+        t = self.topology
+        if t.kind != "dragonfly":
+            raise ValueError(f"system {self.system!r} ({t.label}) is not a Dragonfly; its size is fixed")
+        if units < 1:
+            raise ValueError(f"units must be positive, got {units!r}")
+        shape = (t.shape + (units,) if units > 1 else t.shape) if add else t.shape[:-1] + (units,)
+        return replace(self, topology=replace(t, shape=shape))
+
+
+def system_names() -> list[str]:
+    """The system keys of ``data/systems.csv``."""
+    return list(_data.load("systems.csv")["system"])
+
+
+def system(name: str | System) -> System:
+    """The :class:`System` named in ``data/systems.csv`` (case-insensitive). Its topology gets the hop
+    latency of ``system_specs.csv`` and the chip's scale-up bandwidth / 2 as injection bandwidth (the
+    system's own ``scale_up_bandwidth`` row where the chip has none). Raises UnknownNameError."""
+    if isinstance(name, System):
+        return name
+    key = str(name).strip().lower()
+    valid = system_names()
+    if key not in valid:
+        raise UnknownNameError("system", name, valid)
+    row = _data.load("systems.csv").row(by_predicate=pl.col("system") == key, named=True)
+    chip = specs.chip(row["chip"])
+    facts, prov = {}, {"shape": ("described", row["source"], row["basis"])}  # the basis says what is modelled
+    for r in _data.system_specs_si().filter(system=key).iter_rows(named=True):
+        facts[r["quantity"]] = r["value_si"]
+        prov[r["quantity"]] = (r["status"], r["source"], r["basis"] or "")
+    bidir = chip.scale_up_bandwidth_bytes_per_s or facts.get("scale_up_bandwidth") or 0.0
+    topo = network.topology(row["topology"], row["shape"], hop_latency_s=facts.get("hop_latency", 0.0),
+                            injection_bandwidth_bytes_per_s=bidir / 2)
+    flops = chip.peak_dense_flops_per_s.get("fp8")
+    if not flops and facts.get("peak_dense_flops_fp8"):
+        flops = facts["peak_dense_flops_fp8"] / topo.n_chips
+    return System(key, row["display_name"], chip, topo, facts.get("host_memory"), flops, prov)
+
+
+def systems_table(names: list[str] | None = None) -> pl.DataFrame:
+    """One row per system: ``system``, ``chip``, :meth:`jalapeno.network.Topology.describe` columns, and
+    the status of its hop latency."""
+    rows = []
+    for n in names or system_names():
+        s = system(n)
+        rows.append({"system": s.system, "chip": s.chip.chip, **s.topology.describe(),
+                     "hop_latency_status": s.provenance.get("hop_latency", ("unknown",))[0]})
+    return pl.DataFrame(rows)
+
+
+# ---- Groq 3 LPX: the rack's totals and SRAM capacity ----------------------------------------------------
+
+def lpx_rack_totals(name: str = "groq-3-lpx") -> dict[str, float]:
+    """Totals of one LPX rack from the per-chip data: ``chips``, ``sram_bytes`` (chips x SRAM per LPU),
+    ``sram_bandwidth_bytes_per_s``, ``scale_up_bandwidth_bytes_per_s`` (both directions summed),
+    ``peak_fp8_flops_per_s``."""
+    s = system(name)
+    n = s.n_chips
+    return {"chips": n, "sram_bytes_per_chip": s.chip.sram_bytes, "sram_bytes": n * s.chip.sram_bytes,
+            "sram_bandwidth_bytes_per_s": n * s.chip.sram_bandwidth_bytes_per_s,
+            "scale_up_bandwidth_bytes_per_s": n * (s.chip.scale_up_bandwidth_bytes_per_s or 0.0),
+            "peak_fp8_flops_per_s": n * (s.peak_fp8_flops_per_s_per_chip or 0.0)}
+
+
+def sram_capacity_table(models: list[ModelSpec], name: str = "groq-3-lpx", *, weight_bits: int = 8,
+                        concurrency: int = 0, context_tokens: int = 8192, kv_precision: str = "fp8") -> pl.DataFrame:
+    """Chips (and racks) whose SRAM holds each model's weights at ``weight_bits`` plus the KV cache of
+    ``concurrency`` sequences of ``context_tokens`` (:func:`jalapeno.roofline.sram_chips`): ``model``,
+    ``weight_bytes``, ``kv_bytes``, ``chips``, ``racks`` (fractional), ``whole_racks``."""
+    s = system(name)
+    rows = []
+    for m in models:
+        kv = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
+        n = roofline.sram_chips(m, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv)
+        rows.append({"model": m.model, "weight_bytes": m.total_params() * weight_bits / 8, "kv_bytes": float(kv),
+                     "chips": n, "racks": n / s.n_chips, "whole_racks": math.ceil(n / s.n_chips)})
+    return pl.DataFrame(rows)
+
+
+# ---- capacity across tiers ----------------------------------------------------------------------------------
+
+def capacity_table(models: list[ModelSpec], names: list[str], *, contexts=(8192, 32768, 131072), concurrency: int = 64,
+                   weight_precision: str = "fp8", kv_precision: str = "fp8") -> pl.DataFrame:
+    """For each system, model, context and memory tier: bytes to hold (weights at ``weight_precision`` +
+    ``concurrency`` x KV of one sequence of that context), bytes per chip in the tier, the chips needed
+    and how many systems that is. Tiers a system does not have are left out. Columns: ``system``,
+    ``model``, ``context_tokens``, ``tier``, ``bytes_needed``, ``bytes_per_chip``, ``chips``,
+    ``systems_needed``."""
+    if concurrency < 0:
+        raise ValueError(f"concurrency must be non-negative, got {concurrency!r}")
+    rows = []
+    for name in names:
+        s = system(name)
+        for m in models:
+            w = m.weight_bytes(weight_precision)
+            for ctx in contexts:
+                need = w + concurrency * m.kv_bytes_per_sequence(int(ctx), kv_precision)
+                for tier in TIERS:
+                    per_chip = s.memory_per_chip_bytes(tier)
+                    if not per_chip:
+                        continue
+                    n = roofline.chips_to_hold(need, per_chip)
+                    rows.append({"system": s.system, "model": m.model, "context_tokens": int(ctx), "tier": tier,
+                                 "bytes_needed": float(need), "bytes_per_chip": float(per_chip), "chips": n,
+                                 "systems_needed": n / s.n_chips})
+    return pl.DataFrame(rows)
+
+
+def jalapeno_capacity(models: list[ModelSpec], *, contexts=(8192, 32768, 131072), concurrency: int = 64,
+                      weight_precision: str = "fp8", kv_precision: str = "fp8") -> pl.DataFrame:
+    """:func:`capacity_table` rows for Jalapeño (HBM tier only: its SRAM and host memory are not
+    published), with ``system`` = ``jalapeno`` and ``systems_needed`` left empty (no published domain)."""
+    c = specs.chip("jalapeno")
+    rows = []
+    for m in models:
+        w = m.weight_bytes(weight_precision)
+        for ctx in contexts:
+            need = w + concurrency * m.kv_bytes_per_sequence(int(ctx), kv_precision)
+            rows.append({"system": "jalapeno", "model": m.model, "context_tokens": int(ctx), "tier": "hbm",
+                         "bytes_needed": float(need), "bytes_per_chip": c.hbm_capacity_bytes,
+                         "chips": roofline.chips_to_hold(need, c.hbm_capacity_bytes), "systems_needed": None})
+    return pl.DataFrame(rows, schema_overrides={"systems_needed": pl.Float64})
+
+
+# ---- LPU decode: pipeline stages x tensor-parallel chips, weights and KV in SRAM -------------------------------
+
+def _group(s: System, n: int) -> network.Topology:
+    """The fabric the ``n`` chips of one pipeline stage talk over: in a Dragonfly, the fewest levels that
+    hold ``n`` chips (a tray of 8 LPUs is fully connected, one hop; two trays are three hops apart); in a
+    switched fabric, ``n`` chips on the switch; otherwise the whole system's fabric."""
+    t = s.topology
+    kw = {"hop_latency_s": t.hop_latency_s, "injection_bandwidth_bytes_per_s": t.injection_bandwidth_bytes_per_s}
+    if n <= 1:
+        return network.switched(1, **kw)
+    if t.kind == "dragonfly":
+        levels, size = [], 1
+        for a in t.shape:
+            if size * a >= n:
+                levels.append(math.ceil(n / size))
+                break
+            levels.append(a)
+            size *= a
+        return network.dragonfly(tuple(levels), **kw) if size * levels[-1] >= n else t
+    if t.kind == "switched":
+        return network.switched(n, **kw)
+    return t
+
+
+def lpu_decode(model: ModelSpec, name: str | System = "groq-3-lpx", *, stages: int, tp: int = 1, batch=1,
+               context_tokens: int = 8192, weight_bits: int = 8, kv_precision: str = "fp8",
+               activation_bytes: float = 2.0) -> dict[str, np.ndarray]:
+    """Decode of ``model`` with weights and KV cache in on-chip SRAM: ``stages`` pipeline stages of ``tp``
+    chips each (the formula in the module docstring), ``batch`` sequences per micro-batch (scalar or
+    array), a full pipeline of ``stages`` micro-batches.
+
+    Returns a dict of arrays over ``batch``: ``chips``, ``concurrency``, ``fits`` (weights + KV within
+    SRAM), ``sram_s``, ``compute_s``, ``roofline_s`` (all per token, summed over stages), ``allreduce_s``,
+    ``handoff_s``, ``tpot_s``, ``interactivity_tok_s_user``, ``output_tok_s`` (whole system),
+    ``output_tok_s_chip``. Raises ValueError for a layout that is not positive or has more stages than
+    layers, or a system without SRAM or FLOP/s figures."""
+    s = system(name)
+    if stages < 1 or tp < 1 or stages > model.num_hidden_layers:
+        raise ValueError(f"stages must be in 1..{model.num_hidden_layers} (layers) and tp >= 1, got stages={stages!r}, tp={tp!r}")
+    if weight_bits not in WEIGHT_BITS:
+        raise UnknownNameError("weight width (bits)", weight_bits, [str(b) for b in WEIGHT_BITS])
+    bw, sram, flops = s.chip.sram_bandwidth_bytes_per_s, s.chip.sram_bytes, s.peak_fp8_flops_per_s_per_chip
+    if not (bw and sram and flops):
+        raise ValueError(f"system {s.system!r} has no SRAM capacity, SRAM bandwidth or FP8 FLOP/s figure")
+    b = np.asarray(batch, dtype=float)
+    if np.any(b <= 0):
+        raise ValueError(f"batch must be positive, got {batch!r}")
+    n = stages * tp
+    prec = WEIGHT_BITS[weight_bits]
+    kv_seq = model.kv_bytes_per_sequence(context_tokens, kv_precision)
+    if model.attention == "gqa":  # heads split over the stage's chips (replicated beyond the KV-head count)
+        kv_split = min(tp, model.num_key_value_heads or 1)
+        kv_read, replicas = b / kv_split, tp / kv_split
+    else:  # an MLA latent cannot be split by head: each chip of the stage holds whole sequences
+        kv_read, replicas = np.ceil(b / tp), 1.0
+    # per stage, per micro-batch
+    t_w = np.asarray(roofline.decode_weight_bytes(model, b, prec), dtype=float) / (stages * tp * bw)
+    t_kv = kv_read * kv_seq / (stages * bw)
+    t_c = b * model.decode_flops_per_token(context_tokens) / (stages * tp * flops)
+    msg = b * model.hidden_size * activation_bytes
+    group = _group(s, tp)
+    t_ar = 2 * (model.num_hidden_layers / stages) * np.asarray(network.all_reduce_s(group, msg)) if tp > 1 else 0.0 * b
+    t_hand = np.asarray(network.pipeline_handoff_s(s.topology, msg)) if n > 1 else 0.0 * b
+    t_stage = t_kv + np.maximum(t_w, t_c) + t_ar + t_hand
+    # capacity: all weights once, the KV of every sequence in the pipeline (GQA: replicated beyond the KV heads)
+    conc = stages * b
+    held = model.total_params() * weight_bits / 8 + conc * kv_seq * replicas
+    tpot = stages * t_stage
+    return {"chips": np.full_like(b, n), "concurrency": conc, "fits": held <= n * sram,
+            "sram_s": stages * (t_kv + t_w), "compute_s": stages * t_c, "roofline_s": stages * (t_kv + np.maximum(t_w, t_c)),
+            "allreduce_s": stages * t_ar, "handoff_s": stages * t_hand, "tpot_s": tpot,
+            "interactivity_tok_s_user": 1.0 / tpot, "output_tok_s": b / t_stage, "output_tok_s_chip": b / t_stage / n}
+
+
+def lpu_layouts(model: ModelSpec, name: str | System = "groq-3-lpx", *, max_chips: int | None = None, batch: int = 1,
+                tps=(1, 2, 4, 8, 16, 32, 64), context_tokens: int = 8192, weight_bits: int = 8,
+                kv_precision: str = "fp8") -> pl.DataFrame:
+    """Every layout (``stages`` x ``tp`` chips, at most ``max_chips``, default the system's) that holds the
+    model: one row each with the :func:`lpu_decode` results at ``batch``, sorted by chips."""
+    s = system(name)
+    max_chips = max_chips or s.n_chips
+    rows = []
+    for tp in tps:
+        for st in range(1, min(model.num_hidden_layers, max_chips // tp) + 1):
+            r = lpu_decode(model, s, stages=st, tp=tp, batch=batch, context_tokens=context_tokens,
+                           weight_bits=weight_bits, kv_precision=kv_precision)
+            if not bool(r["fits"]):
+                continue
+            rows.append({"stages": st, "tp": tp, **{k: float(v) for k, v in r.items() if k != "fits"}})
+    if not rows:
+        raise ValueError(f"{model.model} does not fit in the SRAM of {max_chips} chips of {s.system} at {weight_bits} bits")
+    return pl.DataFrame(rows).sort("chips", "tp")
+
+
+def lpu_budget(model: ModelSpec, tok_s_user: float, name: str | System = "groq-3-lpx", *, layouts=None,
+               context_tokens: int = 8192, weight_bits: int = 8, kv_precision: str = "fp8") -> pl.DataFrame:
+    """How a single-user speed's per-token budget ``1 / tok_s_user`` splits on LPU layouts (``layouts``: a
+    list of ``(stages, tp)``; default the fastest layout of each tp on one system). Long format: ``layout``,
+    ``chips``, ``component`` (``SRAM reads (weights + KV)``, ``compute beyond SRAM``, ``pipeline hand-offs``,
+    ``tensor-parallel all-reduce``, ``left for everything else``), ``time_s``, ``share`` of the budget.
+    The last component is the budget minus the modelled ones (negative: the layout is too slow)."""
+    s = system(name)
+    budget = 1.0 / tok_s_user
+    if layouts is None:
+        t = lpu_layouts(model, s, context_tokens=context_tokens, weight_bits=weight_bits, kv_precision=kv_precision)
+        best = t.sort("tpot_s").group_by("tp", maintain_order=True).first().sort("tp")
+        layouts = list(zip(best["stages"].to_list(), best["tp"].to_list()))
+    rows = []
+    for st, tp in layouts:
+        r = {k: float(v) for k, v in lpu_decode(model, s, stages=int(st), tp=int(tp), context_tokens=context_tokens,
+                                                  weight_bits=weight_bits, kv_precision=kv_precision).items()}
+        parts = {"SRAM reads (weights + KV)": r["sram_s"],
+                 "compute beyond SRAM": r["roofline_s"] - r["sram_s"],
+                 "pipeline hand-offs": r["handoff_s"], "tensor-parallel all-reduce": r["allreduce_s"]}
+        parts["left for everything else"] = budget - sum(parts.values())
+        label = f"{int(st)} stages x {int(tp)}"
+        for comp, v in parts.items():
+            rows.append({"layout": label, "chips": int(st) * int(tp), "component": comp, "time_s": v,
+                         "share": v / budget, "tpot_s": r["tpot_s"], "budget_s": budget})
+    return pl.DataFrame(rows)
+
+
+def best_lpu_speed(model: ModelSpec, name: str | System = "groq-3-lpx", **kw) -> dict[str, float]:
+    """The fastest single-user layout on one system (:func:`lpu_layouts` at batch 1): ``stages``, ``tp``,
+    ``chips``, ``tpot_s``, ``interactivity_tok_s_user``."""
+    row = lpu_layouts(model, name, **kw).sort("tpot_s").row(0, named=True)
+    return {k: row[k] for k in ("stages", "tp", "chips", "tpot_s", "interactivity_tok_s_user")}
+
+
+def lpu_scaling(model: ModelSpec, name: str | System = "groq-3-lpx", *, tps=(1, 2, 4, 8), batch: int = 1,
+                context_tokens: int = 8192, weight_bits: int = 8, kv_precision: str = "fp8",
+                max_chips: int | None = None) -> pl.DataFrame:
+    """Adding LPUs: for each ``tp``, every stage count that holds the model (at most ``max_chips``, default
+    the system's), with ``chips``, ``interactivity_tok_s_user``, ``output_tok_s_chip`` (full pipeline of
+    micro-batches of ``batch``)."""
+    t = lpu_layouts(model, name, max_chips=max_chips, batch=batch, tps=tps, context_tokens=context_tokens,
+                    weight_bits=weight_bits, kv_precision=kv_precision)
+    return t.select("tp", "stages", "chips", "interactivity_tok_s_user", "output_tok_s_chip", "tpot_s")
+
+
+def lpx_for(model: ModelSpec, *, weight_bits: int = 8, kv_bytes: float = 0.0, name: str = "groq-3-lpx") -> System:
+    """The LPX system of as many racks as hold ``model`` at ``weight_bits`` plus ``kv_bytes`` (one rack, or
+    racks joined as one more Dragonfly level)."""
+    s = system(name)
+    racks = math.ceil(roofline.sram_chips(model, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes) / s.n_chips)
+    return s.with_top_level(racks, add=True)
+
+
+# ---- throughput against interactivity: GPU-only, Jalapeño, GPU prefill + LPU decode --------------------------
+
+def upper_envelope(x, y) -> np.ndarray:
+    """Indices of the points no other point beats on both ``x`` and ``y`` (the Pareto frontier, upper right),
+    in increasing ``x``."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    order = np.lexsort((-y, -x))
+    keep, best = [], -np.inf
+    for i in order:
+        if y[i] > best:
+            keep.append(i)
+            best = y[i]
+    return np.asarray(keep[::-1], dtype=int)
+
+
+def serving_frontier(model: ModelSpec, chip: ChipSpec, *, n_chips=(1, 2, 4, 8, 16, 32, 64), concurrencies=None,
+                     isl: int = 8192, osl: int = 1024, precision: str = "fp4", eff: serving.Efficiency = serving.Efficiency(),
+                     stack: str = "default", label: str | None = None) -> pl.DataFrame:
+    """The serving model's frontier for ``model`` on ``chip`` (:func:`jalapeno.serving.evaluate` with
+    constants ``eff`` and the overhead of ``stack``, over worker sizes ``n_chips`` (at most the chip's
+    scale-up domain; TP or DP-attention + EP) and concurrencies 1..4096), points that fit in HBM only:
+    ``system``, ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``n_chips``, ``concurrency``."""
+    conc = np.asarray(concurrencies if concurrencies is not None else 2.0 ** np.arange(0, 13))
+    rows = []
+    domain = chip.scale_up_domain_chips or max(n_chips)
+    for n in (k for k in n_chips if k <= domain):
+        for dp in sorted({1, n}):
+            r = serving.evaluate(model, chip, n_chips=n, concurrency=conc, dp=dp, isl=isl, osl=osl,
+                                 precision=precision, eff=eff, stack=stack)
+            ok = np.asarray(r["fits"], dtype=bool)
+            for c, x, y in zip(conc[ok], np.asarray(r["interactivity_tok_s_user"])[ok], np.asarray(r["throughput_tok_s_chip"])[ok]):
+                rows.append({"n_chips": n, "dp": dp, "concurrency": float(c), "interactivity_tok_s_user": float(x),
+                             "throughput_tok_s_chip": float(y)})
+    if not rows:
+        return pl.DataFrame(schema={"system": pl.Utf8, "interactivity_tok_s_user": pl.Float64,
+                                    "throughput_tok_s_chip": pl.Float64, "n_chips": pl.Int64, "concurrency": pl.Float64})
+    df = pl.DataFrame(rows)
+    keep = upper_envelope(df["interactivity_tok_s_user"], df["throughput_tok_s_chip"])
+    return df[keep].select(pl.lit(label or chip.chip).alias("system"), "interactivity_tok_s_user",
+                           "throughput_tok_s_chip", "n_chips", "concurrency")
+
+
+def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | None = None, weight_bits: int = 8,
+                           kv_precision: str = "fp8", batches=None, isl: int = 8192, osl: int = 1024,
+                           prefill_tp: int = 1, precision: str = "fp4", eff: serving.Efficiency = serving.Efficiency(),
+                           stack: str = "default", kv_sequences: int = 256,
+                           label: str = "GPU prefill + LPU decode") -> pl.DataFrame:
+    """GPU prefill + LPU decode. Decode runs on ``lpx`` (default: the LPX racks that hold ``model`` at
+    ``weight_bits`` plus the KV cache of ``kv_sequences`` sequences, :func:`lpx_for`) in every layout of
+    :func:`lpu_decode` that fits, with micro-batches ``batches``; prefill runs on ``prefill_tp``-GPU workers
+    of ``gpu`` (the serving model's prefill time of a mean prompt with ``eff`` and ``stack``), as many as the
+    request rate needs
+    (fractional). Throughput per chip counts input + output tokens over LPUs and GPUs (the benchmark's way);
+    the KV transfer from GPU to LPU and queueing are not modelled. Frontier columns as
+    :func:`serving_frontier`, plus ``lpu_chips`` and ``gpu_chips``."""
+    b = np.asarray(batches if batches is not None else 2.0 ** np.arange(0, 9))
+    isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
+    ctx = int(isl_m + osl_m / 2)
+    s = lpx or lpx_for(model, weight_bits=weight_bits,
+                       kv_bytes=kv_sequences * model.kv_bytes_per_sequence(ctx, kv_precision))
+    pre = serving.evaluate(model, gpu, n_chips=prefill_tp, concurrency=1, isl=isl, osl=osl, precision=precision,
+                           eff=eff, stack=stack)
+    t_prefill = float(np.asarray(pre["prefill_s"]))
+    rows = []
+    for tp in (t for t in (1, 2, 4, 8, 16, 32, 64) if t <= s.n_chips):
+        for st in range(1, min(model.num_hidden_layers, s.n_chips // tp) + 1):
+            r = lpu_decode(model, s, stages=st, tp=tp, batch=b, context_tokens=ctx, weight_bits=weight_bits,
+                           kv_precision=kv_precision)
+            ok = np.asarray(r["fits"], dtype=bool)
+            if not ok.any():
+                continue
+            rate = np.asarray(r["output_tok_s"]) / osl_m
+            gpus = rate * t_prefill * prefill_tp
+            thr = rate * (isl_m + osl_m) / (st * tp + gpus)
+            for i in np.nonzero(ok)[0]:
+                rows.append({"interactivity_tok_s_user": float(r["interactivity_tok_s_user"][i]),
+                             "throughput_tok_s_chip": float(thr[i]), "n_chips": st * tp,
+                             "concurrency": float(r["concurrency"][i]), "lpu_chips": st * tp, "gpu_chips": float(gpus[i])})
+    if not rows:
+        raise ValueError(f"{model.model} does not fit on {s.system} ({s.n_chips} LPUs) at {weight_bits} bits with any KV cache")
+    df = pl.DataFrame(rows)
+    keep = upper_envelope(df["interactivity_tok_s_user"], df["throughput_tok_s_chip"])
+    return df[keep].select(pl.lit(label).alias("system"), pl.all())
+
+
+# ---- TPU 8t (3D torus) against TPU 8i (Boardfly) ---------------------------------------------------------------
+
+def tpu_topologies(size: int = 1024, *, torus_system: str = "tpu-8t-1024", boardfly_system: str = "tpu-8i-pod") -> dict[str, System]:
+    """The two TPU fabrics at ``size`` chips: the 8t slice as the most compact 3D torus of ``size`` chips
+    and the 8i Boardfly with ``size / 32`` groups of 8 boards of 4 (ValueError if 32 does not divide it)."""
+    t, b = system(torus_system), system(boardfly_system)
+    per_group = math.prod(b.topology.shape[:-1])
+    if size % per_group:
+        raise ValueError(f"a Boardfly is built of groups of {per_group} chips; size must be a multiple, got {size!r}")
+    torus = replace(t, topology=network.most_compact_torus(size, 3, hop_latency_s=t.topology.hop_latency_s,
+                                                           injection_bandwidth_bytes_per_s=t.topology.injection_bandwidth_bytes_per_s))
+    return {t.system: torus, b.system: b.with_top_level(size // per_group)}
+
+
+def tpu_all_to_all(models: list[ModelSpec], *, size: int = 1024, tokens_per_chip=1.0) -> pl.DataFrame:
+    """Decode all-to-all of each MoE model with its experts spread over ``size`` chips of TPU 8t (3D torus)
+    and TPU 8i (Boardfly), ``tokens_per_chip`` decode tokens on each chip (one value or several): dispatch
+    (FP8) and combine (BF16) of ``num_experts_per_tok`` copies of each token, two
+    :func:`jalapeno.network.all_to_all_s` per MoE layer. Columns: ``model``, ``system``, ``topology``,
+    ``tokens_per_chip``, ``diameter_hops``, ``average_hops``, ``latency_per_layer_s`` (2 x diameter x hop),
+    ``per_layer_s``, ``per_token_s`` (x MoE layers), ``moe_layers``. Dense models are left out."""
+    topos = tpu_topologies(size)
+    rows = []
+    for m in models:
+        if not m.is_moe:
+            continue
+        for s in topos.values():
+            t = s.topology
+            rf = (t.n_chips - 1) / t.n_chips
+            for tok in np.atleast_1d(np.asarray(tokens_per_chip, dtype=float)):
+                d = network.moe_all_to_all_bytes(tok, m.num_experts_per_tok, m.hidden_size, dispatch_bytes=1.0,
+                                                 combine_bytes=0.0, remote_fraction=rf)
+                c = network.moe_all_to_all_bytes(tok, m.num_experts_per_tok, m.hidden_size, dispatch_bytes=0.0,
+                                                 combine_bytes=2.0, remote_fraction=rf)
+                per_layer = network.all_to_all_s(t, d) + network.all_to_all_s(t, c)
+                lat = 2 * t.diameter_hops() * t.hop_latency_s
+                rows.append({"model": m.model, "system": s.system, "topology": t.label, "tokens_per_chip": float(tok),
+                             "diameter_hops": t.diameter_hops(), "average_hops": t.average_hops(),
+                             "latency_per_layer_s": lat, "per_layer_s": per_layer,
+                             "per_token_s": per_layer * m.num_moe_layers, "moe_layers": m.num_moe_layers})
+    return pl.DataFrame(rows)
+
+
+# ---- Jalapeño's fabric: what the published single-user speeds allow ----------------------------------------------
+
+#: The published single-user numbers the fabric must reproduce, as (model, claim id, kind).
+JALAPENO_TARGETS = (("gpt-oss-120b", "gptoss-jalapeno-tbt", "tbt_ms"), ("deepseek-r1", "dsr1-jalapeno-single-user", "tok_s"))
+
+
+def jalapeno_target_tpot_s(claim_id: str, kind: str) -> float:
+    """The longest TPOT a published number allows: a TBT printed with 2 decimals in ms stands for up to
+    ``value + 0.005`` ms; a speed in tok/s for ``1 / value`` (read as a floor: "about 700")."""
+    v = claim_value(claim_id)
+    if kind == "tbt_ms":
+        return (v + 0.005) * 1e-3
+    if kind == "tok_s":
+        return 1.0 / v
+    raise UnknownNameError("target kind", kind, ["tbt_ms", "tok_s"])
+
+
+def fabric_topology(kind: str, n: int, **kw) -> network.Topology:
+    """A hypothetical scale-up fabric of ``n`` chips of ``kind``: ``switched``, ``ring``, ``torus2d``,
+    ``torus3d`` (most compact shapes) or ``dragonfly`` (fully connected groups of 8 chips, the groups fully
+    connected; up to 8 chips, or a size 8 does not divide, one fully connected group). UnknownNameError
+    for another kind."""
+    if kind == "switched":
+        return network.switched(n, **kw)
+    if kind == "ring":
+        return network.ring(n, **kw)
+    if kind in ("torus2d", "torus3d"):
+        return network.most_compact_torus(n, 2 if kind == "torus2d" else 3, **kw)
+    if kind == "dragonfly":
+        a = min(n, 8)
+        return network.dragonfly((a, n // a) if n > a and n % a == 0 else (n,), **kw)
+    raise UnknownNameError("fabric", kind, ["switched", "ring", "torus2d", "torus3d", "dragonfly"])
+
+
+def jalapeno_chip(scale_up_bandwidth_bytes_per_s: float = 1.8e12) -> ChipSpec:
+    """Jalapeño's ChipSpec with a scale-up bandwidth (both directions summed; not published)."""
+    if scale_up_bandwidth_bytes_per_s <= 0:
+        raise ValueError(f"scale_up_bandwidth_bytes_per_s must be positive, got {scale_up_bandwidth_bytes_per_s!r}")
+    return serving.with_chip(specs.chip("jalapeno"), scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s)
+
+
+def best_stack(eff: serving.Efficiency) -> str:
+    """The stack of ``eff`` with the smallest per-layer overhead (the best software measured)."""
+    return min((k for k in eff.tau_s if k != "default"), key=eff.tau, default="default")
+
+
+def jalapeno_stack_overhead_s(eff: serving.Efficiency, *, model: str = "gpt-oss-120b", claim_id: str = "gptoss-jalapeno-tbt",
+                              isl: int = 8192, osl: int = 1024, precision: str = "fp4") -> float:
+    """Jalapeño's per-layer step overhead (the serving model's ``tau``, s) that makes one chip decode one
+    ``model`` sequence at exactly the published TBT (``claim_id``, ms): the model fits one chip's HBM, so no
+    fabric enters. TPOT is linear in ``tau``; solved from two evaluations. ValueError if even no overhead
+    is slower than the claim."""
+    m = specs.model(model)
+    target = claim_value(claim_id) * 1e-3
+
+    def tpot(tau: float) -> float:
+        e = replace(eff, tau_s={**eff.tau_s, "jalapeno": tau})
+        return float(np.asarray(serving.evaluate(m, jalapeno_chip(), n_chips=1, concurrency=1, isl=isl, osl=osl,
+                                                 precision=precision, eff=e, stack="jalapeno")["tpot_s"]))
+
+    t0, t1 = tpot(0.0), tpot(1e-5)
+    tau = (target - t0) / ((t1 - t0) / 1e-5)
+    if tau < 0:
+        raise ValueError(f"the serving model is slower than {target * 1e3:.3f} ms on one Jalapeño even with no "
+                         f"per-layer overhead ({t0 * 1e3:.3f} ms)")
+    return tau
+
+
+def jalapeno_efficiency(eff: serving.Efficiency, stack_overhead_s: float | None = None) -> serving.Efficiency:
+    """``eff`` with Jalapeño's stack overhead under the stack name ``jalapeno`` (default: the one fitted by
+    :func:`jalapeno_stack_overhead_s`)."""
+    tau = jalapeno_stack_overhead_s(eff) if stack_overhead_s is None else stack_overhead_s
+    return replace(eff, tau_s={**eff.tau_s, "jalapeno": float(tau)})
+
+
+def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("switched", "torus3d"),
+                         hop_latencies_s=None, scale_up_bandwidth_bytes_per_s: float = 1.8e12, alpha0_s: float = 0.0,
+                         eff: serving.Efficiency = serving.Efficiency(), stack_overhead_s: float | None = None,
+                         isl: int = 8192, osl: int = 1024, precision: str = "fp4") -> pl.DataFrame:
+    """Single-user TPOT of the published models on ``n`` Jalapeño chips (:func:`jalapeno.serving.evaluate`
+    at concurrency 1, tensor parallel over the domain, experts spread over it) for each domain size, fabric
+    and per-hop latency. Each collective's fixed latency is ``alpha0 + diameter x hop latency``; the per-layer
+    stack overhead is Jalapeño's (:func:`jalapeno_efficiency`; ``stack_overhead_s`` overrides it), every
+    other constant ``eff``'s. Jalapeño's scale-up bandwidth is not published: ``scale_up_bandwidth_bytes_per_s``
+    (both directions). Columns: ``model``, ``fabric``, ``chips``, ``diameter_hops``, ``hop_latency_s``,
+    ``tpot_s``, ``target_tpot_s`` (:func:`jalapeno_target_tpot_s`), ``fits``, ``consistent`` (fits in HBM
+    and reaches the published speed: TPOT <= target)."""
+    hops = np.asarray(hop_latencies_s if hop_latencies_s is not None else np.geomspace(0.05e-6, 10e-6, 25))
+    chip = jalapeno_chip(scale_up_bandwidth_bytes_per_s)
+    base = jalapeno_efficiency(eff, stack_overhead_s)
+    rows = []
+    for model_name, claim_id, kind in JALAPENO_TARGETS:
+        m = specs.model(model_name)
+        target = jalapeno_target_tpot_s(claim_id, kind)
+        for fab in fabrics:
+            for n in domain_sizes:
+                d = fabric_topology(fab, n).diameter_hops()
+                for h in hops:
+                    e = replace(base, alpha_s=alpha0_s + d * h)
+                    r = serving.evaluate(m, chip, n_chips=n, concurrency=1, isl=isl, osl=osl, precision=precision,
+                                         eff=e, stack="jalapeno")
+                    tpot = float(np.asarray(r["tpot_s"]))
+                    fits = bool(np.asarray(r["fits"]))
+                    rows.append({"model": m.model, "fabric": fab, "chips": n, "diameter_hops": d, "hop_latency_s": float(h),
+                                 "tpot_s": tpot, "target_tpot_s": target, "fits": fits, "consistent": fits and tpot <= target})
+    return pl.DataFrame(rows)
+
+
+def max_consistent_hop_latency(scan: pl.DataFrame) -> pl.DataFrame:
+    """From :func:`jalapeno_fabric_scan`: for each model, fabric and domain size that fits, the largest
+    scanned per-hop latency still consistent with the published speed (``None`` when none is) and the TPOT at
+    the smallest scanned hop latency. Columns ``model``, ``fabric``, ``chips``, ``diameter_hops``,
+    ``max_hop_latency_s``, ``best_tpot_s``, ``target_tpot_s``."""
+    fit = scan.filter(pl.col("fits"))
+    return fit.group_by("model", "fabric", "chips", maintain_order=True).agg(
+        pl.col("diameter_hops").first(),
+        pl.col("hop_latency_s").filter(pl.col("consistent")).max().alias("max_hop_latency_s"),
+        pl.col("tpot_s").min().alias("best_tpot_s"), pl.col("target_tpot_s").first())
+
+
+def jalapeno_requirements(models: list[ModelSpec], *, concurrency: int = 64, context_tokens: int = 8192,
+                          weight_precision: str = "fp4", kv_precision: str = "fp8", comm_share: float = 0.25,
+                          hop_latency_s: float = 0.5e-6, fabric: str = "switched") -> pl.DataFrame:
+    """What keeping a whole workload inside one connected Jalapeño system takes, per model: the chips whose
+    HBM holds the weights plus the KV cache of ``concurrency`` sequences of ``context_tokens``
+    (``chips``), and on that many chips of ``fabric`` the injection bandwidth per chip (one direction) for
+    the decode step's MoE all-to-all (``concurrency`` tokens) to take ``comm_share`` of the published TPOT
+    (``required_injection_bytes_per_s``; ``None`` when the hop latencies alone exceed that share)."""
+    if not 0 < comm_share <= 1:
+        raise ValueError(f"comm_share must be in (0, 1], got {comm_share!r}")
+    c = specs.chip("jalapeno")
+    targets = {m: jalapeno_target_tpot_s(cid, kind) for m, cid, kind in JALAPENO_TARGETS}
+    rows = []
+    for m in models:
+        need = m.weight_bytes(weight_precision) + concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
+        n = roofline.chips_to_hold(need, c.hbm_capacity_bytes)
+        target = targets.get(m.model)
+        req = None
+        if m.is_moe and n > 1 and target:
+            t = fabric_topology(fabric, n, hop_latency_s=hop_latency_s, injection_bandwidth_bytes_per_s=1.0)
+            per_chip_bytes = network.moe_all_to_all_bytes(concurrency / n, m.num_experts_per_tok, m.hidden_size,
+                                                          remote_fraction=(n - 1) / n)
+            budget = comm_share * target - m.num_moe_layers * 2 * t.diameter_hops() * hop_latency_s
+            if budget > 0:
+                req = m.num_moe_layers * per_chip_bytes * max(1.0, t.average_hops()) / budget
+        rows.append({"model": m.model, "bytes_needed": float(need), "chips": n,
+                     "target_tpot_s": target, "required_injection_bytes_per_s": req})
+    return pl.DataFrame(rows, schema_overrides={"target_tpot_s": pl.Float64, "required_injection_bytes_per_s": pl.Float64})

@@ -1,0 +1,181 @@
+"""The agent task model against hand-worked cases: the seeds' 6 s and one minute, retries, timeouts,
+energy and the effective task efficiency; its serving-model calls against jalapeno.serving."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import jalapeno as jp
+from jalapeno import agents, caveats, comparison, frontier, serving
+from jalapeno.metrics import mean_request_length
+
+
+def task(**kw):
+    base = dict(steps=3, initial_context_tokens=1, context_growth_tokens=0, output_tokens=2)
+    return agents.AgentProfile("hand-worked", **{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def eff():
+    return frontier.fit_jalapeno("central")
+
+
+def test_seed_003_thirty_steps_of_200_ms_save_six_seconds():
+    steps = int(comparison.claim_value("agent-30-steps"))
+    per_step = agents.claim_seconds("agent-30-step-per-step-saving")
+    assert (steps, per_step) == (30, pytest.approx(0.2))
+    r = agents.seed_example(steps, per_step)
+    assert r["saving_s"] == pytest.approx(6.0)
+    assert r["saving_s"] == pytest.approx(agents.claim_seconds("agent-30-step-saving"))
+    assert (r["slow_s"], r["fast_s"]) == (pytest.approx(36.0), pytest.approx(30.0))
+
+
+def test_seed_000_fifty_steps_of_one_second_save_fifty_seconds_nearly_a_minute():
+    r = agents.seed_example(int(comparison.claim_value("agent-50-steps")),
+                            agents.claim_seconds("agent-50-step-per-step-saving"))
+    assert r["saving_s"] == pytest.approx(50.0)
+    assert r["saving_s"] < agents.claim_seconds("agent-50-step-saving") == 60.0
+
+
+def test_saving_is_linear_in_steps_without_failures():
+    slow, fast = agents.FixedLatency(0.5, 0.0), agents.FixedLatency(0.3, 0.0)
+    for n in (1, 7, 30):
+        assert agents.saving_s(task(steps=n, tool_time_s=2.0), slow, fast) == pytest.approx(0.2 * n)
+
+
+def test_retry_case_hand_worked():
+    # 3 steps; a call takes 1 s (TTFT 1 s, one output token after it at 0 s), then 1 s of tool; an attempt
+    # is right with probability 0.8; 2 attempts per step.
+    t = task(tool_time_s=1.0, step_success=0.8, max_attempts=2)
+    r = agents.run_task(t, agents.FixedLatency(1.0, 0.0), power=caveats.PowerStack(1000.0))
+    attempts = 1 + 0.2                         # second attempt with probability 0.2
+    step_ok = 1 - 0.2 ** 2                     # 0.96
+    reach = 1 + step_ok + step_ok ** 2         # steps 1, 2, 3 reached
+    assert r.latency_s == pytest.approx(attempts * 2.0 * reach)          # 6.91584 s
+    assert r.latency_s == pytest.approx(6.91584)
+    assert r.completion_rate == pytest.approx(0.96 ** 3)                 # 0.884736
+    assert r.first_pass_rate == pytest.approx(0.8 ** 3)                  # 0.512
+    assert r.latency_first_pass_s == pytest.approx(6.0)
+    assert r.chip_s == pytest.approx(attempts * 1.0 * reach)             # the tool does not hold the chip
+    assert r.energy_total_j == pytest.approx(1000.0 * r.chip_s)
+    kwh = 1000.0 * 3.45792 / 3.6e6
+    assert r.effective_tasks_per_kwh == pytest.approx(0.512 * 0.884736 / kwh)
+    assert r.decode_tokens == pytest.approx(2 * attempts * reach)
+
+
+def test_deterministic_timeout_fails_every_attempt_and_stops_the_task():
+    t = task(steps=5, timeout_s=2.5, max_attempts=3)
+    r = agents.run_task(t, agents.FixedLatency(3.0, 0.0))
+    assert r.completion_rate == 0.0 and r.first_pass_rate == 0.0
+    assert r.latency_s == pytest.approx(3 * 2.5)        # three cut attempts of the first step, nothing after
+    ok = agents.run_task(t, agents.FixedLatency(2.0, 0.0))
+    assert ok.completion_rate == 1.0 and ok.latency_s == pytest.approx(10.0)
+
+
+def test_lognormal_timeout_terms_against_numerical_integration():
+    m, sigma, T = 2.0, 0.5, 2.5
+    dist = stats.lognorm(s=sigma, scale=math.exp(math.log(m) - sigma ** 2 / 2))
+    assert dist.mean() == pytest.approx(m)
+    p, e_min = agents.timeout_terms(m, T, sigma)
+    assert p == pytest.approx(dist.cdf(T))
+    assert e_min == pytest.approx(integrate.quad(dist.sf, 0, T)[0], rel=1e-7)   # E[min(L, T)] = int_0^T P(L > x) dx
+    assert agents.timeout_terms(m, math.inf, sigma) == (1.0, m)
+    assert agents.timeout_terms(m, 1.0, 0.0) == (0.0, 1.0)
+
+
+def test_faster_server_completes_more_tasks_under_a_tight_timeout():
+    t = task(steps=30, timeout_s=1.0, max_attempts=3, latency_sigma=0.5)
+    slow, fast = agents.run_task(t, agents.FixedLatency(1.0, 0.0)), agents.run_task(t, agents.FixedLatency(0.5, 0.0))
+    assert fast.completion_rate > 0.99 > 0.5 > slow.completion_rate
+
+
+def test_serving_point_without_prefix_cache_reproduces_evaluate(eff):
+    chip = frontier.jalapeno_chip("central")
+    point = agents.ServingPoint(chip, jp.model("gpt-oss-120b"), eff, "jalapeno", 1, 1, 8)
+    ctx, out = mean_request_length(8192), mean_request_length(1024)
+    c = point.call(ctx, ctx, out)
+    r = serving.evaluate(jp.model("gpt-oss-120b"), chip, n_chips=1, concurrency=8, isl=8192, osl=1024, eff=eff,
+                         stack="jalapeno")
+    assert c.ttft_s == pytest.approx(float(r["ttft_s"]))
+    assert c.tpot_s == pytest.approx(float(r["tpot_s"]))
+    assert c.call_s == pytest.approx(float(r["e2e_s"]))      # E2E = TTFT + TPOT (OSL - 1)
+    cached = point.call(ctx, 1024, out)                       # prefix cache: only the new tokens prefilled
+    assert cached.ttft_s < c.ttft_s and cached.tpot_s < c.tpot_s
+
+
+def test_serving_point_refuses_a_context_that_does_not_fit(eff):
+    point = agents.ServingPoint(frontier.jalapeno_chip("central"), jp.model("deepseek-r1"), eff, "jalapeno", 1, 1, 1)
+    with pytest.raises(ValueError, match="does not hold the KV cache"):
+        point.call(8192, 8192, 256)
+
+
+def test_nominal_length_inverts_the_benchmark_mean():
+    for tokens in (1.5, 100, 921.5, 7372.5, 40000):
+        n = agents.nominal_length(tokens)
+        assert mean_request_length(n) >= tokens > (mean_request_length(n - 1) if n > 1 else 0)
+    assert agents.nominal_length(7372.5) == 8192
+
+
+def test_operating_point_picks_the_highest_throughput_at_the_interactivity(eff):
+    front = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
+    top = agents.operating_point(front)
+    assert top["interactivity_tok_s_user"] == pytest.approx(float(front["interactivity_tok_s_user"].max()))
+    p = agents.operating_point(front, 300.0)
+    assert p["reached"] and p["interactivity_tok_s_user"] >= 300.0
+    assert p["throughput_tok_s_chip"] == pytest.approx(
+        float(front.filter(front["interactivity_tok_s_user"] >= 300.0)["throughput_tok_s_chip"].max()))
+    assert not agents.operating_point(front, 1e6)["reached"]
+
+
+def test_task_ratio_never_exceeds_the_call_ratio_without_timeouts(eff):
+    tasks = [agents.profile(n, timeout_s=math.inf) for n in agents.PROFILES]
+    t = agents.compounding_table(tasks, lambda k: agents.task_servers(k, jalapeno_eff=eff))
+    best_call = np.maximum(t["call_ratio_first_step"].to_numpy(), t["call_ratio_last_step"].to_numpy())
+    assert np.all(t["task_ratio"].to_numpy() > 1.0)
+    assert np.all(t["task_ratio"].to_numpy() <= best_call + 1e-9)
+    assert np.allclose(t["saving_s"], t["slow_latency_s"] - t["fast_latency_s"])
+
+
+def test_published_servers_use_the_implied_ttft():
+    pub = agents.published_servers()
+    assert pub["jalapeno"].tpot_s == pytest.approx(0.69e-3)
+    assert pub["jalapeno"].ttft_s == pytest.approx(1.03 - 0.69e-3 * 920.5)
+    assert pub["gb200"].ttft_s == pytest.approx(1.80 - 1.87e-3 * 920.5)
+    one = agents.AgentProfile("one call", steps=1, initial_context_tokens=8192, context_growth_tokens=0,
+                              output_tokens=921.5)
+    assert agents.run_task(one, pub["jalapeno"]).latency_s == pytest.approx(1.03)   # back to the published E2E
+
+
+def test_energy_parts_follow_the_power_stack():
+    stack = caveats.PowerStack(700.0, 900.0, 1.2)
+    r = agents.run_task(task(), agents.FixedLatency(1.0, 0.0, chips_per_sequence=0.5), power=stack, usd_per_chip_hour=3.6)
+    assert r.chip_s == pytest.approx(1.5)
+    assert r.energy_j == pytest.approx({"accelerator_w": 1050.0, "host_network_w": 1350.0, "cooling_w": 480.0})
+    assert r.energy_total_j == pytest.approx(1.5 * 1920.0)
+    assert r.cost_usd == pytest.approx(1.5 / 3600 * 3.6)
+
+
+def test_bad_profiles_and_names_are_refused():
+    with pytest.raises(ValueError, match="steps must be an integer >= 1, got 0"):
+        task(steps=0)
+    with pytest.raises(ValueError, match="step_success must be in"):
+        task(step_success=1.5)
+    with pytest.raises(ValueError, match="output_tokens must be >= 2"):
+        task(output_tokens=1)
+    with pytest.raises(jp.UnknownNameError, match="valid agent profiles: short-tool-loop"):
+        agents.profile("chat")
+    with pytest.raises(jp.UnknownNameError, match="unknown profile field 'stepz'"):
+        agents.profile("code-editing", stepz=3)
+    with pytest.raises(ValueError, match="not a time unit"):
+        agents.claim_seconds("gptoss-params")
+    assert agents.profile("code-editing", steps=60).steps == 60
+
+
+def test_profiles_contexts_and_prefill():
+    t = agents.profile("long-context-research")
+    ctx = t.contexts()
+    assert ctx[0] == 8192 and ctx[-1] == 8192 + 2048 * 49
+    assert list(t.prefill_tokens()[:2]) == [8192, 2048]
+    assert list(agents.profile(t, prefix_cache=False).prefill_tokens()) == list(ctx)

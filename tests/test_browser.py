@@ -1,0 +1,262 @@
+"""The built book in a real browser: headless Chromium (Debian's package) driven by Playwright (PyPI).
+
+Every page is served from 127.0.0.1 and opened: no console error, every chart drawn by vega-embed as an
+SVG with marks, no request to any other host (each one is recorded and aborted, so nothing leaves the
+machine); the sidebar navigates, the search page finds a known word, the explorable figure's slider
+changes its marks; a screenshot of each chapter goes to build/screenshots/ for review. A deliberately
+broken page shows the checker failing.
+
+Without Chromium or Playwright the tests are skipped, unless JALAPENO_REQUIRE_BROWSER=1 (CI sets it).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from jalapeno import build, charts
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("JALAPENO_CHROMIUM", "/usr/bin/chromium"))
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+
+#: In the page: each chart div, whether vega-embed replaced the static SVG, and how many marks it drew.
+CHARTS_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')].map(el => ({
+    id: el.id,
+    embedded: el.classList.contains('vega-embed'),
+    marks: el.querySelectorAll('svg.marks g[class*="role-mark"] > path, svg.marks g[class*="role-mark"] > line,'
+                               + ' svg.marks g[class*="role-mark"] > g').length,
+}))"""
+CHARTS_READY_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')]
+    .every(el => el.querySelector('svg.marks') !== null)"""
+
+
+def _browser_or_skip():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    missing = ("the playwright package is not installed" if sync_playwright is None
+               else f"no Chromium at {CHROMIUM}" if not CHROMIUM.exists() else None)
+    if missing:
+        if os.environ.get("JALAPENO_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"JALAPENO_REQUIRE_BROWSER=1 but {missing} (apt-get install -y chromium; pip install -e '.[test]')")
+        pytest.skip(missing)
+    return sync_playwright
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+
+class Site:
+    """A folder served on 127.0.0.1 (a free port) from a thread, for the length of a ``with`` block."""
+
+    def __init__(self, folder: Path):
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "Site":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def check_page(context, base: str, path: str, screenshot: Path | None = None, timeout_ms: int = 15000) -> list[str]:
+    """Open ``base + path`` and return every problem found: console errors and uncaught exceptions,
+    requests to anything but ``base``'s host (aborted), failed or 4xx/5xx local requests, charts that
+    vega-embed did not draw or that have no marks."""
+    problems: list[str] = []
+    page = context.new_page()
+
+    def route(r):
+        if r.request.url.startswith(base) or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            problems.append(f"{path}: request leaves the machine: {r.request.url}")
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and problems.append(f"{path}: console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"{path}: uncaught exception: {e}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"{path}: HTTP {r.status} for {r.url}"))
+    page.on("requestfailed", lambda r: r.url.startswith(base) and problems.append(f"{path}: request failed: {r.url}"))
+    try:
+        response = page.goto(base + path, wait_until="load", timeout=timeout_ms)
+        if response is None or response.status != 200:
+            problems.append(f"{path}: page did not load ({response.status if response else 'no response'})")
+        try:
+            page.wait_for_function(CHARTS_READY_JS, timeout=timeout_ms)
+        except Exception:
+            pass  # reported chart by chart below
+        page.wait_for_load_state("networkidle", timeout=timeout_ms)
+        for chart in page.evaluate(CHARTS_JS):
+            if not chart["embedded"]:
+                problems.append(f"{path}: chart {chart['id']} was not drawn by vega-embed (static SVG left)")
+            elif chart["marks"] == 0:
+                problems.append(f"{path}: chart {chart['id']} has no marks")
+        if screenshot:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+    finally:
+        page.close()
+    return problems
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_playwright = _browser_or_skip()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def site(browser, tmp_path_factory):
+    out = tmp_path_factory.mktemp("browser") / "html"
+    build.build(out=out, progress=False)
+    with Site(out) as s:
+        yield out, s.url
+
+
+@pytest.fixture
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    yield ctx
+    ctx.close()
+
+
+def test_every_page_loads_cleanly_and_every_chart_renders(site, context):
+    out, url = site
+    pages = sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if "_static" not in p.parts)
+    assert {"index.html", "intro.html", "search.html", "figures.html", "chapters/roofline.html"} <= set(pages)
+    problems = []
+    for path in pages:
+        shot = SCREENSHOTS / f"{Path(path).stem}.png" if path.startswith("chapters/") else None
+        problems += check_page(context, url, path, shot)
+    assert problems == []
+    for name in build.notebook_names():
+        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 20_000
+
+
+def test_charts_are_interactive_with_marks(site, context):
+    _, url = site
+    page = context.new_page()
+    page.goto(url + "chapters/roofline.html", wait_until="load")
+    page.wait_for_function(CHARTS_READY_JS, timeout=15000)
+    found = page.evaluate(CHARTS_JS)
+    assert len(found) >= 3
+    assert all(c["embedded"] and c["marks"] > 0 for c in found), found
+    page.close()
+
+
+def test_sidebar_navigation(site, context):
+    _, url = site
+    page = context.new_page()
+    page.goto(url + "intro.html", wait_until="load")
+    page.locator("nav.bd-links a", has_text="Roofline").first.click()
+    page.wait_for_url("**/chapters/roofline.html")
+    assert page.locator("h1").first.inner_text().startswith("Roofline")
+    page.locator("nav.bd-links a", has_text="Figures").first.click()
+    page.wait_for_url("**/figures.html")
+    assert page.locator("figure.jalapeno-figure img").count() >= 5
+    page.close()
+
+
+def test_search_finds_a_known_word(site, context):
+    _, url = site
+    page = context.new_page()
+    page.goto(url + "search.html?q=roofline", wait_until="load")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=15000)
+    assert any("roofline" in (a or "") for a in results.evaluate_all("els => els.map(e => e.href)"))
+    page.close()
+
+
+def test_explorable_figure_slider_changes_the_marks(site, context):
+    _, url = site
+    page = context.new_page()
+    page.goto(url + "chapters/reading-the-numbers.html", wait_until="load")
+    page.wait_for_function(CHARTS_READY_JS, timeout=15000)
+    chart = page.locator("div.jalapeno-chart", has=page.locator("input[name='knob_jalapeno_sustained_w']"))
+    assert chart.count() == 1
+    slider = chart.locator("input[name='knob_jalapeno_sustained_w']")
+    assert slider.input_value() == "550"
+    before = chart.locator("svg.marks").inner_html()
+    slider.evaluate("el => { el.value = el.min; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[chart.locator("svg.marks").element_handle(), before], timeout=5000)
+    assert chart.locator("svg.marks").inner_html() != before
+    allin = chart.locator("input[name='knob_jalapeno_allin_w']")
+    middle = chart.locator("svg.marks").inner_html()
+    allin.evaluate("el => { el.value = el.max; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[chart.locator("svg.marks").element_handle(), middle], timeout=5000)
+    page.close()
+
+
+def _broken_site(folder: Path) -> None:
+    """A page as the book writes it, with one good chart, one broken chart and one image from the web."""
+    import altair as alt
+    import polars as pl
+
+    (folder / "_static").mkdir(parents=True)
+    (folder / "_static" / "vega-bundle.js").write_text(build.runtime_script())
+    good = alt.Chart(pl.DataFrame({"x": [1, 2, 3]})).mark_point().encode(x="x:Q").to_dict()
+    good_html = charts._render(good)["text/html"]
+    # the same output with a spec that vega-lite refuses (vl-convert would refuse to draw its static SVG)
+    bad_html = good_html.replace(charts.spec_id(good), "fig-broken000000").replace(
+        '"mark": {"type": "point"}', '"mark": {"type": "no-such-mark"}')
+    assert "no-such-mark" in bad_html
+    body = good_html + bad_html
+    (folder / "broken.html").write_text(
+        '<!doctype html><html><head><script src="_static/vega-bundle.js"></script></head><body>'
+        f'{body}<img src="http://example.com/tracker.png"></body></html>')
+    (folder / "good.html").write_text(
+        '<!doctype html><html><head><script src="_static/vega-bundle.js"></script></head><body>'
+        f'{good_html}</body></html>')
+
+
+def test_checker_reports_a_broken_chart_and_an_external_request(browser, context, tmp_path):
+    _broken_site(tmp_path)
+    with Site(tmp_path) as s:
+        assert check_page(context, s.url, "good.html") == []
+        problems = check_page(context, s.url, "broken.html", timeout_ms=5000)
+    text = "\n".join(problems)
+    assert "request leaves the machine: http://example.com/tracker.png" in text
+    assert "console error" in text
+    assert "was not drawn by vega-embed" in text or "has no marks" in text
+    assert len([p for p in problems if "chart" in p and "fig-" in p]) == 1  # the good chart passed
+
+
+def test_the_raw_bundle_would_break_the_book(browser, context, tmp_path):
+    """Why the book wraps the chart runtime: loaded as is next to Sphinx's doctools.js (which declares
+    a global ``_``), the bundle throws and no chart becomes interactive."""
+    (tmp_path / "page.html").write_text(
+        '<!doctype html><html><head><script>const _ = function(){};</script>'
+        '<script src="raw.js"></script></head><body></body></html>')
+    (tmp_path / "wrapped.html").write_text(
+        '<!doctype html><html><head><script>const _ = function(){};</script>'
+        '<script src="wrapped.js"></script></head><body></body></html>')
+    (tmp_path / "wrapped.js").write_text(build.runtime_script())
+    import vl_convert
+
+    (tmp_path / "raw.js").write_text(vl_convert.javascript_bundle())
+    with Site(tmp_path) as s:
+        problems = check_page(context, s.url, "page.html", timeout_ms=5000)
+        assert check_page(context, s.url, "wrapped.html", timeout_ms=5000) == []
+    assert any("has already been declared" in p for p in problems), problems

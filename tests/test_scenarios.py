@@ -1,0 +1,173 @@
+"""Scenario rebuilds: a named YAML file of assumptions rebuilds the book into its own folder, with its
+name and parameters on every page; a scenario is checked whole before anything runs (golden case 9)."""
+
+import html
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from jalapeno import build, comparison, params
+from jalapeno.errors import UnknownNameError
+
+ROOT = Path(__file__).resolve().parent.parent
+JALAPENO = [sys.executable, "-m", "jalapeno.cli"]
+SHIPPED = sorted((ROOT / "scenarios").glob("*.yml"))
+
+
+def text_of(page: Path) -> str:
+    t = re.sub(r"<(script|style|svg)\b.*?</\1>", " ", page.read_text(), flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", t))
+
+
+def banner_of(page: Path) -> str:
+    m = re.search(r'<div class="[^"]*\bjalapeno-scenario\b[^"]*">(.*?Rebuild it:.*?)</p>', page.read_text(), re.S)
+    assert m, f"no scenario banner on {page}"
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1))))
+
+
+def test_three_example_scenarios_are_shipped():
+    assert {p.stem for p in SHIPPED} == {"gb300-baseline", "jalapeno-sustained-550w", "vera-rubin-baseline"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_scenario_is_valid_and_names_itself(path):
+    s = build.load_scenario(path)
+    assert s.name == path.stem and len(s.description) > 80
+    runs = build.plan(None, s.parameters, s.notebooks)
+    assert any(runs.values())  # it changes something
+    assert build.output_dir(s) == ROOT / "build" / "scenarios" / path.stem
+    assert build.load_scenario(path.stem) == s  # a shipped scenario is found by name too
+
+
+def test_command_line_parameters_win_over_the_scenario():
+    s = build.load_scenario("gb300-baseline")
+    runs = build.plan(None, s.parameters, s.notebooks, {"baseline_power_w": 1200, "context_tokens": 32768})
+    assert runs["reading-the-numbers"] == {"baseline_power_w": 1200}
+    assert runs["roofline"]["focus_chip"] == "gb300" and runs["roofline"]["context_tokens"] == 32768
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Every shipped scenario built once (the whole book each)."""
+    out = {}
+    for path in SHIPPED:
+        target = tmp_path_factory.mktemp(path.stem) / "site"
+        build.build(out=target, scenario=path, progress=False)
+        out[path.stem] = target
+    return out
+
+
+@pytest.mark.parametrize("name", [p.stem for p in SHIPPED])
+def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built, name):
+    site = built[name]
+    s = build.load_scenario(name)
+    runs = build.plan(None, s.parameters, s.notebooks)
+    for chapter, values in runs.items():
+        banner = banner_of(site / "chapters" / f"{chapter}.html")
+        assert f"Scenario: {name}" in banner
+        assert f"--scenario scenarios/{name}.yml" in banner
+        defaults = params.declared(build.notebook_path(chapter))
+        for key, value in values.items():
+            assert f"{key} {value!r} {defaults[key]!r}" in banner
+        if not values:
+            assert "takes none of these parameters" in banner
+    intro = banner_of(site / "intro.html")
+    assert f"Scenario: {name}" in intro
+    assert all(f"{c}: {k}" in intro for c, v in runs.items() for k in v)
+    assert (site / "figures.html").exists() and f"--scenario scenarios/{name}.yml" in text_of(site / "figures.html")
+    assert f"under the scenario {name}" in text_of(site / "changelog.html")
+
+
+def test_gb300_scenario_divides_by_gb300_power_and_focuses_the_roofline(built):
+    site = built["gb300-baseline"]
+    reading = text_of(site / "chapters" / "reading-the-numbers.html")
+    s = comparison.baseline_summary(power_w=1400)
+    assert f"{s['tok_s_per_kw']:,.0f} tok/s/kW" in reading
+    roofline = text_of(site / "chapters" / "roofline.html")
+    assert "on NVIDIA GB300" in roofline
+
+
+def test_sustained_550w_scenario_changes_the_all_in_ratio(built):
+    site = built["jalapeno-sustained-550w"]
+    s = comparison.baseline_summary()
+    bases = comparison.power_basis_table(s, jalapeno_sustained_w=550.0, jalapeno_allin_w=962.5)
+    allin = bases.filter(pl.col("basis") == "all-in").row(0, named=True)
+    default = comparison.power_basis_table(s).filter(pl.col("basis") == "all-in").row(0, named=True)
+    assert f"{allin['ratio']:.2f}" != f"{default['ratio']:.2f}"
+    page = text_of(site / "chapters" / "reading-the-numbers.html")
+    assert f"the ratio is {allin['ratio']:.2f}x" in page
+    assert f"{default['ratio']:.2f}x: per-watt" not in page
+    html = (site / "chapters" / "reading-the-numbers.html").read_text()
+    assert '"value": 962.5' in html  # the explorable figure starts at the scenario's all-in power
+
+
+def test_vera_rubin_scenario_focuses_the_roofline_and_leaves_reading_alone(built):
+    site = built["vera-rubin-baseline"]
+    assert "on NVIDIA Rubin GPU" in text_of(site / "chapters" / "roofline.html")
+    assert "takes none of these parameters" in banner_of(site / "chapters" / "reading-the-numbers.html")
+
+
+def _run(argv, cwd):
+    return subprocess.run(JALAPENO + argv, capture_output=True, text=True, cwd=cwd)
+
+
+def _scenario(folder: Path, body: dict) -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / "s.yml"
+    path.write_text(yaml.safe_dump(body))
+    return path
+
+
+def _valid(kind: str) -> str:
+    if kind == "notebooks":
+        return ", ".join(build.notebook_names())
+    if kind == "parameters":
+        return ", ".join(sorted({p for n in build.notebook_names() for p in params.declared(build.notebook_path(n))}))
+    return ", ".join(params.declared(build.notebook_path(kind)))
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ({"name": "x", "description": "d", "notebooks": {"roofline": {"focus_chipp": "gb300"}}},
+     lambda: f"unknown roofline parameter 'focus_chipp'; valid roofline parameters: {_valid('roofline')}"),
+    ({"name": "x", "description": "d", "parameters": {"concurency": 64}},
+     lambda: f"unknown parameter 'concurency'; valid parameters: {_valid('parameters')}"),
+    ({"name": "x", "description": "d", "notebooks": {"no-such-chapter": {"a": 1}}},
+     lambda: f"unknown notebook 'no-such-chapter'; valid notebooks: {_valid('notebooks')}"),
+    ({"name": "x", "description": "d", "notebooks": {"roofline": {"chips": "gb300"}}},
+     lambda: "parameter 'chips' must be a"),
+    ({"name": "x", "description": "d", "parameter": {"a": 1}},
+     lambda: "unknown key 'parameter'; valid keys: name, description, parameters, notebooks"),
+    ({"name": "GB 300", "description": "d", "parameters": {"isl": 1024}},
+     lambda: "'name' must be lower-case letters, digits and dashes, got 'GB 300'"),
+    ({"name": "x", "parameters": {"isl": 1024}}, lambda: "'description' must be a non-empty text"),
+])
+def test_bad_scenario_exits_2_names_the_value_and_writes_nothing(tmp_path, body, fragment):
+    path = _scenario(tmp_path / "in", body)
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = _run(["build", "--scenario", str(path), "--out", str(work / "site")], work)
+    assert proc.returncode == 2, proc.stderr
+    assert fragment() in proc.stderr
+    assert list(work.iterdir()) == []
+
+
+def test_scenario_parameter_no_chosen_notebook_takes_is_an_error(tmp_path):
+    proc = _run(["build", "roofline", "--scenario", "jalapeno-sustained-550w", "--out", str(tmp_path / "s")], tmp_path)
+    assert proc.returncode == 2
+    assert "scenario scenarios/jalapeno-sustained-550w.yml: unknown parameter 'jalapeno_sustained_w'" in proc.stderr
+    assert f"valid parameters: {', '.join(sorted(params.declared(build.notebook_path('roofline'))))}" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
+    proc = _run(["build", "--scenario", "gb400-baseline"], tmp_path)
+    assert proc.returncode == 2
+    assert "unknown scenario 'gb400-baseline'; valid scenarios: gb300-baseline, jalapeno-sustained-550w, " \
+           "vera-rubin-baseline" in proc.stderr
+    with pytest.raises(UnknownNameError):
+        build.load_scenario("gb400-baseline")

@@ -1,0 +1,142 @@
+"""The serving model, its calibration and the frontiers: measured points within stated tolerances,
+hand-worked identities and properties."""
+
+import numpy as np
+import polars as pl
+import pytest
+
+import jalapeno as jp
+from jalapeno import calibration, frontier, serving
+from jalapeno.metrics import mean_request_length
+
+
+@pytest.fixture(scope="module")
+def eff():
+    return calibration.load()
+
+
+@pytest.fixture(scope="module")
+def predicted(eff):
+    return calibration.predict(calibration.configurations(), eff)
+
+
+def _errors(predicted, series):
+    return calibration.series_errors(predicted.filter(pl.col("series") == series)).row(0, named=True)
+
+
+def test_measured_gb200_gpt_oss_points_within_stated_tolerance(predicted):
+    e = _errors(predicted, "gpt-oss-120b gb200 dynamo-trt fp4 8192/1024")
+    assert e["points"] == 42
+    assert e["tpot_err_median"] < 0.45 and e["tput_err_median"] < 0.25  # the model's weakest family
+    assert e["frontier_distance"] < 0.45
+
+
+@pytest.mark.parametrize("series, tolerance", [
+    ("gpt-oss-120b b200-trt trt fp4 8192/1024", 0.10),
+    ("gpt-oss-120b h100 vllm fp4 1024/1024", 0.10),
+    ("deepseek-r1 b200 sglang fp8 1024/1024", 0.10),
+])
+def test_single_node_series_within_ten_percent(predicted, series, tolerance):
+    e = _errors(predicted, series)
+    assert e["tpot_err_median"] < tolerance and e["tput_err_median"] < tolerance
+
+
+def test_stored_calibration_is_a_fixed_point_of_the_fit(eff):
+    refit = calibration.fit(start=eff, max_nfev=30)
+    assert refit.eta_prefill == pytest.approx(eff.eta_prefill, rel=0.05)
+    assert refit.tau("trt") == pytest.approx(eff.tau("trt"), rel=0.05)
+
+
+def test_latency_identities_and_littles_law(eff):
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("h200"), n_chips=np.array([1, 2]), concurrency=np.array([8, 64]),
+                         eff=eff, stack="vllm")
+    osl = mean_request_length(1024)
+    np.testing.assert_allclose(r["e2e_s"], r["ttft_s"] + r["tpot_s"] * (osl - 1))
+    np.testing.assert_allclose(r["throughput_tok_s_chip"],
+                               np.array([8, 64]) * (mean_request_length(8192) + osl) / r["e2e_s"] / np.array([1, 2]))
+
+
+def _chip(**changes):
+    return serving.with_chip(jp.chip("gb200"), **changes)
+
+
+def test_more_bandwidth_or_flops_never_slower(eff):
+    m, c = jp.model("deepseek-r1"), np.array([1, 16, 256, 2048])
+    kw = dict(n_chips=8, concurrency=c, dp=8, eff=eff, stack="sglang")
+    base = serving.evaluate(m, _chip(), **kw)["tpot_s"]
+    faster_mem = serving.evaluate(m, _chip(hbm_bandwidth_bytes_per_s=10e12), **kw)["tpot_s"]
+    faster_math = serving.evaluate(m, _chip(peak_dense_flops_per_s={"fp4": 2e16, "fp8": 1e16, "bf16": 5e15}), **kw)["tpot_s"]
+    assert np.all(faster_mem <= base) and np.all(faster_math <= base)
+    assert np.any(faster_mem < base)
+
+
+def test_kv_capacity_caps_concurrency(eff):
+    m, chip = jp.model("gpt-oss-120b"), jp.chip("h100")
+    conc = np.arange(1, 400)
+    fits = serving.evaluate(m, chip, n_chips=1, concurrency=conc, eff=eff)["fits"]
+    weights = (m.total_params() - m.param_groups()["routed_experts"] - m.param_groups()["embedding"]) * 2 \
+        + m.param_groups()["routed_experts"] * jp.specs.bytes_per_value("mxfp4")
+    by_hand = int((0.92 * chip.hbm_capacity_bytes - weights) // m.kv_bytes_per_sequence(8192 + 1024))
+    assert fits[:by_hand].all() and not fits[by_hand:].any()
+
+
+def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
+    m, chip = jp.model("gpt-oss-120b"), jp.chip("gb200")
+    r = serving.evaluate(m, chip, n_chips=2, concurrency=2048, dp=2, eff=eff, disagg=True, prefill_chips=1,
+                         prefill_tp=1, stack="dynamo-trt")
+    rate = 2048 / r["e2e_s"]
+    assert float(rate) == pytest.approx(1 / float(r["prefill_s"]), rel=1e-6)
+
+
+def test_speculative_decoding_raises_interactivity(eff):
+    kw = dict(n_chips=4, concurrency=4, eff=eff, stack="trt")
+    plain = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), **kw)
+    mtp = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), mtp_tokens_per_step=1.8, **kw)
+    assert float(mtp["interactivity_tok_s_user"]) > 1.4 * float(plain["interactivity_tok_s_user"])
+
+
+def test_bad_layout_is_refused(eff):
+    with pytest.raises(ValueError, match="dp must divide n_chips"):
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=6, concurrency=8, dp=4, eff=eff)
+    with pytest.raises(ValueError, match="must be positive"):
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=-1, eff=eff)
+
+
+def test_frontier_is_a_pareto_envelope():
+    f = frontier.frontier("GB200", "gptoss")
+    x, y = f["interactivity_tok_s_user"].to_numpy(), f["throughput_tok_s_chip"].to_numpy()
+    assert np.all(np.diff(x) > 0) and np.all(np.diff(y) <= 0)
+    assert {"tpot_s", "ttft_s", "e2e_s", "tp", "ep", "concurrency", "tok_s_per_kw", "power_basis"} <= set(f.columns)
+    np.testing.assert_allclose(f["tok_s_per_kw"], f["throughput_tok_s_chip"] / 1.2)
+
+
+def test_frontier_inputs_are_checked():
+    with pytest.raises(jp.UnknownNameError, match="valid power bases: rated, sustained, all-in"):
+        frontier.frontier("gb200", "gpt-oss-120b", power_basis="peak")
+    with pytest.raises(jp.UnknownNameError, match="unknown chip"):
+        frontier.frontier("gb400", "gpt-oss-120b")
+    with pytest.raises(ValueError, match="does not fit"):
+        frontier.frontier("h100", "kimi-k2.5", max_chips=2)
+
+
+def test_jalapeno_fit_hits_its_published_points():
+    eff = frontier.fit_jalapeno("central")
+    f = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
+    assert f["interactivity_tok_s_user"].max() == pytest.approx(1 / 0.69e-3, rel=0.005)
+    assert f["throughput_tok_s_chip"].max() == pytest.approx(85_448 * 0.7, rel=0.005)
+
+
+def test_matched_ratio_grows_toward_the_baselines_fastest_point():
+    old = frontier.measured_frontier("gpt-oss-120b", "gb200")
+    new = frontier.jalapeno_frontier("gpt-oss-120b", "central")
+    curve = frontier.ratio_curve(new, old)
+    assert curve["ratio"][-1] > 10 * curve["ratio"][0]
+    r = frontier.matched_ratio(new, old)
+    assert r["interactivity_tok_s_user"] == pytest.approx(536.7, abs=0.1)  # GB200's conc-1 point
+    assert r["old"] == pytest.approx(513.70 / 1.2, rel=1e-4)
+
+
+def test_throughput_at_interpolates_in_log_space():
+    f = pl.DataFrame({"interactivity_tok_s_user": [10.0, 1000.0], "tok_s_per_kw": [1000.0, 10.0]})
+    assert frontier.throughput_at(f, 100.0) == pytest.approx(100.0)
+    assert np.isnan(frontier.throughput_at(f, 2000.0))

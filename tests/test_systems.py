@@ -1,0 +1,296 @@
+"""Systems as machines: the loaders, the LPX numbers, capacity arithmetic, the LPU decode model, TPU 8t
+against 8i, Jalapeño's fabric, and the claims this chapter settles."""
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import jalapeno as jp
+from jalapeno import calibration, claims, network
+from jalapeno import systems as sy
+
+
+# ---- loading -----------------------------------------------------------------------------------------
+
+def test_systems_load_with_their_fabrics():
+    lpx = sy.system("groq-3-lpx")
+    assert lpx.n_chips == 256 and lpx.topology.label == "dragonfly 8x32"
+    assert lpx.topology.hop_latency_s == pytest.approx(0.5e-6)
+    assert lpx.topology.injection_bandwidth_bytes_per_s == pytest.approx(2.5e12 / 2)  # chip_specs, both directions
+    assert lpx.peak_fp8_flops_per_s_per_chip == pytest.approx(315e15 / 256)
+    i8 = sy.system("tpu-8i-pod")
+    assert i8.topology.injection_bandwidth_bytes_per_s == pytest.approx(2.4e12 / 2)  # from system_specs.csv
+    assert i8.provenance["scale_up_bandwidth"][0] == "derived"
+    assert sy.system("GB200-NVL72").host_memory_bytes_per_chip == pytest.approx(1.87e12 / 4)
+    assert sy.system("tpu-8t-1024").topology.shape == (8, 8, 16)
+
+
+def test_unknown_system_lists_the_systems():
+    with pytest.raises(jp.UnknownNameError, match="unknown system 'nvl576'; valid systems: gb200-nvl72"):
+        sy.system("nvl576")
+
+
+def test_system_spec_with_a_wrong_unit_is_refused(data_copy):
+    p = data_copy / "system_specs.csv"
+    p.write_text(p.read_text().replace("groq-3-lpx,hop_latency,0.5,us,", "groq-3-lpx,hop_latency,0.5,GB,", 1))
+    with pytest.raises(jp.DataError, match=r"system_specs\.csv: line \d+, column 'unit'.*not a unit of hop_latency"):
+        sy.system("groq-3-lpx")
+
+
+def test_system_spec_for_an_unlisted_system_is_refused(data_copy):
+    p = data_copy / "system_specs.csv"
+    p.write_text(p.read_text() + "nvl576,hop_latency,1,us,estimate,,somewhere\n")
+    with pytest.raises(jp.DataError, match="system not in systems.csv"):
+        sy.system("gb200-nvl72")
+
+
+# ---- Groq 3 LPX ------------------------------------------------------------------------------------------
+
+def test_lpx_rack_totals_from_the_chip_data():
+    t = sy.lpx_rack_totals()
+    assert t["chips"] == 256
+    assert t["sram_bytes"] == pytest.approx(256 * 500e6) == pytest.approx(128e9)
+    assert t["sram_bandwidth_bytes_per_s"] == pytest.approx(256 * 156.25e12) == pytest.approx(40e15)
+    assert t["scale_up_bandwidth_bytes_per_s"] == pytest.approx(640e12)
+
+
+def test_deepseek_v3_in_sram():
+    m = jp.model("deepseek-r1")
+    row = sy.sram_capacity_table([m], weight_bits=8).row(0, named=True)
+    assert m.total_params() / 500e6 == pytest.approx(1342.05, abs=0.05)
+    assert row["chips"] == 1343 and row["whole_racks"] == 6
+    assert row["racks"] == pytest.approx(1343 / 256)
+    # 64 sequences of 8,192 tokens of MLA cache at FP8: 61 layers x (512 + 64) values x 1 byte per token
+    kv = 64 * 61 * 576 * 8192
+    with_kv = sy.sram_capacity_table([m], weight_bits=8, concurrency=64, context_tokens=8192).row(0, named=True)
+    assert with_kv["kv_bytes"] == kv
+    assert with_kv["chips"] == math.ceil((m.total_params() + kv) / 500e6) == 1379
+
+
+# ---- capacity --------------------------------------------------------------------------------------------
+
+def test_capacity_arithmetic_hand_worked():
+    m = jp.model("gpt-oss-120b")
+    cap = sy.capacity_table([m], ["gb200-nvl72", "groq-3-lpx", "tpu-8i-pod"], contexts=(131072,), concurrency=64,
+                            weight_precision="fp8", kv_precision="fp8")
+    # gpt-oss KV at FP8: 18 full layers hold every token, 18 sliding layers at most 128; 2 x 8 x 64 values each
+    kv_seq = 18 * 1024 * 131072 + 18 * 1024 * 128
+    need = m.total_params() + 64 * kv_seq
+    get = lambda s, tier: cap.filter((pl.col("system") == s) & (pl.col("tier") == tier)).row(0, named=True)
+    assert get("gb200-nvl72", "hbm")["bytes_needed"] == pytest.approx(need)
+    assert get("gb200-nvl72", "hbm")["chips"] == math.ceil(need / 186e9) == 2
+    assert get("gb200-nvl72", "hbm+host")["chips"] == math.ceil(need / (186e9 + 467.5e9)) == 1
+    assert get("groq-3-lpx", "sram")["chips"] == math.ceil(need / 500e6)
+    assert get("groq-3-lpx", "sram")["systems_needed"] == pytest.approx(math.ceil(need / 500e6) / 256)
+    assert get("tpu-8i-pod", "hbm")["bytes_per_chip"] == pytest.approx(288e9 + 384e6)
+    tiers = set(zip(cap["system"], cap["tier"]))
+    assert ("gb200-nvl72", "sram") not in tiers and ("groq-3-lpx", "hbm") not in tiers  # tiers a system lacks
+
+
+def test_bad_capacity_inputs():
+    with pytest.raises(ValueError, match="concurrency must be non-negative"):
+        sy.capacity_table([jp.model("gpt-oss-120b")], ["gb200-nvl72"], concurrency=-1)
+    with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
+        sy.system("gb200-nvl72").memory_per_chip_bytes("dram")
+
+
+# ---- the LPU decode model ------------------------------------------------------------------------------
+
+def test_lpu_decode_hand_worked_gemma():
+    g = jp.model("gemma-4-31b")
+    bw, lat, inj = 156.25e12, 0.5e-6, 1.25e12
+    r = sy.lpu_decode(g, stages=9, tp=8, batch=1, context_tokens=8192, weight_bits=8, kv_precision="fp8")
+    weights = g.active_params() * 1.0 / (8 * bw)                          # every weight once, 8 chips a stage
+    kv = g.kv_bytes_per_sequence(8192, "fp8") / (8 * bw)                  # 16 KV heads split 8 ways
+    allreduce = 2 * g.num_hidden_layers * (2 * 1 * lat + 2 * 7 / 8 * g.hidden_size * 2 / inj)  # a tray: one hop
+    ports = sy.system("groq-3-lpx").topology.ports_per_chip()
+    handoff = 9 * (lat + g.hidden_size * 2 / (inj / ports))
+    assert float(r["sram_s"]) == pytest.approx(weights + kv)
+    assert float(r["allreduce_s"]) == pytest.approx(allreduce)
+    assert float(r["handoff_s"]) == pytest.approx(handoff)
+    assert float(r["tpot_s"]) == pytest.approx(weights + kv + allreduce + handoff)
+    # a token's FLOPs are done stage after stage, each on the 8 chips of its stage
+    assert float(r["compute_s"]) == pytest.approx(g.decode_flops_per_token(8192) / (8 * 315e15 / 256))
+    assert float(r["output_tok_s_chip"]) == pytest.approx(1 / (float(r["tpot_s"]) / 9) / 72)
+    assert bool(r["fits"])
+
+
+def test_more_lpus_lower_throughput_per_chip():
+    t = sy.lpu_scaling(jp.model("gemma-4-31b"))
+    for tp, grp in t.group_by("tp"):
+        g = grp.sort("chips")
+        assert np.all(np.diff(g["output_tok_s_chip"].to_numpy()) < 0), f"tp={tp}"
+
+
+def test_gemma_record_budget():
+    g = jp.model("gemma-4-31b")
+    best = sy.best_lpu_speed(g)
+    assert best["interactivity_tok_s_user"] >= 3400
+    b = sy.lpu_budget(g, 3400)
+    for layout, grp in b.group_by("layout"):
+        assert grp["time_s"].sum() == pytest.approx(1 / 3400)  # the components fill the budget exactly
+        assert grp["budget_s"][0] == pytest.approx(1 / 3400)
+
+
+def test_lpu_layout_errors():
+    g = jp.model("gemma-4-31b")
+    with pytest.raises(ValueError, match="stages must be in 1..60"):
+        sy.lpu_decode(g, stages=61)
+    with pytest.raises(jp.UnknownNameError, match="unknown weight width"):
+        sy.lpu_decode(g, stages=10, weight_bits=5)
+    with pytest.raises(ValueError, match="no SRAM capacity"):
+        sy.lpu_decode(g, "gb200-nvl72", stages=10)
+    with pytest.raises(ValueError, match="does not fit in the SRAM of 8 chips"):
+        sy.lpu_layouts(g, max_chips=8)
+
+
+def test_lpx_racks_join_as_one_more_dragonfly_level():
+    m = jp.model("deepseek-r1")
+    s = sy.lpx_for(m)
+    assert s.topology.shape == (8, 32, 6) and s.n_chips == 1536
+    assert s.topology.diameter_bound_hops() == 7
+    assert sy.lpx_for(jp.model("gemma-4-31b")).n_chips == 256
+
+
+# ---- frontiers -------------------------------------------------------------------------------------------
+
+def test_upper_envelope_hand_worked():
+    x = [1, 2, 3, 2, 0.5]
+    y = [5, 4, 1, 2, 6]
+    assert sy.upper_envelope(x, y).tolist() == [4, 0, 1, 2]
+
+
+def test_disaggregated_frontier_counts_both_kinds_of_chip():
+    m = jp.model("gpt-oss-120b")
+    eff = calibration.load()
+    f = sy.disaggregated_frontier(m, jp.chip("vera-rubin"), eff=eff, stack=sy.best_stack(eff))
+    assert f.height >= 2
+    assert np.all(np.diff(f["interactivity_tok_s_user"].to_numpy()) > 0)
+    assert np.all(np.diff(f["throughput_tok_s_chip"].to_numpy()) < 0)
+    assert (f["gpu_chips"] > 0).all() and (f["lpu_chips"] >= 234).all()  # at least the chips holding the weights
+
+
+# ---- TPU 8t against 8i --------------------------------------------------------------------------------------
+
+def test_tpu_fabrics_at_1024_chips():
+    t = sy.tpu_topologies(1024)
+    assert t["tpu-8t-1024"].topology.diameter_hops() == 16
+    assert t["tpu-8i-pod"].topology.shape == (4, 8, 32)
+    assert t["tpu-8i-pod"].topology.diameter_hops() == 7
+    with pytest.raises(ValueError, match="multiple"):
+        sy.tpu_topologies(1000)
+
+
+def test_tpu_all_to_all_hand_worked_deepseek():
+    m = jp.model("deepseek-r1")
+    df = sy.tpu_all_to_all([m, jp.model("gemma-4-31b")], size=1024, tokens_per_chip=1)
+    assert set(df["model"]) == {"deepseek-r1"}  # a dense model has no all-to-all
+    row = {r["system"]: r for r in df.iter_rows(named=True)}
+    out = 1 * 8 * 7168 * (1 + 2) * 1023 / 1024            # dispatch FP8 + combine BF16, to the other chips
+    torus_h = (2 + 2 + 4) * 1024 / 1023
+    torus = 2 * 16 * 1e-6 + out * torus_h / 1.2e12           # two collectives, 16 hops of 1 us each
+    assert row["tpu-8t-1024"]["per_layer_s"] == pytest.approx(torus)
+    assert row["tpu-8t-1024"]["per_token_s"] == pytest.approx(58 * torus)
+    bf = network.dragonfly((4, 8, 32))
+    assert row["tpu-8i-pod"]["per_layer_s"] == pytest.approx(2 * 7 * 1e-6 + out * bf.average_hops() / 1.2e12)
+    assert row["tpu-8t-1024"]["per_token_s"] > 2 * row["tpu-8i-pod"]["per_token_s"]
+
+
+# ---- Jalapeño's fabric ---------------------------------------------------------------------------------------
+
+def test_jalapeno_targets():
+    assert sy.jalapeno_target_tpot_s("gptoss-jalapeno-tbt", "tbt_ms") == pytest.approx(0.695e-3)
+    assert sy.jalapeno_target_tpot_s("dsr1-jalapeno-single-user", "tok_s") == pytest.approx(1 / 700)
+
+
+def test_jalapeno_stack_overhead_reproduces_the_published_tbt_on_one_chip():
+    eff = calibration.load()
+    tau = sy.jalapeno_stack_overhead_s(eff)
+    assert 0 < tau < 20e-6
+    e = sy.jalapeno_efficiency(eff, tau)
+    from jalapeno import serving
+
+    r = serving.evaluate(jp.model("gpt-oss-120b"), sy.jalapeno_chip(), n_chips=1, concurrency=1, eff=e, stack="jalapeno")
+    assert float(r["tpot_s"]) == pytest.approx(0.69e-3, rel=1e-6)
+
+
+def test_fabric_scan_is_monotone_in_hop_latency():
+    scan = sy.jalapeno_fabric_scan(eff=calibration.load(), domain_sizes=(4, 16), fabrics=("switched", "torus3d"),
+                                   hop_latencies_s=np.geomspace(0.1e-6, 10e-6, 9))
+    for _, grp in scan.group_by("model", "fabric", "chips"):
+        g = grp.sort("hop_latency_s")
+        assert np.all(np.diff(g["tpot_s"].to_numpy()) > 0)
+        ok = g["consistent"].to_list()
+        assert ok == sorted(ok, reverse=True)  # consistent up to a hop latency, then not
+    best = sy.max_consistent_hop_latency(scan)
+    ds = best.filter((pl.col("model") == "deepseek-r1") & (pl.col("chips") == 16)).sort("fabric")
+    sw, t3 = ds.row(0, named=True), ds.row(1, named=True)
+    assert sw["fabric"] == "switched" and t3["fabric"] == "torus3d"
+    assert sw["max_hop_latency_s"] > t3["max_hop_latency_s"]  # more hops, less time per hop
+
+
+def test_jalapeno_requirements():
+    req = sy.jalapeno_requirements([jp.model("gpt-oss-120b"), jp.model("deepseek-r1")], concurrency=64)
+    rows = {r["model"]: r for r in req.iter_rows(named=True)}
+    assert rows["gpt-oss-120b"]["chips"] == 1 and rows["gpt-oss-120b"]["required_injection_bytes_per_s"] is None
+    assert rows["deepseek-r1"]["chips"] >= 2 and rows["deepseek-r1"]["required_injection_bytes_per_s"] > 0
+    with pytest.raises(ValueError, match="comm_share must be in"):
+        sy.jalapeno_requirements([jp.model("deepseek-r1")], comm_share=0)
+
+
+# ---- the claims this chapter settles ----------------------------------------------------------------------------
+
+def test_systems_claims_are_checked():
+    t = claims.claims().filter(pl.col("chapter") == "systems")
+    status = dict(zip(t["claim_id"], t["status"]))
+    for cid in ("groq-lpu-sram", "groq-lpx-chips-per-rack", "groq-lpx-rack-sram", "groq-lpx-rack-sram-bandwidth",
+                "groq-lpx-chips-deepseek-v3", "groq-lpx-racks-deepseek-v3", "tpu8i-hbm-stacks", "tpu8i-extra-hbm-stacks"):
+        assert status[cid] == "consistent", cid
+    for cid in ("tpu8i-boardfly-hops", "tpu8t-torus-hops", "groq-gemma4-tok-s"):
+        assert status[cid] == "modeled", cid
+    assert claims.claim("tpu8t-torus-hops")["computed"] == "16 hops"
+    assert claims.claim("tpu8i-boardfly-hops")["computed"] == "7 hops"
+
+
+def test_a_hop_count_check_can_fail(data_copy):
+    p = data_copy / "systems.csv"
+    p.write_text(p.read_text().replace(",torus,8x8x16,", ",torus,4x16x16,", 1))
+    row = claims.claim("tpu8t-torus-hops")
+    assert row["status"] == "model disagrees" and row["computed"] == "18 hops"
+
+
+def test_the_rack_bandwidth_check_can_fail(data_copy):
+    p = data_copy / "claims.csv"
+    p.write_text(p.read_text().replace("groq-lpx-rack-sram-bandwidth,40,", "groq-lpx-rack-sram-bandwidth,50,", 1))
+    row = claims.claim("groq-lpx-rack-sram-bandwidth")
+    assert row["status"] == "inconsistent" and row["computed"] == "40.0 PB/s"
+
+
+# ---- the chapter's charts ------------------------------------------------------------------------------------
+
+def test_capacity_chart_draws_every_bar_at_its_starting_knobs():
+    import vl_convert as vlc
+
+    from jalapeno import charts
+
+    m = [jp.model("gpt-oss-120b"), jp.model("deepseek-r1")]
+    cap = pl.concat([sy.capacity_table(m, ["gb200-nvl72", "groq-3-lpx"], contexts=(8192, 32768)),
+                     sy.jalapeno_capacity(m, contexts=(8192, 32768))])
+    svg = vlc.vegalite_to_svg(charts.capacity_chips(cap, 8192, "hbm").to_dict())
+    shown = cap.filter((pl.col("context_tokens") == 8192) & (pl.col("tier") == "hbm"))
+    assert svg.count('aria-roledescription="bar"') == shown.height == 4  # one-chip bars too (log scale from 0.5)
+
+
+def test_chapter_charts_embed_small_frames():
+    from jalapeno import charts
+
+    g = jp.model("gemma-4-31b")
+    specs_ = [charts.topology_hops(network.size_sweep()).to_dict(),
+              charts.budget_split(sy.lpu_budget(g, 3400), "t").to_dict(),
+              charts.lpu_scaling(sy.lpu_scaling(g)).to_dict(),
+              charts.tpu_all_to_all(sy.tpu_all_to_all([jp.model("deepseek-r1")], tokens_per_chip=[1, 8]), 1.0).to_dict()]
+    for spec in specs_:
+        rows = sum(len(v) for v in spec.get("datasets", {}).values())
+        assert 0 < rows < 5000
