@@ -22,6 +22,7 @@ Formulas (with their sources):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 
 import numpy as np
 import polars as pl
@@ -319,7 +320,11 @@ def chip(name: str | ChipSpec) -> ChipSpec:
     such as ``b200-trt`` accepted). A ChipSpec passes through. Raises UnknownNameError listing the chips."""
     if isinstance(name, ChipSpec):
         return name
-    key = _resolve("chip", name, chip_names(), _CHIP_ALIASES)
+    return _chip(_resolve("chip", name, chip_names(), _CHIP_ALIASES), str(_data.data_dir()))
+
+
+@lru_cache(maxsize=None)
+def _chip(key: str, folder: str) -> ChipSpec:
     row = _data.load("chips.csv").row(by_predicate=pl.col("chip") == key, named=True)
     kwargs: dict = {"peak_dense_flops_per_s": {}, "provenance": {}}
     for r in _data.chip_specs_si().filter(chip=key).iter_rows(named=True):
@@ -338,7 +343,11 @@ def model(name: str | ModelSpec) -> ModelSpec:
     prefixes ``gptoss`` and ``dsr1`` accepted). Raises UnknownNameError listing the models."""
     if isinstance(name, ModelSpec):
         return name
-    key = _resolve("model", name, model_names(), _MODEL_ALIASES)
+    return _model(_resolve("model", name, model_names(), _MODEL_ALIASES), str(_data.data_dir()))
+
+
+@lru_cache(maxsize=None)
+def _model(key: str, folder: str) -> ModelSpec:
     row = _data.load("models.csv").row(by_predicate=pl.col("model") == key, named=True)
     names = {f.name for f in fields(ModelSpec)}
     return ModelSpec(**{k: v for k, v in row.items() if k in names})
