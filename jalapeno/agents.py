@@ -180,7 +180,7 @@ class ServingPoint:
     ``dp``-way attention, ``concurrency`` sequences, with constants ``eff`` and software ``stack``.
 
     Each call is evaluated at its own lengths with :func:`jalapeno.serving.evaluate`'s aggregated-serving
-    formulas: ``TPOT = T_decode(context) + (concurrency / dp) / OSL x T_prefill(new tokens)`` (the decode
+    formulas: ``TPOT = T_decode(context) + (concurrency / dp - 1) / OSL x T_prefill(new tokens)`` (the decode
     step reads the whole context's KV cache; the other sequences' prefills are interleaved) and
     ``TTFT = T_prefill(new tokens) + T_decode(context)``. Without prefix caching the new tokens are the
     whole context and both equal ``evaluate``'s. With it, attention from the new tokens to the cached
@@ -220,7 +220,7 @@ class ServingPoint:
         prefill_s = self._eval(prefill_tokens, output_tokens)["prefill_s"]
         osl_mean = mean_request_length(nominal_length(output_tokens))
         # evaluate()'s aggregated-serving formulas, with the prefill of the new tokens only
-        tpot = ctx["decode_step_s"] + (self.concurrency / self.dp) / osl_mean * prefill_s
+        tpot = ctx["decode_step_s"] + max(self.concurrency / self.dp - 1, 0) / osl_mean * prefill_s
         ttft = prefill_s + ctx["decode_step_s"]
         return CallTiming(ttft, tpot, ttft + tpot * (output_tokens - 1))
 

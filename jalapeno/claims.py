@@ -376,6 +376,18 @@ def _() -> Result:
                 "{:.0f} %")
 
 
+@check("dsr1-baseline-single-user")
+def _() -> Result:
+    from . import measured
+
+    pts = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
+    best = float((1.0 / pts["mean_tpot"]).max())
+    return Result(f"GB200 best measured {best:.0f}", best < v("dsr1-baseline-single-user"),
+                  "the fastest GB200 DeepSeek-R1 8k/1k point without speculative decoding is slower than the "
+                  "published baseline's 169 tok/s/user, consistent with seed 004's GB300 as the comparator "
+                  "(no GB300 point is measured)")
+
+
 # ---- registry -----------------------------------------------------------------------------------------
 
 def claims() -> pl.DataFrame:

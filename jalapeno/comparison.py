@@ -88,7 +88,7 @@ def headline_ratios() -> pl.DataFrame:
     """Each headline ratio of the seeds next to the ratio the published absolute numbers give.
 
     Columns: ``ratio``, ``numerator``, ``denominator`` (claim ids), ``computed``, ``published_low``,
-    ``published_high``, ``within`` (the computed ratio lies in the published range, to its printed
+    ``published_high``, ``in_range_as_printed`` (the computed ratio lies in the published range widened by its printed
     rounding of 0.05)."""
     v = claim_value
     cases = [
@@ -110,7 +110,7 @@ def headline_ratios() -> pl.DataFrame:
             computed = f"{r:.3f}"
             within = v(ref) - 0.05 <= r < v(ref, high=True) + 0.05
         rows.append({"ratio": label, "numerator": num, "denominator": den or "", "computed": computed,
-                     "published_low": v(ref), "published_high": v(ref, high=True), "within": within})
+                     "published_low": v(ref), "published_high": v(ref, high=True), "in_range_as_printed": within})
     return pl.DataFrame(rows)
 
 

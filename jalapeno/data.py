@@ -231,23 +231,31 @@ def load(name: str) -> pl.DataFrame:
     return _load(name, str(data_dir()))
 
 
-def chip_specs_si() -> pl.DataFrame:
-    """``chip_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
-    unit fits its quantity (TB/s for a bandwidth, not GB) and that each chip is listed in ``chips.csv``."""
-    specs = load("chip_specs.csv")
-    known = set(load("chips.csv")["chip"])
-    path = data_dir() / "chip_specs.csv"
+def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, units: dict) -> pl.DataFrame:
+    """A long-format spec file (``owner, quantity, value, unit, ...``) with ``value_si`` added, after checking
+    that each unit fits its quantity, each value is positive and each owner is listed in ``owner_file``.
+    Raises DataError naming file, line, column and value."""
+    specs = load(name)
+    known = set(load(owner_file)[owner])
+    path = data_dir() / name
     for i, row in enumerate(specs.iter_rows(named=True)):
-        allowed = SPEC_QUANTITIES[row["quantity"]][1].split()
+        allowed = quantities[row["quantity"]][1].split()
         if row["unit"] not in allowed:
             raise _fail(path, i, "unit", row["unit"],
                         f"not a unit of {row['quantity']}; valid units: {', '.join(allowed)}")
-        if row["chip"] not in known:
-            raise _fail(path, i, "chip", row["chip"], f"chip not in chips.csv; valid chips: {', '.join(sorted(known))}")
+        if row[owner] not in known:
+            raise _fail(path, i, owner, row[owner],
+                        f"{owner} not in {owner_file}; valid {owner}s: {', '.join(sorted(known))}")
         if row["value"] <= 0:
             raise _fail(path, i, "value", row["value"], "a spec value must be positive")
-    factor = pl.col("unit").replace_strict(UNIT_TO_SI, return_dtype=pl.Float64)
+    factor = pl.col("unit").replace_strict(units, return_dtype=pl.Float64)
     return specs.with_columns(value_si=pl.col("value") * factor)
+
+
+def chip_specs_si() -> pl.DataFrame:
+    """``chip_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
+    unit fits its quantity (TB/s for a bandwidth, not GB) and that each chip is listed in ``chips.csv``."""
+    return _long_specs_si("chip_specs.csv", "chips.csv", "chip", SPEC_QUANTITIES, UNIT_TO_SI)
 
 
 # ---- systems: racks, pods and slices as machines (the systems chapter) -----------------------------
@@ -289,21 +297,7 @@ def system_specs_si() -> pl.DataFrame:
     """``system_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
     unit fits its quantity (``us`` for a hop latency, not ``GB``), that each value is positive and that
     each system is listed in ``systems.csv``. Raises DataError naming file, line, column and value."""
-    specs = load("system_specs.csv")
-    known = set(load("systems.csv")["system"])
-    path = data_dir() / "system_specs.csv"
-    for i, row in enumerate(specs.iter_rows(named=True)):
-        allowed = SYSTEM_QUANTITIES[row["quantity"]][1].split()
-        if row["unit"] not in allowed:
-            raise _fail(path, i, "unit", row["unit"],
-                        f"not a unit of {row['quantity']}; valid units: {', '.join(allowed)}")
-        if row["system"] not in known:
-            raise _fail(path, i, "system", row["system"],
-                        f"system not in systems.csv; valid systems: {', '.join(sorted(known))}")
-        if row["value"] <= 0:
-            raise _fail(path, i, "value", row["value"], "a system value must be positive")
-    factor = pl.col("unit").replace_strict(SYSTEM_UNIT_TO_SI, return_dtype=pl.Float64)
-    return specs.with_columns(value_si=pl.col("value") * factor)
+    return _long_specs_si("system_specs.csv", "systems.csv", "system", SYSTEM_QUANTITIES, SYSTEM_UNIT_TO_SI)
 
 
 # ---- what-ifs and public facts (the agents and caveats chapters) -------------------------------------

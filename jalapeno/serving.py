@@ -22,7 +22,8 @@ tokens touches, ``E (1 - (1 - k/E)^B) / N`` expert copies per chip (Epoch AI's d
 ``T_prefill = max(F_prefill / (t C eta_c), W / (t BW eta_m)) + tau_stack x layers``.
 
 Aggregated serving interleaves prefill with decode (chunked prefill): each decode step carries on average
-``B / OSL`` prefills (per attention replica), so ``TPOT = T_decode + (B / dp / OSL) T_prefill``.
+the prefills of the *other* users of its attention replica that arrive meanwhile, ``(B / dp - 1) / OSL``
+of them, so ``TPOT = T_decode + (B / dp - 1) / OSL x T_prefill`` (one user alone decodes undisturbed).
 Disaggregated: ``TPOT = T_decode`` at the sequences actually decoding, and the prefill workers cap the
 request rate at ``prefill workers / T_prefill``. The benchmark is a closed loop of ``B`` users, so the
 request rate is ``min(B / (T_prefill + T_step + TPOT (OSL - 1)), prefill capacity)`` (the asymptotic
@@ -184,7 +185,7 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
         chips = n + p_chips
     else:
         capacity = np.inf
-        tpot = (step + (b / dp) / osl_m * prefill) / mtp_tokens_per_step
+        tpot = (step + np.maximum(b / dp - 1, 0) / osl_m * prefill) / mtp_tokens_per_step
         first = prefill + step
         chips = n
     rate = np.minimum(b / (first + tpot * (osl_m - 1)), capacity)

@@ -560,10 +560,15 @@ def jalapeno_stack_overhead_s(eff: serving.Efficiency, *, model: str = "gpt-oss-
 
 
 def jalapeno_efficiency(eff: serving.Efficiency, stack_overhead_s: float | None = None) -> serving.Efficiency:
-    """``eff`` with Jalapeño's stack overhead under the stack name ``jalapeno`` (default: the one fitted by
-    :func:`jalapeno_stack_overhead_s`)."""
-    tau = jalapeno_stack_overhead_s(eff) if stack_overhead_s is None else stack_overhead_s
-    return replace(eff, tau_s={**eff.tau_s, "jalapeno": float(tau)})
+    """``eff`` with Jalapeño's own constants under the stack name ``jalapeno``: by default the ones the
+    Pareto chapter fits to its published TBT and peak throughput (:func:`jalapeno.frontier.fit_jalapeno`,
+    central scenario), so both chapters model the same chip; with ``stack_overhead_s``, that per-layer
+    overhead alone (for example :func:`jalapeno_stack_overhead_s`)."""
+    if stack_overhead_s is None:
+        from .frontier import fit_jalapeno
+
+        return fit_jalapeno("central", base=eff)
+    return replace(eff, tau_s={**eff.tau_s, "jalapeno": float(stack_overhead_s)})
 
 
 def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("switched", "torus3d"),

@@ -55,7 +55,7 @@ def test_headline_ratios():
     assert float(r["E2E latency, gpt-oss"]["computed"]) == pytest.approx(1.80 / 1.03, abs=1e-3)
     assert float(r["single-user speed, DeepSeek-R1"]["computed"]) == pytest.approx(700 / 169, abs=1e-3)
     assert r["E2E latency as a reduction (%)"]["computed"] == "41.2–72.2"
-    assert all(row["within"] for row in r.values())
+    assert all(row["in_range_as_printed"] for row in r.values())
 
 
 def test_power_bases():
