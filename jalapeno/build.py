@@ -200,13 +200,13 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         for name in values:
             if name not in own:
                 raise UnknownNameError(f"{stem} parameter", name, list(own))
-        params.check(dict(values), own)
+        params.check(dict(values), own, params.declared_types(notebook_path(stem)))
     out = {}
     for n, defaults in declared.items():
         mine = {k: v for k, v in parameters.items() if k in defaults}
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
-        params.check(mine, defaults)
+        params.check(mine, defaults, params.declared_types(notebook_path(n)))
         out[n] = mine
     return out
 
@@ -537,13 +537,17 @@ def _version() -> str:
     return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
-def _build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object]) -> str:
-    """The command line that rebuilds ``names`` (all chapters if empty) the way this build did."""
+def _build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object],
+                   out: Path | None = None) -> str:
+    """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
+    same folder (so running it never replaces another build, such as the full book in build/html)."""
     cmd = ["jalapeno", "build", *names]
     if scenario:
         cmd += ["--scenario", scenario.source]
     if overrides:
         cmd += ["-y", json.dumps(overrides, sort_keys=True)]
+    if out is not None and out != output_dir(scenario).resolve():
+        cmd += ["--out", _display_path(out) if out.is_relative_to(REPO_ROOT) else out.name]
     return " ".join(shlex.quote(c) for c in cmd)
 
 
@@ -779,7 +783,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
                 text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
                 first = next(c for c in nb.cells if c.cell_type == "markdown")
                 first.source = _insert_after_title(first.source, _banner(
-                    title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults})))
+                    title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults}, out)))
             nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
             for svg in sorted((entries[name] / "figures").glob("*.svg")):
                 fig = svg.stem
@@ -800,7 +804,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
                           for n, vals in runs.items() for k, v in vals.items())
             intro.write_text(_insert_after_title(intro.read_text(), _banner(
                 title, text, rows, _build_command([] if len(runs) == len(notebook_names()) else list(runs),
-                                                  scenario, overrides))))
+                                                  scenario, overrides, out))))
         (src / "figures.md").write_text(_figures_page(figures, titles, scenario))
         (src / "environment.md").write_text(_environment_page())
         (src / "cite.md").write_text(_cite_page())

@@ -42,17 +42,39 @@ def declared(notebook: dict | str | Path) -> dict[str, object]:
     return out
 
 
+_TYPES = {"float": float, "int": int, "str": str, "bool": bool}
+
+
+def declared_types(notebook: dict | str | Path) -> dict[str, type]:
+    """Types declared in trailing comments of the ``parameters`` cell for parameters whose default is
+    ``None``: ``baseline_power_w = None  # float or None`` declares a float. Other parameters take the
+    type of their default."""
+    if not isinstance(notebook, dict):
+        notebook = json.loads(Path(notebook).read_text())
+    out = {}
+    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
+        name, _, rest = line.partition("=")
+        value, _, comment = rest.partition("#")
+        first = comment.strip().split(" ")[0] if comment.strip() else ""
+        if value.strip() == "None" and first in _TYPES:
+            out[name.strip()] = _TYPES[first]
+    return out
+
+
 def _type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
 
-def check_value(name: str, value: object, default: object) -> object:
+def check_value(name: str, value: object, default: object, declared_type: type | None = None) -> object:
     """Check one parameter value against its default's type and return it (ints accepted for floats).
 
-    A parameter whose default is ``None`` accepts anything. Raises ParameterError naming the parameter,
-    the value received and the form expected."""
-    if default is None or value is None and default is None:
-        return value
+    A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
+    :func:`declared_types`), or anything when no type is declared. Raises ParameterError naming the
+    parameter, the value received and the form expected."""
+    if default is None:
+        if value is None or declared_type is None:
+            return value
+        return check_value(name, value, declared_type(), None)
     if isinstance(default, bool):
         ok = isinstance(value, bool)
         hint = "True or False (papermill: -p name True, exact spelling)"
@@ -75,14 +97,17 @@ def check_value(name: str, value: object, default: object) -> object:
     return value
 
 
-def check(values: dict[str, object], defaults: dict[str, object]) -> dict[str, object]:
-    """Check a set of parameter values against the declared defaults: an unknown name raises
-    UnknownNameError listing the valid names; a wrong type raises ParameterError. Returns the effective
-    parameters (defaults overridden by ``values``)."""
+def check(values: dict[str, object], defaults: dict[str, object],
+          types: dict[str, type] | None = None) -> dict[str, object]:
+    """Check a set of parameter values against the declared defaults (and the :func:`declared_types` of
+    ``None`` defaults): an unknown name raises UnknownNameError listing the valid names; a wrong type
+    raises ParameterError. Returns the effective parameters (defaults overridden by ``values``)."""
     for name in values:
         if name not in defaults:
             raise UnknownNameError("parameter", name, list(defaults))
-    return {name: check_value(name, values.get(name, default), default) for name, default in defaults.items()}
+    types = types or {}
+    return {name: check_value(name, values.get(name, default), default, types.get(name))
+            for name, default in defaults.items()}
 
 
 def one_of(name: str, value: str, valid: list[str] | tuple[str, ...]) -> str:

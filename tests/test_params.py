@@ -49,3 +49,14 @@ def test_parameters_cell_must_be_literals():
         params.declared(bad)
     with pytest.raises(jp.ParameterError, match="no cell tagged 'parameters'"):
         params.declared({"cells": []})
+
+
+def test_none_defaults_take_their_declared_type():
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
+        "power_w = None  # float or None (W)\n", "label = None\n"]}]}
+    types = params.declared_types(nb)
+    assert types == {"power_w": float}
+    assert params.check({"power_w": 1400}, params.declared(nb), types)["power_w"] == 1400.0
+    assert params.check({"power_w": None, "label": 3}, params.declared(nb), types)["label"] == 3
+    with pytest.raises(jp.ParameterError, match="parameter 'power_w' must be a number; got 'high'"):
+        params.check({"power_w": "high"}, params.declared(nb), types)
