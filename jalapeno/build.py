@@ -761,7 +761,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent))
     try:
-        _log(f"executing {len(runs)} notebooks" + (f" under scenario {scenario.name!r}" if scenario else ""))
+        _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
         entries, status, warnings, keys = _execute_all(runs, stage, use_cache, jobs, progress)
         src = stage / "src"
         shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))

@@ -390,8 +390,26 @@ def _() -> Result:
 
 # ---- registry -----------------------------------------------------------------------------------------
 
+def claimed_text(value: float, high: float | None, unit: str) -> str:
+    """A claim's value as the article states it: ``2026-08-25`` for a date, ``2026`` for a year,
+    ``92 billion USD``, ``117 B params``, ``1.5–1.9x``; other numbers with thousands separators."""
+    def one(x: float) -> str:
+        if unit.startswith("date"):
+            d = f"{int(x):08d}"
+            return f"{d[:4]}-{d[4:6]}-{d[6:]}"
+        if "year" in unit and unit != "years":
+            return f"{int(x)}"
+        if unit in ("USD", "params") and abs(x) >= 1e9:
+            return f"{x / 1e9:,.4g} billion" if unit == "USD" else f"{x / 1e9:,.4g} B"
+        return f"{x:,.4g}" if not float(x).is_integer() else f"{x:,.0f}"
+    text = one(value) if high is None else f"{one(value)}–{one(high)}"
+    suffix = {"date (YYYYMMDD)": "", "year": "", "fiscal year": " (fiscal year)", "count": "", "x": "x"}.get(unit, f" {unit}")
+    return text + suffix
+
+
 def claims() -> pl.DataFrame:
-    """All claims of ``data/claims.csv`` with ``status``, ``computed`` and ``check`` columns.
+    """All claims of ``data/claims.csv`` with ``claimed`` (the value as text, with its unit), ``status``,
+    ``computed`` and ``check`` columns.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
     table = data.load("claims.csv")
@@ -412,8 +430,9 @@ def claims() -> pl.DataFrame:
             status.append("modeled" if built and row["treatment"] == "model" else "open")
             computed.append(None)
             how.append(row["reason"] or f"treated in the {row['chapter']} chapter")
-    return table.with_columns(pl.Series("status", status), pl.Series("computed", computed, dtype=pl.Utf8),
-                              pl.Series("check", how, dtype=pl.Utf8))
+    claimed = [claimed_text(r["value"], r["value_high"], r["unit"]) for r in table.iter_rows(named=True)]
+    return table.with_columns(pl.Series("claimed", claimed, dtype=pl.Utf8), pl.Series("status", status),
+                              pl.Series("computed", computed, dtype=pl.Utf8), pl.Series("check", how, dtype=pl.Utf8))
 
 
 def claim(claim_id: str) -> dict:

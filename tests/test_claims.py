@@ -86,3 +86,12 @@ def test_claim_ids_and_seeds():
     assert seeds <= {"000_8705a119be375ace.txt", "001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt",
                      "003_243afe2b3792c736.txt", "004_702e02e5d1f097e4.txt"}
     assert table.filter(pl.col("treatment") == "not_reproducible")["reason"].null_count() == 0
+
+
+@pytest.mark.parametrize("value, high, unit, text", [
+    (20260825, None, "date (YYYYMMDD)", "2026-08-25"), (2027, None, "year", "2027"),
+    (92e9, None, "USD", "92 billion USD"), (1.5, 1.9, "x", "1.5–1.9x"), (44960, None, "tok/s/kW", "44,960 tok/s/kW"),
+    (1342, None, "count", "1,342"),
+])
+def test_claimed_text(value, high, unit, text):
+    assert claims.claimed_text(value, high, unit) == text
