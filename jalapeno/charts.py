@@ -600,3 +600,14 @@ def hbm_per_gw(df: pl.DataFrame) -> alt.Chart:
         tooltip=["chip:N", alt.Tooltip("stacks_per_gw:Q", format=",.0f"), alt.Tooltip("hbm_pb_per_gw:Q", format=",.0f"),
                  alt.Tooltip("watts_per_chip:Q", format=",.0f")],
     ).properties(title="HBM a gigawatt of chips needs", width=360)
+
+
+def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:
+    """:func:`frontiers` over a precomputed grid with two inputs: the power basis (``power_basis`` column,
+    every row) and the scenario of Jalapeño's unknowns (``scenario`` column, empty on baseline rows, so
+    the baselines stay drawn). Starts at ``power_basis`` and ``scenario``."""
+    bases = tuple(sorted(grid["power_basis"].unique().to_list(), key=["rated", "sustained", "all-in"].index))
+    scenarios = tuple(s for s in ("low", "central", "high") if s in grid["scenario"].drop_nulls().to_list())
+    return explorable(frontiers(grid, title=title),
+                      Knob("power_basis", bases, power_basis, "power basis", kind="select"),
+                      Knob("scenario", scenarios, scenario, "Jalapeño unknowns", kind="select"))
