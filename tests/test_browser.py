@@ -209,6 +209,21 @@ def test_explorable_figure_slider_changes_the_marks(site, context):
     page.close()
 
 
+def test_pareto_selectors_change_the_marks(site, context):
+    _, url = site
+    page = context.new_page()
+    page.goto(url + "chapters/pareto.html", wait_until="load")
+    page.wait_for_function(CHARTS_READY_JS, timeout=15000)
+    chart = page.locator("div.jalapeno-chart", has=page.locator("select[name='knob_power_basis']")).first
+    for name, value in (("knob_power_basis", "all-in"), ("knob_scenario", "high")):
+        before = chart.locator("svg.marks").inner_html()
+        chart.locator(f"select[name='{name}']").select_option(value)
+        page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                               arg=[chart.locator("svg.marks").element_handle(), before], timeout=5000)
+        assert chart.locator("svg.marks").inner_html() != before
+    page.close()
+
+
 def _broken_site(folder: Path) -> None:
     """A page as the book writes it, with one good chart, one broken chart and one image from the web."""
     import altair as alt
