@@ -47,6 +47,7 @@ from . import data as _data
 from . import network, roofline, serving, specs
 from .comparison import claim_value
 from .errors import UnknownNameError
+from .frontier import best_stack  # noqa: F401  (the systems chapter's notebook uses it from here)
 from .metrics import mean_request_length
 from .specs import ChipSpec, ModelSpec
 
@@ -530,11 +531,6 @@ def jalapeno_chip(scale_up_bandwidth_bytes_per_s: float = 1.8e12) -> ChipSpec:
     if scale_up_bandwidth_bytes_per_s <= 0:
         raise ValueError(f"scale_up_bandwidth_bytes_per_s must be positive, got {scale_up_bandwidth_bytes_per_s!r}")
     return serving.with_chip(specs.chip("jalapeno"), scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s)
-
-
-def best_stack(eff: serving.Efficiency) -> str:
-    """The stack of ``eff`` with the smallest per-layer overhead (the best software measured)."""
-    return min((k for k in eff.tau_s if k != "default"), key=eff.tau, default="default")
 
 
 def jalapeno_stack_overhead_s(eff: serving.Efficiency, *, model: str = "gpt-oss-120b", claim_id: str = "gptoss-jalapeno-tbt",

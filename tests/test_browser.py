@@ -187,40 +187,43 @@ def test_search_finds_a_known_word(site, context):
     page.close()
 
 
-def test_explorable_figure_slider_changes_the_marks(site, context):
-    _, url = site
+def _explorable_chart(context, url: str, chapter: str, control: str):
+    """Open a chapter, wait for its charts, and return (page, the chart holding ``control``)."""
     page = context.new_page()
-    page.goto(url + "chapters/reading-the-numbers.html", wait_until="load")
+    page.goto(url + f"chapters/{chapter}.html", wait_until="load")
     page.wait_for_function(CHARTS_READY_JS, timeout=15000)
-    chart = page.locator("div.jalapeno-chart", has=page.locator("input[name='knob_jalapeno_sustained_w']"))
-    assert chart.count() == 1
-    slider = chart.locator("input[name='knob_jalapeno_sustained_w']")
-    assert slider.input_value() == "550"
+    return page, page.locator("div.jalapeno-chart", has=page.locator(control))
+
+
+def _marks_change(page, chart, act) -> None:
+    """Run ``act`` and assert that the chart's marks change."""
     before = chart.locator("svg.marks").inner_html()
-    slider.evaluate("el => { el.value = el.min; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    act()
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
                            arg=[chart.locator("svg.marks").element_handle(), before], timeout=5000)
     assert chart.locator("svg.marks").inner_html() != before
+
+
+def test_explorable_figure_slider_changes_the_marks(site, context):
+    _, url = site
+    page, chart = _explorable_chart(context, url, "reading-the-numbers", "input[name='knob_jalapeno_sustained_w']")
+    assert chart.count() == 1
+    slider = chart.locator("input[name='knob_jalapeno_sustained_w']")
+    assert slider.input_value() == "550"
+    _marks_change(page, chart, lambda: slider.evaluate(
+        "el => { el.value = el.min; el.dispatchEvent(new Event('input', {bubbles: true})); }"))
     allin = chart.locator("input[name='knob_jalapeno_allin_w']")
-    middle = chart.locator("svg.marks").inner_html()
-    allin.evaluate("el => { el.value = el.max; el.dispatchEvent(new Event('input', {bubbles: true})); }")
-    page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                           arg=[chart.locator("svg.marks").element_handle(), middle], timeout=5000)
+    _marks_change(page, chart, lambda: allin.evaluate(
+        "el => { el.value = el.max; el.dispatchEvent(new Event('input', {bubbles: true})); }"))
     page.close()
 
 
 def test_pareto_selectors_change_the_marks(site, context):
     _, url = site
-    page = context.new_page()
-    page.goto(url + "chapters/pareto.html", wait_until="load")
-    page.wait_for_function(CHARTS_READY_JS, timeout=15000)
-    chart = page.locator("div.jalapeno-chart", has=page.locator("select[name='knob_power_basis']")).first
+    page, charts = _explorable_chart(context, url, "pareto", "select[name='knob_power_basis']")
+    chart = charts.first
     for name, value in (("knob_power_basis", "all-in"), ("knob_scenario", "high")):
-        before = chart.locator("svg.marks").inner_html()
-        chart.locator(f"select[name='{name}']").select_option(value)
-        page.wait_for_function("([el, old]) => el.innerHTML !== old",
-                               arg=[chart.locator("svg.marks").element_handle(), before], timeout=5000)
-        assert chart.locator("svg.marks").inner_html() != before
+        _marks_change(page, chart, lambda: chart.locator(f"select[name='{name}']").select_option(value))
     page.close()
 
 
