@@ -719,7 +719,7 @@ class BuildReport:
     def summary(self) -> str:
         executed = sum(s.startswith("executed") for s in self.status.values())
         return (f"built {self.pages} pages, {self.figures} figures, {len(self.warnings)} warnings in "
-                f"{self.seconds:.1f} s ({executed} notebooks executed, {len(self.status) - executed} from "
+                f"{self.seconds:.1f} s ({executed} notebook{'s' if executed != 1 else ''} executed, {len(self.status) - executed} from "
                 f"the cache): {self.index}")
 
 
