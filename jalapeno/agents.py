@@ -182,7 +182,7 @@ class ServingPoint:
     Each call is evaluated at its own lengths with :func:`jalapeno.serving.evaluate`'s aggregated-serving
     formulas: ``TPOT = T_decode(context) + (concurrency / dp - 1) / OSL x T_prefill(new tokens)`` (the decode
     step reads the whole context's KV cache; the other sequences' prefills are interleaved) and
-    ``TTFT = T_prefill(new tokens) + T_decode(context)``. Without prefix caching the new tokens are the
+    ``TTFT = T_prefill(new tokens) + T_decode(context) + request latency``. Without prefix caching the new tokens are the
     whole context and both equal ``evaluate``'s. With it, attention from the new tokens to the cached
     prefix is not counted (a lower bound). Raises ValueError when the worker's weights and KV cache at
     that context do not fit."""
@@ -221,7 +221,7 @@ class ServingPoint:
         osl_mean = mean_request_length(nominal_length(output_tokens))
         # evaluate()'s aggregated-serving formulas, with the prefill of the new tokens only
         tpot = ctx["decode_step_s"] + max(self.concurrency / self.dp - 1, 0) / osl_mean * prefill_s
-        ttft = prefill_s + ctx["decode_step_s"]
+        ttft = prefill_s + ctx["decode_step_s"] + self.eff.request_latency_s
         return CallTiming(ttft, tpot, ttft + tpot * (output_tokens - 1))
 
 

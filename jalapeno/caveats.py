@@ -307,7 +307,8 @@ def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, eff
                      max_chips: int = 8) -> pl.DataFrame:
     """Each published kind of ratio (:data:`METRICS`) of Jalapeño's modeled frontier (``scenario`` of its
     unknowns, fitted constants ``eff``) against the published baseline of each model
-    (:data:`jalapeno.frontier.PUBLISHED_RATIOS`; measured where InferenceMAX measured it) and against
+    (:data:`jalapeno.frontier.PUBLISHED_RATIOS`; :func:`jalapeno.frontier.baseline_frontier`: measured
+    where InferenceMAX measured it, else transferred from measured layouts) and against
     Vera Rubin in each case (modeled, at most ``max_chips`` chips per decode worker, like a modeled
     baseline).
 

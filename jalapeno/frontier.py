@@ -14,6 +14,7 @@ by GB200's all-in / TDP ratio).
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -187,40 +188,70 @@ def jalapeno_chip(scenario: str = "central") -> ChipSpec:
                      scale_up_bandwidth_bytes_per_s=u["scale_up_bandwidth"], scale_up_domain_chips=u["scale_up_domain"])
 
 
+#: Jalapeño's own constants and the published point each is fitted to (claim id): the per-layer step
+#: overhead to the minimum TBT, the prefill efficiency to the peak throughput per kW, the request latency
+#: outside the chips to the E2E (both gpt-oss-120b 8k/1k), the collective latency of its fabric to the
+#: DeepSeek-R1 single-user speed (the smallest domain DeepSeek-R1 fits in needs its fabric at every layer).
+JALAPENO_FIT = (("tau_s", "gptoss-jalapeno-tbt"), ("eta_prefill", "gptoss-jalapeno-tok-per-kw"),
+                ("request_latency_s", "gptoss-jalapeno-e2e"), ("alpha_s", "dsr1-jalapeno-single-user"))
+
+
 def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None) -> serving.Efficiency:
-    """Fit Jalapeño's two own constants to its two published gpt-oss-120b 8k/1k operating points: the
-    minimum TBT (claim ``gptoss-jalapeno-tbt``, the frontier's maximum interactivity) fixes its per-layer
-    step overhead (``tau_s['jalapeno']``); the peak throughput per chip (claim
-    ``gptoss-jalapeno-tok-per-kw`` x rated TDP) fixes its prefill efficiency. Every other constant stays
-    at the calibration fitted on measured chips (``base``), so the matched-interactivity ratios, the E2E
-    and every DeepSeek-R1 or Kimi K2.5 figure are predictions, not fits."""
+    """Fit Jalapeño's four own constants (:data:`JALAPENO_FIT`) to its four published operating points:
+    on gpt-oss-120b 8k/1k the minimum TBT (the frontier's maximum interactivity; claim
+    ``gptoss-jalapeno-tbt``), the peak throughput per chip (``gptoss-jalapeno-tok-per-kw`` x rated TDP)
+    and the E2E at the fastest point (``gptoss-jalapeno-e2e``); on DeepSeek-R1 the single-user speed
+    (``dsr1-jalapeno-single-user``, the frontier's maximum interactivity). Four equations in four
+    unknowns (``scipy.optimize.least_squares`` in log space from several starts); every other constant
+    stays at the calibration on measured chips (``base``), so the matched-interactivity ratios and every
+    Kimi K2.5 figure are predictions, not fits. UnknownNameError for an unknown scenario."""
     from dataclasses import replace
 
     from scipy.optimize import least_squares
 
     from .comparison import claim_value
 
-    base = base or calibration.load()
+    if base is None:
+        return _fit_jalapeno_default(scenario)
     chip = jalapeno_chip(scenario)
-    target_x = 1e3 / claim_value("gptoss-jalapeno-tbt")
-    target_y = claim_value("gptoss-jalapeno-tok-per-kw") * claim_value("jalapeno-tdp") / 1e3
+    targets = np.array([1e3 / claim_value("gptoss-jalapeno-tbt"),
+                        claim_value("gptoss-jalapeno-tok-per-kw") * claim_value("jalapeno-tdp") / 1e3,
+                        claim_value("gptoss-jalapeno-e2e"), claim_value("dsr1-jalapeno-single-user")])
 
     def make(z):
-        tau, eta_p = np.exp(z)
-        return replace(base, eta_prefill=float(eta_p), tau_s={**base.tau_s, "jalapeno": float(tau)})
+        tau, eta_p, lam, alpha = np.exp(z)
+        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), alpha_s=float(alpha),
+                       tau_s={**base.tau_s, "jalapeno": float(tau)})
 
     def fun(z):
-        f = frontier(chip, "gpt-oss-120b", eff=make(z), stack="jalapeno")
-        return [np.log(f["interactivity_tok_s_user"].max() / target_x),
-                np.log(f["throughput_tok_s_chip"].max() / target_y)]
+        e = make(z)
+        g = frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno")
+        fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
+        d = frontier(chip, "deepseek-r1", eff=e, stack="jalapeno")
+        got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
+               d["interactivity_tok_s_user"].max()]
+        return np.log(np.array(got) / targets)
 
-    lo, hi = np.log([1e-8, 1e-3]), np.log([2e-4, 1.0])
+    lo, hi = np.log([1e-8, 1e-3, 1e-4, 1e-8]), np.log([2e-4, 1.0, 2.0, 1e-4])
     best = None
     for start in itertools.product([3e-6, 3e-5], [0.05, 0.3]):  # several starts: not a convex problem
-        sol = least_squares(fun, np.log(start), bounds=(lo, hi), diff_step=1e-3)
+        sol = least_squares(fun, np.log([*start, 0.1, 3e-6]), bounds=(lo, hi), diff_step=1e-3)
         if best is None or sol.cost < best.cost - 1e-12:
             best = sol
     return make(best.x)
+
+
+@functools.lru_cache(maxsize=None)
+def _fit_jalapeno_default(scenario: str) -> serving.Efficiency:
+    """:func:`fit_jalapeno` on the stored calibration, once per scenario and process."""
+    return fit_jalapeno(scenario, base=calibration.load())
+
+
+def jalapeno_constants(effs: dict[str, serving.Efficiency]) -> pl.DataFrame:
+    """The fitted constants of :func:`fit_jalapeno` per scenario, one row each: ``tau_s``,
+    ``eta_prefill``, ``request_latency_s``, ``alpha_s`` (SI)."""
+    return pl.DataFrame([{"scenario": sc, "tau_s": e.tau_s["jalapeno"], "eta_prefill": e.eta_prefill,
+                          "request_latency_s": e.request_latency_s, "alpha_s": e.alpha_s} for sc, e in effs.items()])
 
 
 def jalapeno_frontier(model: str, scenario: str = "central", *, eff: serving.Efficiency | None = None,
@@ -239,28 +270,85 @@ PUBLISHED_RATIOS = {"gpt-oss-120b": ("gptoss-matched-tbt-ratio", "gb200"),
                     "deepseek-r1": ("dsr1-matched-tbt-ratio", "gb300"),
                     "kimi-k2.5": ("kimi-matched-tbt-ratio", "gb300")}
 
+#: Where an unmeasured (model, chip) borrows its measured layouts: GB300 shares GB200's NVL72 rack and
+#: 8 TB/s HBM3e; Kimi K2.5 shares DeepSeek-V3's architecture (MLA, 61 layers, hidden size 7,168, 8 routed
+#: experts per token), so DeepSeek-R1's measured layouts stand in for it.
+TRANSFER_CHIP = {"gb300": "gb200"}
+TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
+BASELINE_HOW = ("auto", "measured", "transferred", "modeled")
 
-def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", max_chips: int = 8,
-                      isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
-    """The baseline's frontier: measured where InferenceMAX measured that model on that chip at that
-    shape (every run and stack), else modeled with at most ``max_chips`` chips per decode worker."""
+
+def transferred_frontier(model: str, chip: str, *, source_model: str, source_chip: str, isl: int = 8192,
+                         osl: int = 1024, power_basis: str = "rated", eff: serving.Efficiency | None = None) -> pl.DataFrame:
+    """A frontier for an unmeasured (``model``, ``chip``) from a measured one: each measured point of
+    ``source_model`` on ``source_chip`` keeps its recorded layout (chips, concurrency, stack, prefill
+    split) and has its TPOT and throughput per chip multiplied by the serving model's ratio, target over
+    source, at that layout. Only the ratio is modeled, so the measured layouts (how many chips the
+    benchmark used at its fastest point, which sets a matched ratio) carry over. Same columns as
+    :func:`measured_frontier` plus ``n_chips``."""
     from . import measured
 
+    target_model, target_chip = specs.model(model).model, specs.chip(chip)
+    src = specs.model(source_model).model
+    cfg = calibration.configurations(measured.points(isl=isl, osl=osl)).filter(
+        (pl.col("model_key") == src) & (pl.col("chip") == specs.chip(source_chip).chip))
+    if cfg.is_empty():
+        raise ValueError(f"no measured {src} points on {source_chip} at {isl}/{osl} to transfer from")
+    eff = eff or calibration.load()
+    a = calibration.predict(cfg, eff)
+    b = calibration.predict(a.with_columns(model_key=pl.lit(target_model), chip=pl.lit(target_chip.chip)), eff)
+    df = a.select(
+        (pl.col("mean_tpot") * b["pred_tpot"] / pl.col("pred_tpot")).alias("tpot_s"),
+        (pl.col("tput_per_gpu") * b["pred_tput"] / pl.col("pred_tput")).alias("throughput_tok_s_chip"),
+        (pl.col("mean_e2el") * b["pred_e2e"] / pl.col("pred_e2e")).alias("e2e_s"),
+        "conc", "run_id", pl.col("stack").alias("framework"), "n_chips",
+    ).with_columns((1.0 / pl.col("tpot_s")).alias("interactivity_tok_s_user"))
+    watts = power_w(target_chip, power_basis)
+    return envelope(df).with_columns((pl.col("throughput_tok_s_chip") / (watts / 1e3)).alias("tok_s_per_kw"))
+
+
+def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how: str = "auto", max_chips: int = 8,
+                      isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+    """The baseline's frontier, with its origin in column ``source``: ``measured`` (every InferenceMAX run
+    and stack of that model on that chip at that shape), ``transferred`` (:func:`transferred_frontier`
+    from the measured layouts of :data:`TRANSFER_CHIP` / :data:`TRANSFER_MODEL`) or ``modeled``
+    (:func:`frontier` with at most ``max_chips`` chips per decode worker). ``how="auto"`` takes the first
+    of the three that exists; UnknownNameError for another ``how``, ValueError when the asked one does not
+    exist."""
+    from . import measured
+
+    if how not in BASELINE_HOW:
+        raise UnknownNameError("baseline construction", how, BASELINE_HOW)
     chip_spec, model_key = specs.chip(chip), specs.model(model).model
-    have = measured.points(isl=isl, osl=osl).filter((pl.col("hw") == chip_spec.chip) & (pl.col("model_key") == model_key))
-    if have.height:
+    pts = measured.points(isl=isl, osl=osl)
+    have = lambda m, c: pts.filter((pl.col("hw") == c) & (pl.col("model_key") == m)).height > 0  # noqa: E731
+    if how in ("auto", "measured") and have(model_key, chip_spec.chip):
         return measured_frontier(model, chip_spec.chip, isl=isl, osl=osl,
                                  power_w_=power_w(chip_spec, power_basis)).with_columns(pl.lit("measured").alias("source"))
+    if how == "measured":
+        raise ValueError(f"no measured {model_key} points on {chip_spec.chip} at {isl}/{osl}")
+    src_chip = TRANSFER_CHIP.get(chip_spec.chip, chip_spec.chip)
+    src_model = model_key if have(model_key, src_chip) else TRANSFER_MODEL.get(model_key, model_key)
+    if how in ("auto", "transferred") and have(src_model, src_chip) and (src_chip, src_model) != (chip_spec.chip, model_key):
+        return transferred_frontier(model_key, chip_spec.chip, source_model=src_model, source_chip=src_chip, isl=isl,
+                                    osl=osl, power_basis=power_basis).with_columns(pl.lit("transferred").alias("source"))
+    if how == "transferred":
+        raise ValueError(f"no measured layouts to transfer to {model_key} on {chip_spec.chip} at {isl}/{osl}")
     return frontier(chip_spec, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips).with_columns(
         pl.lit("modeled").alias("source"))
 
 
 def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_basis: str = "rated",
-                baseline_max_chips: int = 8, baselines: dict[str, str] | None = None,
+                baseline_how: str = "auto", baseline_max_chips: int = 8, baselines: dict[str, str] | None = None,
                 effs: dict[str, serving.Efficiency] | None = None) -> pl.DataFrame:
     """For each model and each Jalapeño scenario: the ratio of Jalapeño's to the baseline's tok/s/kW at
-    the baseline's best interactivity, next to the published ratio. ``baselines`` overrides the chip of
-    :data:`PUBLISHED_RATIOS`; ``effs`` passes fitted Jalapeño constants per scenario."""
+    the baseline's best interactivity ``x*``, next to the published ratio, and its three factors
+    (``ratio = jalapeno_retention x peak_ratio x baseline_steepness``): Jalapeño's throughput at ``x*``
+    over its own peak, the two peaks' ratio, the baseline's peak over its throughput at ``x*``.
+    ``implied_retention`` is the retention the published ratio implies given the other two factors.
+    ``baselines`` overrides the chip of :data:`PUBLISHED_RATIOS`; ``baseline_how`` and
+    ``baseline_max_chips`` pass to :func:`baseline_frontier`; ``effs`` passes fitted Jalapeño constants
+    per scenario."""
     from .comparison import claim_value
 
     effs = effs or {sc: fit_jalapeno(sc) for sc in SCENARIOS}
@@ -268,15 +356,20 @@ def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_ba
     for m in models:
         claim_id, chip = PUBLISHED_RATIOS.get(m, (None, "gb300"))
         chip = (baselines or {}).get(m, chip)
-        old = baseline_frontier(m, chip, power_basis=power_basis, max_chips=baseline_max_chips)
+        old = baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how, max_chips=baseline_max_chips)
+        old_peak = float(old["tok_s_per_kw"].max())
         for sc, eff in effs.items():
             new = jalapeno_frontier(m, sc, eff=eff, power_basis=power_basis)
             r = matched_ratio(new, old)
+            new_peak = float(new["tok_s_per_kw"].max())
             published = claim_value(claim_id) if claim_id else float("nan")
             rows.append({"model": m, "baseline": chip, "baseline_source": old["source"][0], "scenario": sc,
                          "interactivity_tok_s_user": r["interactivity_tok_s_user"], "baseline_tok_s_kw": r["old"],
                          "jalapeno_tok_s_kw": r["new"], "ratio": r["ratio"], "published_ratio": published,
                          "deviation": r["ratio"] / published - 1,
+                         "jalapeno_retention": r["new"] / new_peak, "peak_ratio": new_peak / old_peak,
+                         "baseline_steepness": old_peak / r["old"],
+                         "implied_retention": published / (new_peak / old_peak * old_peak / r["old"]),
                          "jalapeno_max_interactivity": float(new["interactivity_tok_s_user"].max())})
     return pl.DataFrame(rows)
 

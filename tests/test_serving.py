@@ -119,11 +119,63 @@ def test_frontier_inputs_are_checked():
         frontier.frontier("h100", "kimi-k2.5", max_chips=2)
 
 
-def test_jalapeno_fit_hits_its_published_points():
-    eff = frontier.fit_jalapeno("central")
-    f = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
-    assert f["interactivity_tok_s_user"].max() == pytest.approx(1 / 0.69e-3, rel=0.005)
-    assert f["throughput_tok_s_chip"].max() == pytest.approx(85_448 * 0.7, rel=0.005)
+@pytest.mark.parametrize("scenario", frontier.SCENARIOS)
+def test_jalapeno_fit_hits_its_four_published_points(scenario):
+    eff = frontier.fit_jalapeno(scenario)
+    f = frontier.jalapeno_frontier("gpt-oss-120b", scenario, eff=eff)
+    fastest = f.row(f["interactivity_tok_s_user"].arg_max(), named=True)
+    assert fastest["interactivity_tok_s_user"] == pytest.approx(1 / 0.69e-3, rel=0.005)  # 0.69 ms TBT
+    assert f["throughput_tok_s_chip"].max() == pytest.approx(85_448 * 0.7, rel=0.005)  # tok/s/kW x 0.7 kW
+    assert fastest["e2e_s"] == pytest.approx(1.03, rel=0.005)
+    d = frontier.jalapeno_frontier("deepseek-r1", scenario, eff=eff)
+    assert d["interactivity_tok_s_user"].max() == pytest.approx(700, rel=0.005)
+    # the other constants stay at the calibration on measured chips
+    base = frontier.calibration.load()
+    assert (eff.eta_mem, eff.eta_compute, eff.beta_s) == (base.eta_mem, base.eta_compute, base.beta_s)
+
+
+def test_transferring_a_measured_frontier_onto_itself_changes_nothing():
+    got = frontier.transferred_frontier("deepseek-r1", "gb200", source_model="deepseek-r1", source_chip="gb200")
+    want = frontier.measured_frontier("deepseek-r1", "gb200")
+    np.testing.assert_allclose(got["interactivity_tok_s_user"], want["interactivity_tok_s_user"], rtol=1e-12)
+    np.testing.assert_allclose(got["throughput_tok_s_chip"], want["throughput_tok_s_chip"], rtol=1e-12)
+
+
+def test_transferred_frontier_keeps_the_measured_layouts():
+    # GB300 has GB200's 8 TB/s per GPU: at the measured DeepSeek-R1 layouts the model moves TPOT by < 5 %
+    gb300 = frontier.transferred_frontier("deepseek-r1", "gb300", source_model="deepseek-r1", source_chip="gb200")
+    gb200 = frontier.measured_frontier("deepseek-r1", "gb200")
+    assert gb300["interactivity_tok_s_user"].max() == pytest.approx(gb200["interactivity_tok_s_user"].max(), rel=0.05)
+    assert gb300["tok_s_per_kw"].max() < gb300["throughput_tok_s_chip"].max()  # per kW at GB300's 1.4 kW
+
+
+def test_baseline_frontier_says_where_it_comes_from():
+    assert frontier.baseline_frontier("gpt-oss-120b", "gb200")["source"][0] == "measured"
+    assert frontier.baseline_frontier("deepseek-r1", "gb300")["source"][0] == "transferred"
+    assert frontier.baseline_frontier("kimi-k2.5", "gb300")["source"][0] == "transferred"
+    assert frontier.baseline_frontier("deepseek-r1", "gb300", how="modeled")["source"][0] == "modeled"
+    with pytest.raises(ValueError, match="no measured deepseek-r1 points on gb300"):
+        frontier.baseline_frontier("deepseek-r1", "gb300", how="measured")
+    with pytest.raises(jp.UnknownNameError, match="transferred"):
+        frontier.baseline_frontier("deepseek-r1", "gb300", how="copied")
+
+
+def test_ratio_is_the_product_of_its_three_factors():
+    t = frontier.ratio_table(["gpt-oss-120b"], effs={"central": frontier.fit_jalapeno("central")})
+    r = t.row(0, named=True)
+    assert r["ratio"] == pytest.approx(r["jalapeno_retention"] * r["peak_ratio"] * r["baseline_steepness"], rel=1e-12)
+    # measured GB200: peak 53,952 tok/s/GPU (run 20786863188 conc 512, within 0.3 % of the other runs) over
+    # 513.70 at conc 1 (run 20737128080); Jalapeño's peak is its published 85,448 over GB200's
+    assert r["baseline_steepness"] == pytest.approx(54_079.2 / 513.70, rel=1e-3)
+    assert r["peak_ratio"] == pytest.approx(85_448 / (54_079.2 / 1.2), rel=0.006)
+    assert r["implied_retention"] == pytest.approx(53.7 / r["peak_ratio"] / r["baseline_steepness"], rel=1e-12)
+
+
+def test_published_ratios_fall_in_the_band_of_jalapenos_unknowns():
+    t = frontier.ratio_table()
+    for m, g in t.group_by("model"):
+        pub = g["published_ratio"][0]
+        assert g["ratio"].min() <= 1.15 * pub and g["ratio"].max() >= 0.85 * pub, m
 
 
 def test_matched_ratio_grows_toward_the_baselines_fastest_point():
