@@ -2,7 +2,7 @@
 
 The fit adjusts a few physical constants (:class:`~jalapeno.serving.Efficiency`: achieved fractions of
 HBM bandwidth and of peak FLOP/s, the latency of one collective, a per-layer step overhead for each
-serving stack, a queueing multiplier) to minimise the squared log errors of TPOT and of throughput per
+serving stack and the extra cost of an MLA layer) to minimise the squared log errors of TPOT and of throughput per
 chip over every measured point without speculative decoding (``scipy.optimize.least_squares``). The
 stacks (vLLM, SGLang, TensorRT-LLM, Dynamo, ATOM) get their own overheads, so a chip's efficiency is not
 asked to absorb its software. The fitted values are written to ``data/calibration.csv``.
@@ -24,8 +24,16 @@ from . import data, measured, serving, specs
 from .serving import Efficiency
 
 STACKS = ("vllm", "sglang", "trt", "dynamo-trt", "dynamo-sglang", "atom")
-_PARAMS = ("eta_mem", "eta_compute", "eta_prefill", "alpha_s", "beta_s") + tuple(f"tau_s:{s}" for s in STACKS)
-_BOUNDS = {"eta_mem": (0.2, 1.0), "eta_compute": (0.05, 1.0), "eta_prefill": (0.02, 1.0), "alpha_s": (1e-7, 1e-4), "beta_s": (1e-9, 1e-5)}
+#: The fitted scalar constants of :class:`Efficiency` with their bounds and units; then one overhead per stack.
+#: Two bounds are priors, not conveniences: a collective on a scale-up network costs at least about 1 µs
+#: (one NVSwitch round trip), and an MLA + 256-expert layer (DeepSeek-R1) is taken to cost one to three
+#: times a GQA + 128-expert layer (gpt-oss-120b) in per-layer overhead: only the one stack that served
+#: both models on one chip (Dynamo-TRT on GB200) separates that factor from the stacks' own overheads.
+BOUNDS = {"eta_mem": (0.2, 1.0), "eta_compute": (0.05, 1.0), "eta_prefill": (0.02, 1.0), "alpha_s": (1e-6, 1e-4),
+           "beta_s": (1e-9, 1e-5), "mla_layer_factor": (1.0, 3.0)}
+_UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "fraction", "alpha_s": "s",
+          "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
+_PARAMS = tuple(BOUNDS) + tuple(f"tau_s:{s}" for s in STACKS)
 _TAU_BOUNDS = (1e-7, 2e-4)
 
 
@@ -78,14 +86,15 @@ def predict(configs: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
 
 
 def _vector(eff: Efficiency) -> np.ndarray:
-    vals = [eff.eta_mem, eff.eta_compute, eff.eta_prefill, eff.alpha_s, eff.beta_s] + [eff.tau(s) for s in STACKS]
+    vals = [getattr(eff, p) for p in BOUNDS] + [eff.tau(s) for s in STACKS]
     return np.log(np.asarray(vals))
 
 
 def _efficiency(x: np.ndarray) -> Efficiency:
     v = np.exp(x)
-    return Efficiency(eta_mem=v[0], eta_compute=v[1], eta_prefill=v[2], alpha_s=v[3], beta_s=v[4],
-                      tau_s={s: float(t) for s, t in zip(STACKS, v[5:])})
+    n = len(BOUNDS)
+    return Efficiency(**{p: float(val) for p, val in zip(BOUNDS, v[:n])},
+                      tau_s={s: float(t) for s, t in zip(STACKS, v[n:])})
 
 
 def residuals(configs: pl.DataFrame, eff: Efficiency) -> np.ndarray:
@@ -103,10 +112,10 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
     configs = configurations() if configs is None else configs
     start = start or Efficiency(tau_s={s: 10e-6 for s in STACKS})
     x0 = _vector(start)
-    lo = np.log([b[0] for b in _BOUNDS.values()] + [_TAU_BOUNDS[0]] * len(STACKS))
-    hi = np.log([b[1] for b in _BOUNDS.values()] + [_TAU_BOUNDS[1]] * len(STACKS))
+    lo = np.log([b[0] for b in BOUNDS.values()] + [_TAU_BOUNDS[0]] * len(STACKS))
+    hi = np.log([b[1] for b in BOUNDS.values()] + [_TAU_BOUNDS[1]] * len(STACKS))
     present = set(configs["stack"].unique())
-    free = np.array([True] * len(_BOUNDS) + [s in present for s in STACKS])
+    free = np.array([True] * len(BOUNDS) + [s in present for s in STACKS])
 
     def fun(z):
         x = x0.copy()
@@ -133,8 +142,7 @@ CALIBRATION_FILE = "calibration.csv"
 def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
     """Write the fitted constants to ``data/calibration.csv`` (parameter, value, unit, how obtained)."""
     path = path or data.data_dir() / CALIBRATION_FILE
-    units = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "fraction", "alpha_s": "s", "beta_s": "s per layer per sequence"}
-    rows = [{"parameter": p, "value": f"{float(np.exp(v)):.6g}", "unit": units.get(p, "s per layer per step"),
+    rows = [{"parameter": p, "value": f"{float(np.exp(v)):.6g}", "unit": _UNITS.get(p, "s per layer per step"),
              "source": how} for p, v in zip(_PARAMS, _vector(eff))]
     pl.DataFrame(rows).write_csv(path)
     data._load.cache_clear()

@@ -190,10 +190,11 @@ def jalapeno_chip(scenario: str = "central") -> ChipSpec:
 
 #: Jalapeño's own constants and the published point each is fitted to (claim id): the per-layer step
 #: overhead to the minimum TBT, the prefill efficiency to the peak throughput per kW, the request latency
-#: outside the chips to the E2E (both gpt-oss-120b 8k/1k), the collective latency of its fabric to the
-#: DeepSeek-R1 single-user speed (the smallest domain DeepSeek-R1 fits in needs its fabric at every layer).
+#: outside the chips to the E2E (all gpt-oss-120b 8k/1k), and the per-layer cost of an MLA layer relative
+#: to a GQA layer in its software (:attr:`~jalapeno.serving.Efficiency.mla_layer_factor`) to the
+#: DeepSeek-R1 single-user speed.
 JALAPENO_FIT = (("tau_s", "gptoss-jalapeno-tbt"), ("eta_prefill", "gptoss-jalapeno-tok-per-kw"),
-                ("request_latency_s", "gptoss-jalapeno-e2e"), ("alpha_s", "dsr1-jalapeno-single-user"))
+                ("request_latency_s", "gptoss-jalapeno-e2e"), ("mla_layer_factor", "dsr1-jalapeno-single-user"))
 
 
 def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None) -> serving.Efficiency:
@@ -219,8 +220,8 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
                         claim_value("gptoss-jalapeno-e2e"), claim_value("dsr1-jalapeno-single-user")])
 
     def make(z):
-        tau, eta_p, lam, alpha = np.exp(z)
-        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), alpha_s=float(alpha),
+        tau, eta_p, lam, factor = np.exp(z)
+        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), mla_layer_factor=float(factor),
                        tau_s={**base.tau_s, "jalapeno": float(tau)})
 
     def fun(z):
@@ -232,10 +233,10 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
                d["interactivity_tok_s_user"].max()]
         return np.log(np.array(got) / targets)
 
-    lo, hi = np.log([1e-8, 1e-3, 1e-4, 1e-8]), np.log([2e-4, 1.0, 2.0, 1e-4])
+    lo, hi = np.log([1e-8, 1e-3, 1e-4, 0.05]), np.log([2e-4, 1.0, 2.0, 10.0])
     best = None
     for start in itertools.product([3e-6, 3e-5], [0.05, 0.3]):  # several starts: not a convex problem
-        sol = least_squares(fun, np.log([*start, 0.1, 3e-6]), bounds=(lo, hi), diff_step=1e-3)
+        sol = least_squares(fun, np.log([*start, 0.1, 1.0]), bounds=(lo, hi), diff_step=1e-3)
         if best is None or sol.cost < best.cost - 1e-12:
             best = sol
     return make(best.x)
@@ -249,9 +250,10 @@ def _fit_jalapeno_default(scenario: str) -> serving.Efficiency:
 
 def jalapeno_constants(effs: dict[str, serving.Efficiency]) -> pl.DataFrame:
     """The fitted constants of :func:`fit_jalapeno` per scenario, one row each: ``tau_s``,
-    ``eta_prefill``, ``request_latency_s``, ``alpha_s`` (SI)."""
+    ``eta_prefill``, ``request_latency_s``, ``mla_layer_factor`` (SI)."""
     return pl.DataFrame([{"scenario": sc, "tau_s": e.tau_s["jalapeno"], "eta_prefill": e.eta_prefill,
-                          "request_latency_s": e.request_latency_s, "alpha_s": e.alpha_s} for sc, e in effs.items()])
+                          "request_latency_s": e.request_latency_s, "mla_layer_factor": e.mla_layer_factor}
+                         for sc, e in effs.items()])
 
 
 def jalapeno_frontier(model: str, scenario: str = "central", *, eff: serving.Efficiency | None = None,

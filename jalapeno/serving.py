@@ -12,14 +12,17 @@ Decode step of one worker (per chip; SI units)::
     T_decode = KV / (BW eta_m) + max( W(B) / (BW eta_m), F / (C eta_c) )      (roofline, scaling-book form)
              + TP all-reduce: 2 per layer x (alpha + 2 (t-1)/t x B_attn h a / W_link)    (alpha-beta, switched)
              + EP all-to-all: 2 per MoE layer x alpha + B k h (1 + 2) / N x (N-1)/N / W_link
-             + layers x (tau_stack + beta x B / dp)        (per-step overhead: the stack's, and per sequence)
+             + layers x f x (tau_stack + beta x B / dp)    (per-step overhead: the stack's, and per sequence)
 
 ``W(B)``: non-expert weights over the tensor-parallel ways plus the routed experts a step of ``B``
 tokens touches, ``E (1 - (1 - k/E)^B) / N`` expert copies per chip (Epoch AI's distinct-experts formula);
 ``KV``: the worker's cached context (GQA heads split over TP, an MLA latent replicated over TP); ``F``:
 ``B x`` FLOPs per token over ``N``. Message sizes and hop costs follow the modeling reference
-(shared/notes/modeling-reference.md). Prefill of a prompt is compute-bound:
-``T_prefill = max(F_prefill / (t C eta_c), W / (t BW eta_m)) + tau_stack x layers``.
+(shared/notes/modeling-reference.md); ``f`` is 1 for a GQA layer and a fitted factor for an MLA layer
+(DeepSeek-R1's and Kimi K2.5's layers launch more kernels than gpt-oss's). Prefill of a prompt is
+compute-bound, with a floor of one read of every weight per prefill step of ``PREFILL_CHUNK_TOKENS``
+tokens, which prompts shorter than that share (``s = min(1, ISL / chunk)``):
+``T_prefill = max(F_prefill / (t C eta_p), s W / (t BW eta_m)) + s tau_stack f layers``.
 
 Aggregated serving interleaves prefill with decode (chunked prefill): each decode step carries on average
 the prefills of the *other* users of its attention replica that arrive meanwhile, ``(B / dp - 1) / OSL``
@@ -43,6 +46,10 @@ import numpy as np
 from .metrics import mean_request_length
 from .roofline import expected_distinct_experts
 from .specs import ChipSpec, ModelSpec, bytes_per_value
+
+#: Tokens one prefill step processes together (chunked prefill's per-step budget; TensorRT-LLM's
+#: ``max_num_tokens`` default): prompts shorter than this share one read of the weights and one step overhead.
+PREFILL_CHUNK_TOKENS = 8192
 
 #: Activation bytes on the wire: dispatch in FP8, combine and all-reduce in BF16 (DeepSeek ISCA 2025).
 DISPATCH_BYTES, COMBINE_BYTES, ALLREDUCE_BYTES = 1.0, 2.0, 2.0
@@ -73,6 +80,7 @@ class Efficiency:
     ``alpha_s``: fixed latency of one collective in a scale-up domain (s); ``beta_s``: per-layer, per-step
     overhead of each sequence an attention replica holds (s: attention kernels, sampling, scheduling);
     ``tau_s``: per-layer, per-step overhead of each serving stack (s), keyed by stack name;
+    ``mla_layer_factor``: per-layer overhead of an MLA layer over a GQA layer's (ratio);
     ``request_latency_s``: fixed latency of each request outside the accelerators (front end, tokenisation,
     scheduling; s): it adds to TTFT and E2E and occupies no chip. Not identifiable from the TPOT and
     throughput the calibration fits, so 0 for measured stacks; fitted for Jalapeño to its published E2E."""
@@ -84,6 +92,7 @@ class Efficiency:
     beta_s: float = 0.3e-6
     tau_s: dict[str, float] = field(default_factory=lambda: {"default": 10e-6})
     request_latency_s: float = 0.0
+    mla_layer_factor: float = 1.0
 
     def tau(self, stack: str) -> float:
         return self.tau_s.get(stack, self.tau_s.get("default", float(np.median(list(self.tau_s.values())))))
@@ -154,7 +163,8 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
     else:
         all2all = np.zeros_like(n)
     comm = allreduce + all2all
-    overhead = layers * (eff.tau(stack) + eff.beta_s * b / dp)
+    layer_factor = eff.mla_layer_factor if model.attention == "mla" else 1.0
+    overhead = layers * layer_factor * (eff.tau(stack) + eff.beta_s * b / dp)
     decode = roof + comm + overhead
 
     def _decode_at(active):
@@ -168,13 +178,16 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
         f = active * model.decode_flops_per_token(ctx) / n
         scale = active / b
         return kv / bw + np.maximum(w / bw, f / flops) + allreduce_at(active) + all2all * scale \
-            + layers * (eff.tau(stack) + eff.beta_s * active / dp)
+            + layers * layer_factor * (eff.tau(stack) + eff.beta_s * active / dp)
 
     # prefill of one mean prompt, on the worker's TP group (aggregated) or a prefill worker (disaggregated)
     p_tp = _arr(prefill_tp) if disagg else tp
     p_flops = model.prefill_flops(int(round(isl_m)))
-    all_weights = (rest + g["routed_experts"]) if model.is_moe else rest
-    prefill = np.maximum(p_flops / (p_tp * flops / eff.eta_compute * eff.eta_prefill), all_weights * b_rest / (p_tp * bw)) + layers * eff.tau(stack)
+    # one prefill step reads every weight once for up to PREFILL_CHUNK_TOKENS tokens: short prompts share it
+    all_weight_bytes = rest * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0)
+    share = min(1.0, isl_m / PREFILL_CHUNK_TOKENS)
+    prefill = (np.maximum(p_flops / (p_tp * flops / eff.eta_compute * eff.eta_prefill), share * all_weight_bytes / (p_tp * bw))
+               + share * layers * eff.tau(stack) * layer_factor)
 
     step = decode * (1 + mtp_draft_cost * (mtp_tokens_per_step > 1))
     if disagg:
