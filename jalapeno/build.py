@@ -673,10 +673,21 @@ def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
             out += ["This is the first recorded version.", ""]
             continue
         rows = _diff_numbers(versions[names[i - 1]], nums)
-        out += [f"Changes from version {names[i - 1]}: {len(rows) or 'none'}.", ""]
-        if rows:
+        changed = [r for r in rows if r[2] != "(new)" and r[3] != "(removed)"]
+        added = [r for r in rows if r[2] == "(new)"]
+        removed = [r for r in rows if r[3] == "(removed)"]
+        out += [f"Changes from version {names[i - 1]}: {len(changed)} changed, {len(added)} new, "
+                f"{len(removed)} removed.", ""]
+        if changed:
             out += ["| chapter | number | before | after |", "| --- | --- | --- | --- |"]
-            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in rows] + [""]
+            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in changed] + [""]
+        for label, group, col in (("New", added, 3), ("Removed", removed, 2)):
+            by_chapter: dict[str, list[str]] = {}
+            for r in group:
+                by_chapter.setdefault(r[0], []).append(f"`{r[1]}`")
+            if by_chapter:
+                out += [f"{label} numbers, by chapter:", ""]
+                out += [f"- {c} ({len(keys)}): {', '.join(keys)}" for c, keys in by_chapter.items()] + [""]
     if names:
         latest = versions[names[-1]]
         rows = _diff_numbers({c: latest.get(c, {}) for c in current}, current)

@@ -323,7 +323,10 @@ def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how:
         raise UnknownNameError("baseline construction", how, BASELINE_HOW)
     chip_spec, model_key = specs.chip(chip), specs.model(model).model
     pts = measured.points(isl=isl, osl=osl)
-    have = lambda m, c: pts.filter((pl.col("hw") == c) & (pl.col("model_key") == m)).height > 0  # noqa: E731
+
+    def have(m: str, c: str) -> bool:
+        return pts.filter((pl.col("hw") == c) & (pl.col("model_key") == m)).height > 0
+
     if how in ("auto", "measured") and have(model_key, chip_spec.chip):
         return measured_frontier(model, chip_spec.chip, isl=isl, osl=osl,
                                  power_w_=power_w(chip_spec, power_basis)).with_columns(pl.lit("measured").alias("source"))
@@ -364,14 +367,14 @@ def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_ba
             new = jalapeno_frontier(m, sc, eff=eff, power_basis=power_basis)
             r = matched_ratio(new, old)
             new_peak = float(new["tok_s_per_kw"].max())
+            peak_ratio, steepness = new_peak / old_peak, old_peak / r["old"]
             published = claim_value(claim_id) if claim_id else float("nan")
             rows.append({"model": m, "baseline": chip, "baseline_source": old["source"][0], "scenario": sc,
                          "interactivity_tok_s_user": r["interactivity_tok_s_user"], "baseline_tok_s_kw": r["old"],
                          "jalapeno_tok_s_kw": r["new"], "ratio": r["ratio"], "published_ratio": published,
                          "deviation": r["ratio"] / published - 1,
-                         "jalapeno_retention": r["new"] / new_peak, "peak_ratio": new_peak / old_peak,
-                         "baseline_steepness": old_peak / r["old"],
-                         "implied_retention": published / (new_peak / old_peak * old_peak / r["old"]),
+                         "jalapeno_retention": r["new"] / new_peak, "peak_ratio": peak_ratio,
+                         "baseline_steepness": steepness, "implied_retention": published / (peak_ratio * steepness),
                          "jalapeno_max_interactivity": float(new["interactivity_tok_s_user"].max())})
     return pl.DataFrame(rows)
 

@@ -271,3 +271,12 @@ def test_jobs_must_be_positive(tmp_path):
                           text=True, cwd=tmp_path)
     assert proc.returncode == 2 and "--jobs must be a positive number of notebooks, got 0" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
+    versions = {"0.1.0": {"ch": {"a": "1", "b": "2"}}, "0.2.0": {"ch": {"a": "1.5", "c": "3"}}}
+    monkeypatch.setattr(build, "published_numbers", lambda: versions)
+    page = build._changelog_page(versions["0.2.0"], None, False)
+    assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
+    assert "| ch | `a` | 1 | 1.5 |" in page  # only the changed number is a table row
+    assert "- ch (1): `c`" in page and "Removed numbers, by chapter:" in page
