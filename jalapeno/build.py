@@ -681,7 +681,7 @@ def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
         if changed:
             out += ["| chapter | number | before | after |", "| --- | --- | --- | --- |"]
             out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in changed] + [""]
-        for label, group, col in (("New", added, 3), ("Removed", removed, 2)):
+        for label, group in (("New", added), ("Removed", removed)):
             by_chapter: dict[str, list[str]] = {}
             for r in group:
                 by_chapter.setdefault(r[0], []).append(f"`{r[1]}`")
