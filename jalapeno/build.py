@@ -673,14 +673,14 @@ def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
             out += ["This is the first recorded version.", ""]
             continue
         rows = _diff_numbers(versions[names[i - 1]], nums)
-        changed = [r for r in rows if r[2] != "(new)" and r[3] != "(removed)"]
+        moved = [r for r in rows if r[2] != "(new)" and r[3] != "(removed)"]
         added = [r for r in rows if r[2] == "(new)"]
         removed = [r for r in rows if r[3] == "(removed)"]
-        out += [f"Changes from version {names[i - 1]}: {len(changed)} changed, {len(added)} new, "
+        out += [f"Changes from version {names[i - 1]}: {len(moved)} changed, {len(added)} new, "
                 f"{len(removed)} removed.", ""]
-        if changed:
+        if moved:
             out += ["| chapter | number | before | after |", "| --- | --- | --- | --- |"]
-            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in changed] + [""]
+            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in moved] + [""]
         for label, group in (("New", added), ("Removed", removed)):
             by_chapter: dict[str, list[str]] = {}
             for r in group:

@@ -557,9 +557,10 @@ def jalapeno_stack_overhead_s(eff: serving.Efficiency, *, model: str = "gpt-oss-
 
 def jalapeno_efficiency(eff: serving.Efficiency, stack_overhead_s: float | None = None) -> serving.Efficiency:
     """``eff`` with Jalapeño's own constants under the stack name ``jalapeno``: by default the ones the
-    Pareto chapter fits to its published TBT and peak throughput (:func:`jalapeno.frontier.fit_jalapeno`,
-    central scenario), so both chapters model the same chip; with ``stack_overhead_s``, that per-layer
-    overhead alone (for example :func:`jalapeno_stack_overhead_s`)."""
+    Pareto chapter fits to its published points (:func:`jalapeno.frontier.fit_jalapeno`, central
+    scenario); with ``stack_overhead_s``, that per-layer overhead alone on ``eff``'s other constants (for
+    example :func:`jalapeno_stack_overhead_s`, the single-chip reading the fabric scan of the systems
+    chapter uses)."""
     if stack_overhead_s is None:
         from .frontier import fit_jalapeno
 

@@ -280,3 +280,4 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
     assert "| ch | `a` | 1 | 1.5 |" in page  # only the changed number is a table row
     assert "- ch (1): `c`" in page and "Removed numbers, by chapter:" in page
+    assert "computed with the default parameters" in page  # the version diff does not mark the build changed
