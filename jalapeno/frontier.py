@@ -54,9 +54,13 @@ def best_stack(eff: serving.Efficiency) -> str:
 def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
           precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
           max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
-          mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None) -> pl.DataFrame:
+          mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None,
+          concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
-    ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM.
+    ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
+    whose concurrent requests per chip (prefill chips included) stay within ``concurrency_cap``:
+    ``"benchmark"`` (the top of the benchmark's own sweep, :func:`benchmark_concurrency_cap`), a number,
+    or ``"none"`` / None (unbounded). ValueError for another value.
 
     Returns columns ``n_chips``, ``dp``, ``concurrency``, ``tpot_s``, ``ttft_s``, ``e2e_s``,
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included)."""
@@ -87,7 +91,41 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
                        "e2e_s": r["e2e_s"], "interactivity_tok_s_user": r["interactivity_tok_s_user"],
                        "throughput_tok_s_chip": r["throughput_tok_s_chip"], "chips": r["chips"],
                        "fits": r["fits"]})
+    if concurrency_cap == "benchmark":
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
+    elif concurrency_cap == "none":
+        concurrency_cap = None
+    elif isinstance(concurrency_cap, str) or (concurrency_cap is not None and not concurrency_cap > 0):
+        raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
+                         f"per chip, got {concurrency_cap!r}")
+    if concurrency_cap is not None:
+        df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
     return df.filter(pl.col("fits")).drop("fits")
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_caps() -> dict[tuple[str, int, int], float]:
+    from . import measured
+
+    caps = measured.points().group_by("model_key", "isl", "osl").agg((pl.col("conc") / pl.col("n_gpus")).max())
+    return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
+
+
+def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024) -> float | None:
+    """The top of the benchmark's concurrency sweep, in concurrent requests per chip: the largest
+    ``conc / GPUs`` over every measured InferenceMAX run (no speculative decoding) of ``model`` (of its
+    :data:`TRANSFER_MODEL` source when it was not measured) at the measured shape nearest to ``isl``/``osl``
+    (smallest ``|ln ISL ratio| + |ln OSL ratio|``). 128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k:
+    the benchmark never loads a chip further, so a frontier compared with its measurements is taken over
+    the same range. None (no cap) for a model with no measured source."""
+    key = specs.model(model).model
+    caps = _measured_caps()
+    key = key if any(k[0] == key for k in caps) else TRANSFER_MODEL.get(key, key)
+    shapes = [(i, o) for m, i, o in caps if m == key]
+    if not shapes:
+        return None
+    i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
+    return caps[(key, i, o)]
 
 
 def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "throughput_tok_s_chip") -> pl.DataFrame:
@@ -108,7 +146,8 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
 
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
-    ``mtp_tokens_per_step``, ``hbm_bandwidth_bytes_per_s``) pass through. Raises UnknownNameError for
+    ``mtp_tokens_per_step``, ``hbm_bandwidth_bytes_per_s``, ``concurrency_cap``: by default the top of
+    the benchmark's own concurrency sweep, None for an unbounded frontier) pass through. Raises UnknownNameError for
     unknown names or basis, ValueError for impossible workloads or a model that fits nowhere."""
     chip_spec, model_spec = specs.chip(chip), specs.model(model)
     watts = power_w(chip_spec, power_basis)
@@ -197,7 +236,8 @@ JALAPENO_FIT = (("tau_s", "gptoss-jalapeno-tbt"), ("eta_prefill", "gptoss-jalape
                 ("request_latency_s", "gptoss-jalapeno-e2e"), ("mla_layer_factor", "dsr1-jalapeno-single-user"))
 
 
-def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None) -> serving.Efficiency:
+def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None, *,
+                 concurrency_cap: float | str | None = "benchmark") -> serving.Efficiency:
     """Fit Jalapeño's four own constants (:data:`JALAPENO_FIT`) to its four published operating points:
     on gpt-oss-120b 8k/1k the minimum TBT (the frontier's maximum interactivity; claim
     ``gptoss-jalapeno-tbt``), the peak throughput per chip (``gptoss-jalapeno-tok-per-kw`` x rated TDP)
@@ -205,15 +245,18 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
     (``dsr1-jalapeno-single-user``, the frontier's maximum interactivity). Four equations in four
     unknowns (``scipy.optimize.least_squares`` in log space from several starts); every other constant
     stays at the calibration on measured chips (``base``), so the matched-interactivity ratios and every
-    Kimi K2.5 figure are predictions, not fits. UnknownNameError for an unknown scenario."""
+    Kimi K2.5 figure are predictions, not fits. The frontiers span ``concurrency_cap`` (see :func:`sweep`;
+    by default the benchmark's own range, on the assumption that OpenAI ran the same harness). UnknownNameError
+    for an unknown scenario."""
     from dataclasses import replace
 
     from scipy.optimize import least_squares
 
     from .comparison import claim_value
 
-    if base is None:
+    if base is None and concurrency_cap == "benchmark":
         return _fit_jalapeno_default(scenario)
+    base = base or calibration.load()
     chip = jalapeno_chip(scenario)
     targets = np.array([1e3 / claim_value("gptoss-jalapeno-tbt"),
                         claim_value("gptoss-jalapeno-tok-per-kw") * claim_value("jalapeno-tdp") / 1e3,
@@ -226,9 +269,9 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
 
     def fun(z):
         e = make(z)
-        g = frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno")
+        g = frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
         fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
-        d = frontier(chip, "deepseek-r1", eff=e, stack="jalapeno")
+        d = frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
         got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
                d["interactivity_tok_s_user"].max()]
         return np.log(np.array(got) / targets)
@@ -259,8 +302,9 @@ def jalapeno_constants(effs: dict[str, serving.Efficiency]) -> pl.DataFrame:
 def jalapeno_frontier(model: str, scenario: str = "central", *, eff: serving.Efficiency | None = None,
                       **options) -> pl.DataFrame:
     """Jalapeño's modeled frontier for ``model`` under one scenario of its unknowns (fitted with
-    :func:`fit_jalapeno` unless ``eff`` is given)."""
-    eff = eff or fit_jalapeno(scenario)
+    :func:`fit_jalapeno` over the same ``concurrency_cap`` unless ``eff`` is given); ``options`` pass to
+    :func:`frontier`."""
+    eff = eff or fit_jalapeno(scenario, concurrency_cap=options.get("concurrency_cap", "benchmark"))
     return frontier(jalapeno_chip(scenario), model, eff=eff, stack="jalapeno", **options).with_columns(
         pl.lit(scenario).alias("scenario"))
 
@@ -310,11 +354,11 @@ def transferred_frontier(model: str, chip: str, *, source_model: str, source_chi
 
 
 def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how: str = "auto", max_chips: int = 8,
-                      isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
+                      isl: int = 8192, osl: int = 1024, concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """The baseline's frontier, with its origin in column ``source``: ``measured`` (every InferenceMAX run
     and stack of that model on that chip at that shape), ``transferred`` (:func:`transferred_frontier`
     from the measured layouts of :data:`TRANSFER_CHIP` / :data:`TRANSFER_MODEL`) or ``modeled``
-    (:func:`frontier` with at most ``max_chips`` chips per decode worker). ``how="auto"`` takes the first
+    (:func:`frontier` with at most ``max_chips`` chips per decode worker, over ``concurrency_cap``). ``how="auto"`` takes the first
     of the three that exists; UnknownNameError for another ``how``, ValueError when the asked one does not
     exist."""
     from . import measured
@@ -339,13 +383,15 @@ def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how:
                                     osl=osl, power_basis=power_basis).with_columns(pl.lit("transferred").alias("source"))
     if how == "transferred":
         raise ValueError(f"no measured layouts to transfer to {model_key} on {chip_spec.chip} at {isl}/{osl}")
-    return frontier(chip_spec, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips).with_columns(
+    return frontier(chip_spec, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips,
+                    concurrency_cap=concurrency_cap).with_columns(
         pl.lit("modeled").alias("source"))
 
 
 def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_basis: str = "rated",
                 baseline_how: str = "auto", baseline_max_chips: int = 8, baselines: dict[str, str] | None = None,
-                effs: dict[str, serving.Efficiency] | None = None) -> pl.DataFrame:
+                effs: dict[str, serving.Efficiency] | None = None,
+                concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """For each model and each Jalapeño scenario: the ratio of Jalapeño's to the baseline's tok/s/kW at
     the baseline's best interactivity ``x*``, next to the published ratio, and its three factors
     (``ratio = jalapeno_retention x peak_ratio x baseline_steepness``): Jalapeño's throughput at ``x*``
@@ -353,18 +399,19 @@ def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_ba
     ``implied_retention`` is the retention the published ratio implies given the other two factors.
     ``baselines`` overrides the chip of :data:`PUBLISHED_RATIOS`; ``baseline_how`` and
     ``baseline_max_chips`` pass to :func:`baseline_frontier`; ``effs`` passes fitted Jalapeño constants
-    per scenario."""
+    per scenario (fitted over the same ``concurrency_cap`` as the modeled frontiers when not given)."""
     from .comparison import claim_value
 
-    effs = effs or {sc: fit_jalapeno(sc) for sc in SCENARIOS}
+    effs = effs or {sc: fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in SCENARIOS}
     rows = []
     for m in models:
         claim_id, chip = PUBLISHED_RATIOS.get(m, (None, "gb300"))
         chip = (baselines or {}).get(m, chip)
-        old = baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how, max_chips=baseline_max_chips)
+        old = baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how, max_chips=baseline_max_chips,
+                                concurrency_cap=concurrency_cap)
         old_peak = float(old["tok_s_per_kw"].max())
         for sc, eff in effs.items():
-            new = jalapeno_frontier(m, sc, eff=eff, power_basis=power_basis)
+            new = jalapeno_frontier(m, sc, eff=eff, power_basis=power_basis, concurrency_cap=concurrency_cap)
             r = matched_ratio(new, old)
             new_peak = float(new["tok_s_per_kw"].max())
             peak_ratio, steepness = new_peak / old_peak, old_peak / r["old"]

@@ -185,15 +185,39 @@ def test_ratio_is_the_product_of_its_three_factors():
 def test_matched_ratios_against_the_published_ones():
     t = frontier.ratio_table()
     row = {(r["model"], r["scenario"]): r for r in t.iter_rows(named=True)}
-    # gpt-oss-120b (53.7x) and Kimi K2.5 (~56x): within ±15 % in the low scenario (an 8-chip domain)
+    # each published ratio is met within ±15 % by one scenario of Jalapeño's unknowns: gpt-oss-120b (53.7x)
+    # and Kimi K2.5 (~56x) by the low one (an 8-chip domain), DeepSeek-R1 (104.3x) by the high one
     assert abs(row["gpt-oss-120b", "low"]["deviation"]) <= 0.15
     assert abs(row["kimi-k2.5", "low"]["deviation"]) <= 0.15
-    # DeepSeek-R1 (104.3x): below the band in every scenario; the weak factor is the modeled peak ratio,
-    # under the 1.5-1.9x the seeds give for peak tok/s/kW: at 1.5x the central scenario is within ±15 %
-    assert all(row["deepseek-r1", sc]["deviation"] < -0.15 for sc in frontier.SCENARIOS)
+    assert abs(row["deepseek-r1", "high"]["deviation"]) <= 0.15
+    # no one scenario meets all three: the central one is 70-95 % above for gpt-oss and Kimi
+    assert all(row[m, "central"]["deviation"] > 0.5 for m in ("gpt-oss-120b", "kimi-k2.5"))
+    # DeepSeek-R1's weak factor is the modeled peak ratio, under the 1.5-1.9x the seeds give for peak
+    # tok/s/kW: at 1.5x the central scenario would be within ±15 %
     d = row["deepseek-r1", "central"]
     assert d["peak_ratio"] < 1.5
     assert d["jalapeno_retention"] * 1.5 * d["baseline_steepness"] == pytest.approx(104.3, rel=0.15)
+
+
+def test_frontiers_stay_within_the_benchmarks_concurrency_range():
+    # the top of the measured 8k/1k sweeps: gpt-oss-120b conc 512 on 4 GB200s (Dynamo-TRT, 1 prefill + 3
+    # decode GPUs); DeepSeek-R1 conc 8192 on 72 GB200s (Dynamo-SGLang); Kimi K2.5 borrows DeepSeek-R1's
+    assert frontier.benchmark_concurrency_cap("gpt-oss-120b") == 512 / 4
+    assert frontier.benchmark_concurrency_cap("deepseek-r1") == pytest.approx(8192 / 72)
+    assert frontier.benchmark_concurrency_cap("kimi-k2.5") == frontier.benchmark_concurrency_cap("deepseek-r1")
+    # an unmeasured shape takes the nearest measured one; a model with no measured source is not capped
+    assert frontier.benchmark_concurrency_cap("gpt-oss-120b", isl=32768) == 128
+    assert frontier.benchmark_concurrency_cap("gpt-oss-120b", isl=1024, osl=8192) == pytest.approx(2560 / 3)  # 1k/1k
+    assert frontier.benchmark_concurrency_cap("gemma-4-31b") is None
+    capped = frontier.frontier("b200", "gpt-oss-120b")
+    free = frontier.frontier("b200", "gpt-oss-120b", concurrency_cap=None)
+    assert (capped["concurrency"] / capped["n_chips"]).max() <= 128
+    assert (free["concurrency"] / free["n_chips"]).max() > 128
+    assert free["throughput_tok_s_chip"].max() > capped["throughput_tok_s_chip"].max()
+    assert frontier.frontier("b200", "gpt-oss-120b", concurrency_cap="none").equals(free)
+    for bad in (-1, "bench"):
+        with pytest.raises(ValueError, match=f"concurrency_cap must be 'benchmark', 'none'.*got {bad!r}"):
+            frontier.frontier("b200", "gpt-oss-120b", concurrency_cap=bad)
 
 
 def test_short_prompts_share_one_weight_read_per_prefill_step():
