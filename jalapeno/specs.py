@@ -276,7 +276,10 @@ class ModelSpec:
         return float(out) if np.ndim(out) == 0 else out
 
     def prefill_flops(self, prompt_tokens: int) -> float:
-        """FLOPs to prefill a prompt of ``prompt_tokens`` (causal: token i attends to min(i, window) tokens)."""
+        """FLOPs to prefill a prompt of ``prompt_tokens``: ``2 (P_active - P_unembedding)`` per token, the
+        output projection once (serving stacks compute logits for the last prompt token only: vLLM,
+        SGLang and TensorRT-LLM without prompt log-probabilities, as the benchmark runs them), plus causal
+        attention ``2 n_heads (d_qk + d_v)`` per attended pair (token i attends to min(i, window) tokens)."""
         s = int(prompt_tokens)
         d_qk, d_v = self._attn_dims("prefill")
         full = self.num_hidden_layers - self.num_sliding_layers
@@ -284,7 +287,9 @@ class ModelSpec:
         causal_full = s * (s + 1) / 2
         causal_sliding = (w * (w + 1) / 2 + (s - w) * w) if s > w else causal_full
         attended = full * causal_full + self.num_sliding_layers * causal_sliding
-        return 2 * self.active_params() * s + 2 * self.num_attention_heads * (d_qk + d_v) * attended
+        logits = self.embedding_params()  # the output projection, tied or not
+        return (2 * (self.active_params() - logits) * s + 2 * logits
+                + 2 * self.num_attention_heads * (d_qk + d_v) * attended)
 
 
 # ---- registry --------------------------------------------------------------------------------------

@@ -62,6 +62,17 @@ def test_decode_flops_per_token_hand_worked():
     assert m.decode_flops_per_token(8192) == pytest.approx(2 * m.active_params() + attention)
 
 
+def test_prefill_flops_hand_worked():
+    # Llama 3.1 70B, 8192-token prompt: every weight but the output projection once per token, the output
+    # projection once (logits of the last token only), causal attention over 8192 x 8193 / 2 pairs
+    m = jp.model("llama-3.1-70b")
+    unembedding = 128_256 * 8192
+    attention = 4 * 64 * 128 * 80 * (8192 * 8193 / 2)
+    want = 2 * (m.active_params() - unembedding) * 8192 + 2 * unembedding + attention
+    assert m.prefill_flops(8192) == pytest.approx(want, rel=1e-12)
+    assert m.prefill_flops(1) == pytest.approx(m.decode_flops_per_token(1), rel=1e-12)  # one token = one decode step
+
+
 def test_names_are_case_insensitive_and_accept_benchmark_keys():
     assert jp.chip("GB200").chip == "gb200"
     assert jp.chip("b200-trt").chip == "b200"
