@@ -70,6 +70,13 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
     if isl <= 0 or osl <= 1:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
+    if concurrency_cap == "benchmark":
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
+    elif concurrency_cap == "none":
+        concurrency_cap = None
+    elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
+        raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
+                         f"per chip, got {concurrency_cap!r}")
     domain = int(max_chips or chip.scale_up_domain_chips or 8)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
     n, dp, c = [], [], []
@@ -91,13 +98,6 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
                        "e2e_s": r["e2e_s"], "interactivity_tok_s_user": r["interactivity_tok_s_user"],
                        "throughput_tok_s_chip": r["throughput_tok_s_chip"], "chips": r["chips"],
                        "fits": r["fits"]})
-    if concurrency_cap == "benchmark":
-        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
-    elif concurrency_cap == "none":
-        concurrency_cap = None
-    elif isinstance(concurrency_cap, str) or (concurrency_cap is not None and not concurrency_cap > 0):
-        raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
-                         f"per chip, got {concurrency_cap!r}")
     if concurrency_cap is not None:
         df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
     return df.filter(pl.col("fits")).drop("fits")

@@ -214,7 +214,7 @@ def test_frontiers_stay_within_the_benchmarks_concurrency_range():
     assert (free["concurrency"] / free["n_chips"]).max() > 128
     assert free["throughput_tok_s_chip"].max() > capped["throughput_tok_s_chip"].max()
     assert frontier.frontier("b200", "gpt-oss-120b", concurrency_cap="none").equals(free)
-    for bad in (-1, "bench"):
+    for bad in (-1, "bench", True):
         with pytest.raises(ValueError, match=f"concurrency_cap must be 'benchmark', 'none'.*got {bad!r}"):
             frontier.frontier("b200", "gpt-oss-120b", concurrency_cap=bad)
 
