@@ -19,3 +19,17 @@ def data_copy(tmp_path, monkeypatch):
     data._load.cache_clear()
     yield target
     data._load.cache_clear()
+
+
+@pytest.fixture
+def edit_data(data_copy):
+    """``edit(name, old, new)``: replace the first ``old`` with ``new`` in file ``name`` of the data copy
+    (failing when ``old`` is not there, so a test cannot pass by editing nothing) and clear the loader's
+    cache so that the next read sees the change."""
+    def edit(name: str, old: str, new: str) -> None:
+        path = data_copy / name
+        text = path.read_text()
+        assert old in text, f"{name} has no {old!r} to replace"
+        path.write_text(text.replace(old, new, 1))
+        data._load.cache_clear()
+    return edit

@@ -219,11 +219,9 @@ def test_caveats_claims_checks():
         assert r.agrees and r.computed == computed, cid
 
 
-def test_a_public_fact_can_make_a_check_fail(data_copy):
-    p = data_copy / "public_facts.csv"
-    p.write_text(p.read_text().replace("cuda_introduced_year,2006,", "cuda_introduced_year,2000,", 1))
+def test_a_public_fact_can_make_a_check_fail(edit_data):
+    edit_data("public_facts.csv", "cuda_introduced_year,2006,", "cuda_introduced_year,2000,")
     r = claims.CHECKS["cuda-ecosystem-years"]()
     assert not r.agrees and r.computed == "26 years"
-    p.write_text(p.read_text().replace("nvidia_q2_fy2026_revenue,46700000000,", "nvidia_q2_fy2026_revenue,40000000000,", 1))
-    data._load.cache_clear()
+    edit_data("public_facts.csv", "nvidia_q2_fy2026_revenue,46700000000,", "nvidia_q2_fy2026_revenue,40000000000,")
     assert not claims.CHECKS["nvidia-revenue-yoy-growth"]().agrees

@@ -35,9 +35,8 @@ def test_no_claim_is_inconsistent_and_every_check_ran(registry):
     assert set(checked["status"]) <= {"reproduced", "consistent", "modeled", "model disagrees"}
 
 
-def test_an_arithmetic_check_can_fail(data_copy):
-    p = data_copy / "claims.csv"
-    p.write_text(p.read_text().replace("groq-lpx-rack-sram,128,", "groq-lpx-rack-sram,140,", 1))
+def test_an_arithmetic_check_can_fail(edit_data):
+    edit_data("claims.csv", "groq-lpx-rack-sram,128,", "groq-lpx-rack-sram,140,")
     row = claims.claim("groq-lpx-rack-sram")
     assert row["status"] == "inconsistent" and row["computed"] == "128"
 

@@ -56,9 +56,8 @@ def test_missing_column_is_named(tmp_path):
         read_table(write(tmp_path, "chip,hbm_bw_gb_s\nh200,4800\n"), SCHEMA)
 
 
-def test_bad_choice_lists_valid_values(data_copy):
-    p = data_copy / "chips.csv"
-    p.write_text(p.read_text().replace(",gpu,shipping,", ",graphics,shipping,", 1))
+def test_bad_choice_lists_valid_values(edit_data):
+    edit_data("chips.csv", ",gpu,shipping,", ",graphics,shipping,")
     with pytest.raises(jp.DataError, match=r"chips\.csv: line 3, column 'kind'.*valid values: gpu, asic, lpu, tpu"):
         jp.chip_names()
 

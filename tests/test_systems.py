@@ -32,9 +32,8 @@ def test_unknown_system_lists_the_systems():
         sy.system("nvl576")
 
 
-def test_system_spec_with_a_wrong_unit_is_refused(data_copy):
-    p = data_copy / "system_specs.csv"
-    p.write_text(p.read_text().replace("groq-3-lpx,hop_latency,0.5,us,", "groq-3-lpx,hop_latency,0.5,GB,", 1))
+def test_system_spec_with_a_wrong_unit_is_refused(edit_data):
+    edit_data("system_specs.csv", "groq-3-lpx,hop_latency,0.5,us,", "groq-3-lpx,hop_latency,0.5,GB,")
     with pytest.raises(jp.DataError, match=r"system_specs\.csv: line \d+, column 'unit'.*not a unit of hop_latency"):
         sy.system("groq-3-lpx")
 
@@ -254,16 +253,14 @@ def test_systems_claims_are_checked():
     assert claims.claim("tpu8i-boardfly-hops")["computed"] == "7 hops"
 
 
-def test_a_hop_count_check_can_fail(data_copy):
-    p = data_copy / "systems.csv"
-    p.write_text(p.read_text().replace(",torus,8x8x16,", ",torus,4x16x16,", 1))
+def test_a_hop_count_check_can_fail(edit_data):
+    edit_data("systems.csv", ",torus,8x8x16,", ",torus,4x16x16,")
     row = claims.claim("tpu8t-torus-hops")
     assert row["status"] == "model disagrees" and row["computed"] == "18 hops"
 
 
-def test_the_rack_bandwidth_check_can_fail(data_copy):
-    p = data_copy / "claims.csv"
-    p.write_text(p.read_text().replace("groq-lpx-rack-sram-bandwidth,40,", "groq-lpx-rack-sram-bandwidth,50,", 1))
+def test_the_rack_bandwidth_check_can_fail(edit_data):
+    edit_data("claims.csv", "groq-lpx-rack-sram-bandwidth,40,", "groq-lpx-rack-sram-bandwidth,50,")
     row = claims.claim("groq-lpx-rack-sram-bandwidth")
     assert row["status"] == "inconsistent" and row["computed"] == "40.0 PB/s"
 
