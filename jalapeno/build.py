@@ -200,13 +200,13 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         for name in values:
             if name not in own:
                 raise UnknownNameError(f"{stem} parameter", name, list(own))
-        params.check(dict(values), own, params.declared_types(notebook_path(stem)))
+        params.check_notebook(dict(values), notebook_path(stem))
     out = {}
     for n, defaults in declared.items():
         mine = {k: v for k, v in parameters.items() if k in defaults}
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
-        params.check(mine, defaults, params.declared_types(notebook_path(n)))
+        params.check_notebook(mine, notebook_path(n))
         out[n] = mine
     return out
 

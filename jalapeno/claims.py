@@ -220,7 +220,7 @@ def _ratio_check(model: str) -> Callable[[], Result]:
         t = ratio_table([model])
         lo, hi = float(t["ratio"].min()), float(t["ratio"].max())
         published = float(t["published_ratio"][0])
-        ok = _band_meets(lo, hi, published)
+        ok = band_meets(lo, hi, published)
         close = t.filter((pl.col("deviation").abs() <= RATIO_TOLERANCE))["scenario"].to_list()
         where = f"within ±{RATIO_TOLERANCE:.0%} in the {', '.join(close)} scenario" if close else \
             f"no scenario within ±{RATIO_TOLERANCE:.0%}"
@@ -234,7 +234,7 @@ def _ratio_check(model: str) -> Callable[[], Result]:
 RATIO_TOLERANCE = 0.15
 
 
-def _band_meets(lo: float, hi: float, published: float) -> bool:
+def band_meets(lo: float, hi: float, published: float) -> bool:
     """Whether a modeled band [lo, hi] (over Jalapeño's scenarios) meets ``published`` widened by the tolerance."""
     return lo <= published * (1 + RATIO_TOLERANCE) and hi >= published * (1 - RATIO_TOLERANCE)
 
@@ -243,14 +243,26 @@ for _id, _model in (("gptoss-matched-tbt-ratio", "gpt-oss-120b"), ("dsr1-matched
     CHECKS[_id] = _ratio_check(_model)
 
 
+def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark",
+                    effs: dict | None = None) -> tuple[float, float]:
+    """Lowest and highest, over Jalapeño's scenarios (fitted constants ``effs``, default
+    :func:`jalapeno.frontier.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
+    Kimi K2.5 frontier against its published baseline's, both over ``concurrency_cap``."""
+    from . import caveats, frontier
+
+    old = frontier.baseline_frontier("kimi-k2.5", frontier.PUBLISHED_RATIOS["kimi-k2.5"][1],
+                                     concurrency_cap=concurrency_cap)
+    vals = [caveats.front_ratios(frontier.jalapeno_frontier("kimi-k2.5", sc, eff=(effs or {}).get(sc),
+                                                           concurrency_cap=concurrency_cap), old)[metric]
+            for sc in frontier.SCENARIOS]
+    return min(vals), max(vals)
+
+
 def _kimi_check(claim_id: str, metric: str, label: str) -> Callable[[], Result]:
     def fn() -> Result:
-        from . import caveats, frontier
-
-        old = frontier.baseline_frontier("kimi-k2.5", frontier.PUBLISHED_RATIOS["kimi-k2.5"][1])
-        vals = [caveats.front_ratios(frontier.jalapeno_frontier("kimi-k2.5", sc), old)[metric] for sc in frontier.SCENARIOS]
-        lo, hi, pub = min(vals), max(vals), v(claim_id)
-        return Result(f"{lo:.2f}–{hi:.2f}x", _band_meets(lo, hi, pub),
+        lo, hi = kimi_ratio_band(metric)
+        pub = v(claim_id)
+        return Result(f"{lo:.2f}–{hi:.2f}x", band_meets(lo, hi, pub),
                       f"serving model: {label}, Jalapeño (three scenarios of its unknowns) against GB300 transferred "
                       f"from GB200's measured DeepSeek-R1 layouts; agreement within ±{RATIO_TOLERANCE:.0%}")
     return fn

@@ -27,8 +27,7 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
     parameters. Raises ParameterError (wrong type, e.g. papermill's ``-p flag false`` string) or
     UnknownNameError."""
     defaults = params.declared(notebook_path(name))
-    effective = params.check({k: namespace[k] for k in defaults if k in namespace}, defaults,
-                             params.declared_types(notebook_path(name)))
+    effective = params.check_notebook({k: namespace[k] for k in defaults if k in namespace}, notebook_path(name))
     charts.setup()
     table(pl.DataFrame({"parameter": list(effective), "value": [repr(v) for v in effective.values()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))

@@ -61,6 +61,22 @@ def declared_types(notebook: dict | str | Path) -> dict[str, type]:
     return out
 
 
+def declared_choices(notebook: dict | str | Path) -> dict[str, tuple[str, ...]]:
+    """Choices declared in trailing comments of the ``parameters`` cell: ``power_basis = "rated"  # one of:
+    rated, sustained, all-in`` limits that parameter to those strings, so a bad value is refused before
+    anything runs (:func:`check`)."""
+    if not isinstance(notebook, dict):
+        notebook = json.loads(Path(notebook).read_text())
+    out = {}
+    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
+        name, _, rest = line.partition("=")
+        _, _, comment = rest.partition("#")
+        head, sep, listed = comment.partition("one of:")
+        if sep and not head.strip():
+            out[name.strip()] = tuple(c.strip() for c in listed.split(",") if c.strip())
+    return out
+
+
 def _type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
@@ -98,16 +114,26 @@ def check_value(name: str, value: object, default: object, declared_type: type |
 
 
 def check(values: dict[str, object], defaults: dict[str, object],
-          types: dict[str, type] | None = None) -> dict[str, object]:
+          types: dict[str, type] | None = None, choices: dict[str, tuple[str, ...]] | None = None) -> dict[str, object]:
     """Check a set of parameter values against the declared defaults (and the :func:`declared_types` of
-    ``None`` defaults): an unknown name raises UnknownNameError listing the valid names; a wrong type
-    raises ParameterError. Returns the effective parameters (defaults overridden by ``values``)."""
+    ``None`` defaults, the :func:`declared_choices` of string parameters): an unknown name, or a value
+    outside its declared choices, raises UnknownNameError listing the valid ones; a wrong type raises
+    ParameterError. Returns the effective parameters (defaults overridden by ``values``)."""
     for name in values:
         if name not in defaults:
             raise UnknownNameError("parameter", name, list(defaults))
-    types = types or {}
+    types, choices = types or {}, choices or {}
+    for name, valid in choices.items():
+        if name in values:
+            one_of(f"{name} value", values[name], valid)
     return {name: check_value(name, values.get(name, default), default, types.get(name))
             for name, default in defaults.items()}
+
+
+def check_notebook(values: dict[str, object], path: str | Path) -> dict[str, object]:
+    """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices)."""
+    nb = json.loads(Path(path).read_text())
+    return check(values, declared(nb), declared_types(nb), declared_choices(nb))
 
 
 def one_of(name: str, value: str, valid: list[str] | tuple[str, ...]) -> str:

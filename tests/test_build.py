@@ -73,6 +73,9 @@ def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
     (["build", "no-such-chapter"], "unknown notebook 'no-such-chapter'; valid notebooks: "),
     (["build", "roofline", "-p", "context_tokens", "64.0"], "parameter 'context_tokens' must be an integer"),
     (["build", "roofline", "-p", "models", "gpt-oss-120b"], "parameter 'models' must be a non-empty list"),
+    # a declared choice is checked before anything runs (the notebook would fail otherwise, in a cell)
+    (["build", "pareto", "-p", "concurrency_cap", "bogus"],
+     "unknown concurrency_cap value 'bogus'; valid concurrency_cap values: benchmark, none"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, argv, fragment):
     out = tmp_path / "site"

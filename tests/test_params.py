@@ -60,3 +60,14 @@ def test_none_defaults_take_their_declared_type():
     assert params.check({"power_w": None, "label": 3}, params.declared(nb), types)["label"] == 3
     with pytest.raises(jp.ParameterError, match="parameter 'power_w' must be a number; got 'high'"):
         params.check({"power_w": "high"}, params.declared(nb), types)
+
+
+def test_string_parameters_take_their_declared_choices():
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
+        'basis = "rated"  # one of: rated, sustained, all-in\n', 'label = "x"  # any text\n']}]}
+    choices = params.declared_choices(nb)
+    assert choices == {"basis": ("rated", "sustained", "all-in")}
+    assert params.check({"basis": "all-in", "label": "y"}, params.declared(nb), choices=choices)["basis"] == "all-in"
+    for bad in ("peak", 5):  # a wrong type is named as a bad choice too, with the valid ones
+        with pytest.raises(jp.UnknownNameError, match=f"unknown basis value {bad!r}; valid basis values: rated, sustained, all-in"):
+            params.check({"basis": bad}, params.declared(nb), choices=choices)
