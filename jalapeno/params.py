@@ -45,36 +45,32 @@ def declared(notebook: dict | str | Path) -> dict[str, object]:
 _TYPES = {"float": float, "int": int, "str": str, "bool": bool}
 
 
+def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
+    """(name, default text, trailing comment) of each line of the ``parameters`` cell."""
+    if not isinstance(notebook, dict):
+        notebook = json.loads(Path(notebook).read_text())
+    out = []
+    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
+        name, _, rest = line.partition("=")
+        value, _, comment = rest.partition("#")
+        out.append((name.strip(), value.strip(), comment.strip()))
+    return out
+
+
 def declared_types(notebook: dict | str | Path) -> dict[str, type]:
     """Types declared in trailing comments of the ``parameters`` cell for parameters whose default is
     ``None``: ``baseline_power_w = None  # float or None`` declares a float. Other parameters take the
     type of their default."""
-    if not isinstance(notebook, dict):
-        notebook = json.loads(Path(notebook).read_text())
-    out = {}
-    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
-        name, _, rest = line.partition("=")
-        value, _, comment = rest.partition("#")
-        first = comment.strip().split(" ")[0] if comment.strip() else ""
-        if value.strip() == "None" and first in _TYPES:
-            out[name.strip()] = _TYPES[first]
-    return out
+    return {name: _TYPES[comment.split(" ")[0]] for name, value, comment in _annotated(notebook)
+            if value == "None" and comment and comment.split(" ")[0] in _TYPES}
 
 
 def declared_choices(notebook: dict | str | Path) -> dict[str, tuple[str, ...]]:
     """Choices declared in trailing comments of the ``parameters`` cell: ``power_basis = "rated"  # one of:
     rated, sustained, all-in`` limits that parameter to those strings, so a bad value is refused before
     anything runs (:func:`check`)."""
-    if not isinstance(notebook, dict):
-        notebook = json.loads(Path(notebook).read_text())
-    out = {}
-    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
-        name, _, rest = line.partition("=")
-        _, _, comment = rest.partition("#")
-        head, sep, listed = comment.partition("one of:")
-        if sep and not head.strip():
-            out[name.strip()] = tuple(c.strip() for c in listed.split(",") if c.strip())
-    return out
+    return {name: tuple(c.strip() for c in comment.removeprefix("one of:").split(",") if c.strip())
+            for name, _, comment in _annotated(notebook) if comment.startswith("one of:")}
 
 
 def _type_name(value: object) -> str:
