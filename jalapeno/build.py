@@ -28,7 +28,6 @@ A *scenario* is a YAML file naming a set of assumptions (see ``scenarios/``)::
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import html as _html
 import importlib.metadata
@@ -48,7 +47,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from . import charts, params
+from . import charts, output, params
 from .data import REPO_ROOT, data_dir
 from .errors import JalapenoError, UnknownNameError
 
@@ -283,29 +282,87 @@ def _worker(name: str, values: dict[str, object], kernel: str, entry: str,
     return name, time.monotonic() - started, warnings
 
 
-def _worker_process(name: str, values: dict[str, object], kernel: str, folder: Path,
-                    source: Path) -> tuple[str, float, list[str]]:
-    """Run :func:`_worker` in a new Python process (its own kernel), so that notebooks execute in
-    parallel; the arguments and the result travel as JSON files."""
+def _start_worker(name: str, values: dict[str, object], kernel: str, folder: Path,
+                  source: Path) -> subprocess.Popen:
+    """Start :func:`_worker` in a new Python process (its own kernel), so that notebooks execute in
+    parallel; the arguments and the result travel as JSON files beside ``folder``, its stderr goes to
+    ``<name>.stderr``. The worker ends when the build does (see :func:`_worker_main`)."""
     folder.mkdir(parents=True, exist_ok=True)
     job = folder.parent / f"{name}.job.json"
     job.write_text(json.dumps({"name": name, "values": values, "kernel": kernel, "entry": str(folder),
-                               "source": str(source), "result": str(job.with_suffix(".result"))}))
-    proc = subprocess.run([sys.executable, "-c", "import sys; from jalapeno.build import _worker_main; "
-                           "sys.exit(_worker_main(sys.argv[1]))", str(job)],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    result_path = job.with_suffix(".result")
+                               "source": str(source), "result": str(job.with_suffix(".result")),
+                               "parent": os.getpid()}))
+    with open(folder.parent / f"{name}.stderr", "wb") as err:
+        return subprocess.Popen([sys.executable, "-c", "import sys; from jalapeno.build import _worker_main; "
+                                 "sys.exit(_worker_main(sys.argv[1]))", str(job)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def _worker_result(name: str, proc: subprocess.Popen, folder: Path) -> tuple[str, float, list[str]]:
+    """The result of a finished worker process; BuildError if it failed or died."""
+    result_path = folder.parent / f"{name}.job.result"
     if not result_path.exists():
-        raise BuildError(f"notebook {name!r}: the worker process died (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        err = (folder.parent / f"{name}.stderr").read_text(errors="replace")
+        raise BuildError(f"notebook {name!r}: the worker process died (exit {proc.returncode}): {err[-2000:]}")
     result = json.loads(result_path.read_text())
     if "error" in result:
         raise BuildError(result["error"])
     return name, result["seconds"], result["warnings"]
 
 
+def _descendants() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _end_descendants(timeout_s: float = 5.0, keep: set[int] = frozenset()) -> None:
+    """End the processes this one started (workers, kernels and theirs), except those in ``keep``
+    (processes that were running before, such as a test's server): SIGTERM, then SIGKILL after
+    ``timeout_s`` seconds for any still running."""
+    import psutil
+
+    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
+    for child in children:
+        try:
+            child.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(children, timeout=timeout_s)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=timeout_s)
+
+
+def _end_with_parent(parent_pid: int) -> None:
+    """In a worker: end (with its kernel) when the build that started it ends. SIGTERM ends the
+    worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
+    process group) is left to the build, which then sends SIGTERM; on Linux the kernel sends SIGTERM
+    when the build dies (``PR_SET_PDEATHSIG``), also after a SIGKILL."""
+    import signal
+
+    def stop(signum, frame):
+        _end_descendants(timeout_s=2.0)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        stop(signal.SIGTERM, None)
+
+
 def _worker_main(job_file: str) -> int:
     """Entry point of a worker process: read the job, execute, write the result (or the error)."""
     job = json.loads(Path(job_file).read_text())
+    _end_with_parent(job["parent"])
     result_path = Path(job["result"])
     try:
         _, seconds, warnings = _worker(job["name"], job["values"], job["kernel"], job["entry"], job["source"])
@@ -348,6 +405,11 @@ def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> st
     _files_digest(h, data_dir(), "*")
     h.update(json.dumps({d: _installed(d) for d in _pinned_packages()}, sort_keys=True).encode())
     return h.hexdigest()
+
+
+def _protected() -> dict[str, Path]:
+    """Folders a build's output may not be (nor contain): the cache, the book's sources."""
+    return {"the build cache": cache_dir(), "the notebooks": NOTEBOOKS_DIR, "the book's sources": BOOK_DIR}
 
 
 def cache_dir() -> Path:
@@ -425,21 +487,26 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
         bar.write(f"  {name}: {status[name]}", file=sys.stderr)
 
     workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
+    before = _descendants()
     try:
         if workers == 1:
             for name, (_, folder) in todo.items():
                 done(*_worker(name, runs[name], kernel, str(folder), str(notebook_path(name))))
-        elif todo:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(_worker_process, name, runs[name], kernel, folder, notebook_path(name))
-                           for name, (_, folder) in todo.items()]
-                try:
-                    for fut in concurrent.futures.as_completed(futures):
-                        done(*fut.result())
-                except BaseException:
-                    for fut in futures:
-                        fut.cancel()
-                    raise
+        else:
+            waiting = list(todo)
+            running: dict[str, subprocess.Popen] = {}
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    name = waiting.pop(0)
+                    running[name] = _start_worker(name, runs[name], kernel, todo[name][1], notebook_path(name))
+                finished = [n for n, proc in running.items() if proc.poll() is not None]
+                for name in finished:
+                    done(*_worker_result(name, running.pop(name), todo[name][1]))
+                if not finished:
+                    time.sleep(0.05)
+    except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: no worker or kernel outlives the build
+        _end_descendants(keep=before)
+        raise
     finally:
         bar.close()
     return entries, status, warnings, keys
@@ -768,92 +835,16 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         runs = plan(notebooks, scenario.parameters, scenario.notebooks, overrides)
     else:
         runs = plan(notebooks, overrides)
-    out = Path(out if out is not None else output_dir(scenario)).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent))
-    try:
-        _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
-        entries, status, warnings, keys = _execute_all(runs, stage, use_cache, jobs, progress)
-        src = stage / "src"
-        shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))
-        (src / "chapters").mkdir()
-        figures_dir = stage / "figures"
-        figures_dir.mkdir()
-        figures: list[dict[str, str]] = []
-        numbers: dict[str, dict[str, str]] = {}
-        titles: dict[str, str] = {}
-        changed = scenario is not None or any(runs.values())
-        for name, values in runs.items():
-            nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
-            titles[name] = _chapter_title(nb, name)
-            numbers[name] = _glued(nb)
-            defaults = params.declared(notebook_path(name))
-            if scenario or values:  # every page of a scenario; the pages a plain rerun changed
-                rows = [(k, values[k], defaults[k]) for k in defaults if k in values]
-                title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
-                text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
-                first = next(c for c in nb.cells if c.cell_type == "markdown")
-                first.source = _insert_after_title(first.source, _banner(
-                    title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults}, out)))
-            nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
-            for svg in sorted((entries[name] / "figures").glob("*.svg")):
-                fig = svg.stem
-                clash = next((f["notebook"] for f in figures if f["name"] == fig), None)
-                if clash:
-                    raise BuildError(f"figure name {fig!r} is written by both {clash!r} and {name!r}")
-                shutil.copy2(svg, figures_dir / svg.name)
-                shutil.copy2(svg.with_suffix(".png"), figures_dir / f"{fig}.png")
-                figures.append({"name": fig, "notebook": name,
-                                "caption": figure_caption(svg.read_text(), fig),
-                                "command": _build_command([name], scenario, {k: v for k, v in overrides.items()
-                                                                           if k in defaults})})
-        if changed:
-            intro = src / "intro.md"
-            title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
-            text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
-            rows = sorted((f"{n}: {k}", v, params.declared(notebook_path(n))[k])
-                          for n, vals in runs.items() for k, v in vals.items())
-            intro.write_text(_insert_after_title(intro.read_text(), _banner(
-                title, text, rows, _build_command([] if len(runs) == len(notebook_names()) else list(runs),
-                                                  scenario, overrides, out))))
-        (src / "figures.md").write_text(_figures_page(figures, titles, scenario))
-        (src / "environment.md").write_text(_environment_page())
-        (src / "cite.md").write_text(_cite_page())
-        (src / "changelog.md").write_text(_changelog_page(numbers, scenario, changed))
-        data_md = src / "data.md"
-        data_md.write_text(data_md.read_text().replace(_MARKER, _data_files_table()))
-        _toc(src, list(runs))
-        (src / "_static").mkdir(exist_ok=True)
-        (src / "_static" / "vega-bundle.js").write_text(runtime_script())
-        _log("rendering the book")
-        jb = Path(sys.executable).with_name("jupyter-book")
-        cmd = [str(jb), "build", str(src), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
-               "--quiet"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
-        warnings += [f"render: {line.strip()}" for line in (proc.stdout + proc.stderr).splitlines()
-                     if "WARNING" in line]
-        html = src / "_build" / "html"
-        check_offline(html)
-        shutil.copytree(figures_dir, html / "figures")
-        info = {"version": _version(), "scenario": None if not scenario else {
-                    "name": scenario.name, "description": scenario.description, "source": scenario.source},
-                "parameters": runs,
-                "inputs": keys,
-                "figures": [f["name"] for f in figures]}
-        (html / "build-info.json").write_text(json.dumps(info, indent=1, sort_keys=True, default=repr) + "\n")
-        (html / "numbers.json").write_text(json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-        final = stage / "html"
-        html.rename(final)
-        old = out.with_name(f".{out.name}-old")
-        shutil.rmtree(old, ignore_errors=True)
-        if out.exists():
-            out.rename(old)
-        final.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    out = output.check_output(out if out is not None else output_dir(scenario), _protected())
+    with output.locked(out):
+        for stale in output.remove_stale_stages(out):
+            _log(f"removed {stale.name}, left behind by an interrupted build")
+        stage = output.make_stage(out)
+        try:
+            figures, warnings, status = _build_into(stage, out, runs, scenario, overrides, use_cache, jobs,
+                                                    progress)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
     pages = len([p for p in out.rglob("*.html") if "_static" not in p.parts])
     report = BuildReport(out / "index.html", pages, len(figures), warnings, time.monotonic() - started, status)
     last_report = report
@@ -861,6 +852,87 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         _log(f"warning: {w}")
     _log(report.summary())
     return report.index
+
+
+def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
+                overrides: dict[str, object], use_cache: bool, jobs: int | None,
+                progress: bool) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
+    """Execute, stage and render the book in ``stage``, then move it to ``out`` (see :func:`build`).
+    Returns the figures, the warnings and each notebook's status."""
+    _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
+    entries, status, warnings, keys = _execute_all(runs, stage, use_cache, jobs, progress)
+    src = stage / "src"
+    shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))
+    (src / "chapters").mkdir()
+    figures_dir = stage / "figures"
+    figures_dir.mkdir()
+    figures: list[dict[str, str]] = []
+    numbers: dict[str, dict[str, str]] = {}
+    titles: dict[str, str] = {}
+    changed = scenario is not None or any(runs.values())
+    for name, values in runs.items():
+        nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        titles[name] = _chapter_title(nb, name)
+        numbers[name] = _glued(nb)
+        defaults = params.declared(notebook_path(name))
+        if scenario or values:  # every page of a scenario; the pages a plain rerun changed
+            rows = [(k, values[k], defaults[k]) for k in defaults if k in values]
+            title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+            text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+            first = next(c for c in nb.cells if c.cell_type == "markdown")
+            first.source = _insert_after_title(first.source, _banner(
+                title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults}, out)))
+        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
+        for svg in sorted((entries[name] / "figures").glob("*.svg")):
+            fig = svg.stem
+            clash = next((f["notebook"] for f in figures if f["name"] == fig), None)
+            if clash:
+                raise BuildError(f"figure name {fig!r} is written by both {clash!r} and {name!r}")
+            shutil.copy2(svg, figures_dir / svg.name)
+            shutil.copy2(svg.with_suffix(".png"), figures_dir / f"{fig}.png")
+            figures.append({"name": fig, "notebook": name,
+                            "caption": figure_caption(svg.read_text(), fig),
+                            "command": _build_command([name], scenario, {k: v for k, v in overrides.items()
+                                                                       if k in defaults})})
+    if changed:
+        intro = src / "intro.md"
+        title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+        text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
+        rows = sorted((f"{n}: {k}", v, params.declared(notebook_path(n))[k])
+                      for n, vals in runs.items() for k, v in vals.items())
+        intro.write_text(_insert_after_title(intro.read_text(), _banner(
+            title, text, rows, _build_command([] if len(runs) == len(notebook_names()) else list(runs),
+                                              scenario, overrides, out))))
+    (src / "figures.md").write_text(_figures_page(figures, titles, scenario))
+    (src / "environment.md").write_text(_environment_page())
+    (src / "cite.md").write_text(_cite_page())
+    (src / "changelog.md").write_text(_changelog_page(numbers, scenario, changed))
+    data_md = src / "data.md"
+    data_md.write_text(data_md.read_text().replace(_MARKER, _data_files_table()))
+    _toc(src, list(runs))
+    (src / "_static").mkdir(exist_ok=True)
+    (src / "_static" / "vega-bundle.js").write_text(runtime_script())
+    _log("rendering the book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(src), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
+           "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)  # Ctrl-C reaches only us
+    if proc.returncode != 0:
+        raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+    warnings += [f"render: {line.strip()}" for line in (proc.stdout + proc.stderr).splitlines()
+                 if "WARNING" in line]
+    html = src / "_build" / "html"
+    check_offline(html)
+    shutil.copytree(figures_dir, html / "figures")
+    info = {"version": _version(), "scenario": None if not scenario else {
+                "name": scenario.name, "description": scenario.description, "source": scenario.source},
+            "parameters": runs,
+            "inputs": keys,
+            "figures": [f["name"] for f in figures]}
+    (html / "build-info.json").write_text(json.dumps(info, indent=1, sort_keys=True, default=repr) + "\n")
+    (html / "numbers.json").write_text(json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    output.replace(out, html, stage, _protected())
+    return figures, warnings, status
 
 
 def committed_numbers() -> dict[str, dict[str, str]]:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 
 import yaml
 
@@ -69,8 +71,15 @@ def _parameters(args: argparse.Namespace) -> dict[str, object]:
     return values
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)  # SIGTERM cleans up as Ctrl-C does
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     try:
         if args.command == "build":
             if args.jobs is not None and args.jobs < 1:
@@ -91,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     except (JalapenoError, yaml.YAMLError, OSError) as exc:
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"jalapeno: interrupted: {args.command} stopped, its workers ended; the output folder was left "
+              "as it was", file=sys.stderr)
+        return 130
     return 0
 
 
