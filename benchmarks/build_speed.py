@@ -33,9 +33,9 @@ SKIP = shutil.ignore_patterns(".git", ".venv", "build", "_build", "__pycache__",
 
 def _measure(notebook: str, chapters: list[str] | None) -> dict:
     """In the frozen copy (this process imports it through PYTHONPATH): both builds, timed."""
-    from jalapeno import build
+    from jalapeno.publish import build, scenarios
 
-    edited = build.notebook_path(notebook)  # UnknownNameError lists the notebooks
+    edited = scenarios.notebook_path(notebook)  # UnknownNameError lists the notebooks
     out = Path(os.environ["JALAPENO_CACHE_DIR"]).parent / "site"
     result = {}
     for label in ("cold", "incremental"):

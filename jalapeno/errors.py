@@ -25,3 +25,7 @@ class UnknownNameError(JalapenoError, KeyError):
 
 class ParameterError(JalapenoError):
     """A notebook parameter has a bad name, type or value."""
+
+
+class BuildError(JalapenoError):
+    """The book could not be built; the message says which step and notebook failed."""

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from jalapeno import build, charts
+from jalapeno import charts
+from jalapeno.publish import build, pages, scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("JALAPENO_CHROMIUM", "/usr/bin/chromium"))
@@ -149,7 +150,7 @@ def test_every_page_loads_cleanly_and_every_chart_renders(site, context):
         shot = SCREENSHOTS / f"{Path(path).stem}.png" if path.startswith("chapters/") else None
         problems += check_page(context, url, path, shot)
     assert problems == []
-    for name in build.notebook_names():
+    for name in scenarios.notebook_names():
         assert (SCREENSHOTS / f"{name}.png").stat().st_size > 20_000
 
 
@@ -233,7 +234,7 @@ def _broken_site(folder: Path) -> None:
     import polars as pl
 
     (folder / "_static").mkdir(parents=True)
-    (folder / "_static" / "vega-bundle.js").write_text(build.runtime_script())
+    (folder / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
     good = alt.Chart(pl.DataFrame({"x": [1, 2, 3]})).mark_point().encode(x="x:Q").to_dict()
     good_html = charts._render(good)["text/html"]
     # the same output with a spec that vega-lite refuses (vl-convert would refuse to draw its static SVG)
@@ -270,7 +271,7 @@ def test_the_raw_bundle_would_break_the_book(browser, context, tmp_path):
     (tmp_path / "wrapped.html").write_text(
         '<!doctype html><html><head><script>const _ = function(){};</script>'
         '<script src="wrapped.js"></script></head><body></body></html>')
-    (tmp_path / "wrapped.js").write_text(build.runtime_script())
+    (tmp_path / "wrapped.js").write_text(pages.runtime_script())
     import vl_convert
 
     (tmp_path / "raw.js").write_text(vl_convert.javascript_bundle())

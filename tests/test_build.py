@@ -11,10 +11,10 @@ import nbformat
 import papermill
 import pytest
 
-from jalapeno import build, cli, output
+from jalapeno.publish import build, cli, execute, output, pages, scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
-JALAPENO = [sys.executable, "-m", "jalapeno.cli"]
+JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_book_has_every_chapter_figure_and_the_claims_table(book):
     out, index = book
     assert index == out / "index.html" and index.exists()
     chapters = {p.stem for p in (out / "chapters").glob("*.html")}
-    assert chapters == set(build.notebook_names())
+    assert chapters == set(scenarios.notebook_names())
     assert len(list((out / "figures").glob("*.svg"))) >= 5
     reading = text_of(out / "chapters" / "reading-the-numbers.html")
     assert "44,960 tok/s/kW" in reading and "1.868 ms" in reading
@@ -43,7 +43,7 @@ def test_book_has_every_chapter_figure_and_the_claims_table(book):
 
 def test_book_loads_nothing_from_the_network(book):
     out, _ = book
-    build.check_offline(out)  # raises on any external script, stylesheet, image or frame
+    pages.check_offline(out)  # raises on any external script, stylesheet, image or frame
     for page in out.rglob("*.html"):
         html = page.read_text()
         assert not re.search(r"https?://[^\"' ]*(unpkg|jsdelivr|cdnjs|googleapis|mathjax)", html, re.I), page
@@ -56,7 +56,7 @@ def test_book_loads_nothing_from_the_network(book):
 def test_check_offline_catches_a_cdn_script(tmp_path):
     (tmp_path / "p.html").write_text('<html><script src="https://cdn.jsdelivr.net/npm/vega@6"></script></html>')
     with pytest.raises(build.BuildError, match="p.html:1 loads from the network"):
-        build.check_offline(tmp_path)
+        pages.check_offline(tmp_path)
 
 
 def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
@@ -97,7 +97,7 @@ def test_failing_notebook_names_itself_and_keeps_the_old_output(tmp_path):
 
 
 def test_missing_kernel_is_reported_with_notebook_and_kernel(tmp_path, monkeypatch):
-    monkeypatch.setattr(build, "KERNEL", "jalapeno-venv")
+    monkeypatch.setattr(execute, "KERNEL", "jalapeno-venv")
     with pytest.raises(build.BuildError, match="notebook 'roofline' \\(kernel 'jalapeno-venv'\\) could not run"):
         build.build(["roofline"], {}, tmp_path / "site")
 
@@ -161,7 +161,7 @@ def small_book(tmp_path, monkeypatch):
     folder.mkdir()
     for name in SMALL:
         shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", folder)
-    monkeypatch.setattr(build, "NOTEBOOKS_DIR", folder)
+    monkeypatch.setattr(scenarios, "NOTEBOOKS_DIR", folder)
     monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
     return folder
 
@@ -209,7 +209,7 @@ def test_every_figure_is_exported_as_svg_and_png_and_listed(book):
         png = svg.with_suffix(".png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
         assert svg.read_text().startswith("<svg")
-        caption = build.figure_caption(svg.read_text(), "")
+        caption = pages.figure_caption(svg.read_text(), "")
         assert caption and caption in page, svg.stem
         assert f"name: {svg.stem}" in page
     assert "regenerate: jalapeno build roofline" in page
@@ -233,12 +233,12 @@ def test_provenance_pages(book):
     chips = ROOT / "data" / "chips.csv"
     assert hashlib.sha256(chips.read_bytes()).hexdigest()[:16] in data
     changelog = text_of(out / "changelog.html")
-    versions = build.published_numbers()
+    versions = pages.published_numbers()
     latest = list(versions)[-1]
     assert f"Version {latest}" in changelog
     numbers = json.loads((out / "numbers.json").read_text())
-    assert numbers == build.committed_numbers()  # the default build quotes what the committed notebooks do
-    diff = build._diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
+    assert numbers == pages.committed_numbers()  # the default build quotes what the committed notebooks do
+    diff = pages._diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
     assert f"differ from version {latest}: {len(diff) or 'none'}." in changelog
 
 
@@ -255,19 +255,19 @@ def test_recorded_numbers_are_never_silently_overwritten(tmp_path, monkeypatch):
     book_dir = tmp_path / "book"
     (book_dir / "published-numbers").mkdir(parents=True)
     (book_dir / "published-numbers" / "9.9.9.json").write_text('{"roofline": {"ctx": "1"}}\n')
-    monkeypatch.setattr(build, "BOOK_DIR", book_dir)
+    monkeypatch.setattr(scenarios, "BOOK_DIR", book_dir)
     with pytest.raises(JalapenoError, match="already records other numbers for version 9.9.9"):
-        build.record_numbers("9.9.9")
-    path = build.record_numbers("9.9.9", force=True)
-    assert json.loads(path.read_text()) == build.committed_numbers()
-    assert build.record_numbers("9.9.9") == path  # the same numbers again: fine
-    assert list(build.published_numbers()) == ["9.9.9"]
+        pages.record_numbers("9.9.9")
+    path = pages.record_numbers("9.9.9", force=True)
+    assert json.loads(path.read_text()) == pages.committed_numbers()
+    assert pages.record_numbers("9.9.9") == path  # the same numbers again: fine
+    assert list(pages.published_numbers()) == ["9.9.9"]
 
 
 def test_figure_caption_is_the_chart_title():
     svg = '<g class="mark-text role-title-text" role="graphics-symbol"><text x="0">A &amp; B</text></g>'
-    assert build.figure_caption(svg, "fallback") == "A & B"
-    assert build.figure_caption("<svg></svg>", "fallback") == "fallback"
+    assert pages.figure_caption(svg, "fallback") == "A & B"
+    assert pages.figure_caption("<svg></svg>", "fallback") == "fallback"
 
 
 def test_jobs_must_be_positive(tmp_path):
@@ -279,8 +279,8 @@ def test_jobs_must_be_positive(tmp_path):
 
 def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     versions = {"0.1.0": {"ch": {"a": "1", "b": "2"}}, "0.2.0": {"ch": {"a": "1.5", "c": "3"}}}
-    monkeypatch.setattr(build, "published_numbers", lambda: versions)
-    page = build._changelog_page(versions["0.2.0"], None, False)
+    monkeypatch.setattr(pages, "published_numbers", lambda: versions)
+    page = pages._changelog_page(versions["0.2.0"], None, False)
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
     assert "| ch | `a` | 1 | 1.5 |" in page  # only the changed number is a table row
     assert "- ch (1): `c`" in page and "Removed numbers, by chapter:" in page

@@ -11,10 +11,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jalapeno import build, output
+from jalapeno.publish import build, output
 
 ROOT = Path(__file__).resolve().parent.parent
-JALAPENO = [sys.executable, "-m", "jalapeno.cli"]
+JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

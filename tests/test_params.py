@@ -5,7 +5,7 @@ import re
 import pytest
 
 import jalapeno as jp
-from jalapeno import params
+from jalapeno.publish import params
 
 NB = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
     'chips = ["gb200", "h200"]\n', "mtp = True\n", "conc = 64\n", "label = None\n",

@@ -11,11 +11,12 @@ import polars as pl
 import pytest
 import yaml
 
-from jalapeno import build, comparison, params
+from jalapeno import comparison
+from jalapeno.publish import build, params, scenarios
 from jalapeno.errors import UnknownNameError
 
 ROOT = Path(__file__).resolve().parent.parent
-JALAPENO = [sys.executable, "-m", "jalapeno.cli"]
+JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
 SHIPPED = sorted((ROOT / "scenarios").glob("*.yml"))
 
 
@@ -36,17 +37,17 @@ def test_three_example_scenarios_are_shipped():
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_scenario_is_valid_and_names_itself(path):
-    s = build.load_scenario(path)
+    s = scenarios.load_scenario(path)
     assert s.name == path.stem and len(s.description) > 80
-    runs = build.plan(None, s.parameters, s.notebooks)
+    runs = scenarios.plan(None, s.parameters, s.notebooks)
     assert any(runs.values())  # it changes something
     assert build.output_dir(s) == ROOT / "build" / "scenarios" / path.stem
-    assert build.load_scenario(path.stem) == s  # a shipped scenario is found by name too
+    assert scenarios.load_scenario(path.stem) == s  # a shipped scenario is found by name too
 
 
 def test_command_line_parameters_win_over_the_scenario():
-    s = build.load_scenario("gb300-baseline")
-    runs = build.plan(None, s.parameters, s.notebooks, {"baseline_power_w": 1200, "context_tokens": 32768})
+    s = scenarios.load_scenario("gb300-baseline")
+    runs = scenarios.plan(None, s.parameters, s.notebooks, {"baseline_power_w": 1200, "context_tokens": 32768})
     assert runs["reading-the-numbers"] == {"baseline_power_w": 1200}
     assert runs["roofline"]["focus_chip"] == "gb300" and runs["roofline"]["context_tokens"] == 32768
 
@@ -65,13 +66,13 @@ def built(tmp_path_factory):
 @pytest.mark.parametrize("name", [p.stem for p in SHIPPED])
 def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built, name):
     site = built[name]
-    s = build.load_scenario(name)
-    runs = build.plan(None, s.parameters, s.notebooks)
+    s = scenarios.load_scenario(name)
+    runs = scenarios.plan(None, s.parameters, s.notebooks)
     for chapter, values in runs.items():
         banner = banner_of(site / "chapters" / f"{chapter}.html")
         assert f"Scenario: {name}" in banner
         assert f"--scenario scenarios/{name}.yml" in banner
-        defaults = params.declared(build.notebook_path(chapter))
+        defaults = params.declared(scenarios.notebook_path(chapter))
         for key, value in values.items():
             assert f"{key} {value!r} {defaults[key]!r}" in banner
         if not values:
@@ -125,10 +126,10 @@ def _scenario(folder: Path, body: dict) -> Path:
 
 def _valid(kind: str) -> str:
     if kind == "notebooks":
-        return ", ".join(build.notebook_names())
+        return ", ".join(scenarios.notebook_names())
     if kind == "parameters":
-        return ", ".join(sorted({p for n in build.notebook_names() for p in params.declared(build.notebook_path(n))}))
-    return ", ".join(params.declared(build.notebook_path(kind)))
+        return ", ".join(sorted({p for n in scenarios.notebook_names() for p in params.declared(scenarios.notebook_path(n))}))
+    return ", ".join(params.declared(scenarios.notebook_path(kind)))
 
 
 @pytest.mark.parametrize("body, fragment", [
@@ -160,7 +161,7 @@ def test_scenario_parameter_no_chosen_notebook_takes_is_an_error(tmp_path):
     proc = _run(["build", "roofline", "--scenario", "jalapeno-sustained-550w", "--out", str(tmp_path / "s")], tmp_path)
     assert proc.returncode == 2
     assert "scenario scenarios/jalapeno-sustained-550w.yml: unknown parameter 'jalapeno_sustained_w'" in proc.stderr
-    assert f"valid parameters: {', '.join(sorted(params.declared(build.notebook_path('roofline'))))}" in proc.stderr
+    assert f"valid parameters: {', '.join(sorted(params.declared(scenarios.notebook_path('roofline'))))}" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -170,4 +171,4 @@ def test_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
     assert "unknown scenario 'gb400-baseline'; valid scenarios: gb300-baseline, jalapeno-sustained-550w, " \
            "vera-rubin-baseline" in proc.stderr
     with pytest.raises(UnknownNameError):
-        build.load_scenario("gb400-baseline")
+        scenarios.load_scenario("gb400-baseline")

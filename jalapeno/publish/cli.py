@@ -28,7 +28,8 @@ import threading
 import yaml
 
 from . import build as _build
-from .errors import JalapenoError
+from . import execute, pages, scenarios
+from ..errors import JalapenoError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
 def _parameters(args: argparse.Namespace) -> dict[str, object]:
     values: dict[str, object] = {}
     for path in args.parameters_file:
-        values.update(_build.load_parameter_file(path))
+        values.update(scenarios.load_parameter_file(path))
     for text in args.yaml:
         data = yaml.safe_load(text)
         if not isinstance(data, dict):
@@ -88,15 +89,15 @@ def main(argv: list[str] | None = None) -> int:
                                  use_cache=not args.no_cache, jobs=args.jobs)
             print(index)
         elif args.command == "refresh":
-            for path in _build.refresh(args.notebooks or None):
+            for path in execute.refresh(args.notebooks or None):
                 print(path)
         elif args.command == "params":
-            print(_build.describe(args.notebook))
+            print(scenarios.describe(args.notebook))
         elif args.command == "numbers":
             if args.record:
-                print(_build.record_numbers(force=args.force))
+                print(pages.record_numbers(force=args.force))
             else:
-                print(json.dumps(_build.committed_numbers(), indent=1, ensure_ascii=False))
+                print(json.dumps(pages.committed_numbers(), indent=1, ensure_ascii=False))
     except (JalapenoError, yaml.YAMLError, OSError) as exc:
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2

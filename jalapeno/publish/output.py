@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .data import REPO_ROOT
-from .errors import JalapenoError
+from ..data import REPO_ROOT
+from ..errors import JalapenoError
 
 #: Written into every site a build produces: what makes a folder the tool's own.
 SITE_MARKER = ".jalapeno-site"

@@ -13,7 +13,7 @@ import ast
 import json
 from pathlib import Path
 
-from .errors import ParameterError, UnknownNameError
+from ..errors import ParameterError, UnknownNameError
 
 
 def parameters_cell(notebook: dict) -> dict:

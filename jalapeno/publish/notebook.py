@@ -16,8 +16,9 @@ import great_tables as gt
 import polars as pl
 from IPython.display import HTML, Markdown, display
 
-from . import charts, params
-from .build import notebook_path
+from .. import charts
+from . import params
+from .scenarios import notebook_path
 
 
 def setup(namespace: dict, name: str) -> dict[str, object]:
@@ -61,10 +62,14 @@ def number(x: float, sigfig: int = 4) -> str:
 
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     """Display every row of ``df`` as an HTML table: numbers formatted cell by cell with :func:`number`,
-    empty cells blank. The table's id is a hash of its content (deterministic output)."""
-    key = hashlib.sha1(df.write_json().encode()).hexdigest()[:12]
-    g = gt.GT(df, id=f"tbl-{key}")
+    empty cells blank. The table's id is a hash of what it shows (its headers and formatted cells), so
+    the output is deterministic and a last-bit change of a value that the table does not show cannot
+    change it."""
     numeric = [n for n, t in df.schema.items() if t.is_numeric() and n != "run_id"]
+    shown = [list(df.columns)] + [[number(v, sigfig) if n in numeric and v is not None else str(v)
+                                   for n, v in zip(df.columns, row)] for row in df.iter_rows()]
+    key = hashlib.sha1(repr(shown).encode()).hexdigest()[:12]
+    g = gt.GT(df, id=f"tbl-{key}")
     if numeric:
         g = g.fmt(lambda x: number(x, sigfig), columns=numeric)
     display(HTML(g.sub_missing(missing_text="").as_raw_html()))

@@ -1,0 +1,210 @@
+"""Execute the notebooks and render the book.
+
+``build()`` is the one path from sources to HTML:
+
+1. it checks every parameter (and the scenario file, if any) before anything runs (:mod:`.scenarios`),
+   and that ``--out`` is a place it may write (:mod:`.output`), and takes that folder's lock;
+2. it executes the chosen notebooks with papermill (kernel ``python3``, working directory
+   ``notebooks/``), in parallel on the available cores, each in its own process and kernel; a notebook
+   whose inputs (notebook file, parameters, kernel, package source, data files, package versions) are
+   unchanged since an earlier build is taken from the cache (``build/.cache/``) instead (:mod:`.execute`);
+3. it exports every figure as SVG and PNG (vl-convert) under its stable name;
+4. it stages the prose of ``book/`` with the executed notebooks, writes the generated pages (figures,
+   environment, how to cite, changelog of published numbers; a banner on every page of a scenario
+   build; :mod:`.pages`) and renders them through Jupyter Book 1.x (Sphinx; warnings are errors, so a
+   broken reference fails);
+5. it checks that no page loads anything from the network, and only then moves the finished site into
+   place. A failure leaves the previous output untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from ..data import REPO_ROOT
+from ..errors import BuildError, JalapenoError
+from . import execute, output, pages, params, scenarios
+from .execute import _log
+from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, load_scenario, plan
+
+DEFAULT_OUT = REPO_ROOT / "build" / "html"
+
+
+@dataclass
+class BuildReport:
+    """What a build did: the numbers the summary line prints."""
+
+    index: Path
+    pages: int
+    figures: int
+    warnings: list[str]
+    seconds: float
+    status: dict[str, str]
+
+    def summary(self) -> str:
+        executed = sum(s.startswith("executed") for s in self.status.values())
+        return (f"built {self.pages} pages, {self.figures} figures, {len(self.warnings)} warnings in "
+                f"{self.seconds:.1f} s ({executed} notebook{'s' if executed != 1 else ''} executed, {len(self.status) - executed} from "
+                f"the cache): {self.index}")
+
+
+def output_dir(scenario: Scenario | None = None) -> Path:
+    """Where a build goes by default: ``build/scenarios/<name>`` for a scenario, else ``build/html``."""
+    return REPO_ROOT / "build" / "scenarios" / scenario.name if scenario else DEFAULT_OUT
+
+
+#: The report of the last build() in this process (the benchmark reads it).
+last_report: BuildReport | None = None
+
+
+def _protected() -> dict[str, Path]:
+    """Folders a build's output may not be (nor contain): the cache, the book's sources."""
+    return {"the build cache": execute.cache_dir(), "the notebooks": NOTEBOOKS_DIR, "the book's sources": BOOK_DIR}
+
+
+def _build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object],
+                   out: Path | None = None) -> str:
+    """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
+    same folder (so running it never replaces another build, such as the full book in build/html)."""
+    cmd = ["jalapeno", "build", *names]
+    if scenario:
+        cmd += ["--scenario", scenario.source]
+    if overrides:
+        cmd += ["-y", json.dumps(overrides, sort_keys=True)]
+    if out is not None and out != output_dir(scenario).resolve():
+        cmd += ["--out", scenarios._display_path(out) if out.is_relative_to(REPO_ROOT) else out.name]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def build(notebooks: list[str] | None = None, parameters: dict[str, object] | None = None,
+          out: Path | str | None = None, *, scenario: Scenario | str | Path | None = None,
+          use_cache: bool = True, jobs: int | None = None, progress: bool = True) -> Path:
+    """Execute ``notebooks`` (default: all) with ``parameters`` and render the book into ``out``.
+
+    ``scenario`` (a :class:`Scenario`, a scenario file or the name of one in ``scenarios/``) adds its
+    parameters under ``parameters`` (which win) and puts its name and parameters on every page; ``out``
+    then defaults to ``build/scenarios/<name>`` (else ``build/html``). ``jobs`` notebooks execute at
+    once (default: one per core); ``use_cache=False`` re-executes every notebook.
+
+    Returns the path of ``index.html``. Raises UnknownNameError, ParameterError or ScenarioError before
+    anything runs, BuildError if a notebook or the render fails (``out`` is then left as it was)."""
+    global last_report
+    started = time.monotonic()
+    overrides = dict(parameters or {})
+    if scenario is not None and not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    if scenario:
+        try:
+            plan(notebooks, scenario.parameters, scenario.notebooks)
+        except JalapenoError as exc:
+            raise ScenarioError(f"scenario {scenario.source}: {exc}") from None
+        runs = plan(notebooks, scenario.parameters, scenario.notebooks, overrides)
+    else:
+        runs = plan(notebooks, overrides)
+    out = output.check_output(out if out is not None else output_dir(scenario), _protected())
+    with output.locked(out):
+        for stale in output.remove_stale_stages(out):
+            _log(f"removed {stale.name}, left behind by an interrupted build")
+        stage = output.make_stage(out)
+        try:
+            figures, warnings, status = _build_into(stage, out, runs, scenario, overrides, use_cache, jobs,
+                                                    progress)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    n_pages = len([p for p in out.rglob("*.html") if "_static" not in p.parts])
+    report = BuildReport(out / "index.html", n_pages, len(figures), warnings, time.monotonic() - started, status)
+    last_report = report
+    for w in warnings:
+        _log(f"warning: {w}")
+    _log(report.summary())
+    return report.index
+
+
+def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
+                overrides: dict[str, object], use_cache: bool, jobs: int | None,
+                progress: bool) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
+    """Execute, stage and render the book in ``stage``, then move it to ``out`` (see :func:`build`).
+    Returns the figures, the warnings and each notebook's status."""
+    _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
+    entries, status, warnings, keys = execute._execute_all(runs, stage, use_cache, jobs, progress)
+    src = stage / "src"
+    shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))
+    (src / "chapters").mkdir()
+    figures_dir = stage / "figures"
+    figures_dir.mkdir()
+    figures: list[dict[str, str]] = []
+    numbers: dict[str, dict[str, str]] = {}
+    titles: dict[str, str] = {}
+    changed = scenario is not None or any(runs.values())
+    for name, values in runs.items():
+        nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        titles[name] = pages._chapter_title(nb, name)
+        numbers[name] = pages._glued(nb)
+        defaults = params.declared(scenarios.notebook_path(name))
+        if scenario or values:  # every page of a scenario; the pages a plain rerun changed
+            rows = [(k, values[k], defaults[k]) for k in defaults if k in values]
+            title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+            text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+            first = next(c for c in nb.cells if c.cell_type == "markdown")
+            first.source = pages._insert_after_title(first.source, pages._banner(
+                title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults}, out)))
+        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
+        for svg in sorted((entries[name] / "figures").glob("*.svg")):
+            fig = svg.stem
+            clash = next((f["notebook"] for f in figures if f["name"] == fig), None)
+            if clash:
+                raise BuildError(f"figure name {fig!r} is written by both {clash!r} and {name!r}")
+            shutil.copy2(svg, figures_dir / svg.name)
+            shutil.copy2(svg.with_suffix(".png"), figures_dir / f"{fig}.png")
+            figures.append({"name": fig, "notebook": name,
+                            "caption": pages.figure_caption(svg.read_text(), fig),
+                            "command": _build_command([name], scenario, {k: v for k, v in overrides.items()
+                                                                       if k in defaults})})
+    if changed:
+        intro = src / "intro.md"
+        title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+        text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
+        rows = sorted((f"{n}: {k}", v, params.declared(scenarios.notebook_path(n))[k])
+                      for n, vals in runs.items() for k, v in vals.items())
+        intro.write_text(pages._insert_after_title(intro.read_text(), pages._banner(
+            title, text, rows, _build_command([] if len(runs) == len(scenarios.notebook_names()) else list(runs),
+                                              scenario, overrides, out))))
+    (src / "figures.md").write_text(pages._figures_page(figures, titles, scenario))
+    (src / "environment.md").write_text(pages._environment_page())
+    (src / "cite.md").write_text(pages._cite_page())
+    (src / "changelog.md").write_text(pages._changelog_page(numbers, scenario, changed))
+    data_md = src / "data.md"
+    data_md.write_text(data_md.read_text().replace(pages._MARKER, pages._data_files_table()))
+    pages._toc(src, list(runs))
+    (src / "_static").mkdir(exist_ok=True)
+    (src / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
+    _log("rendering the book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(src), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
+           "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)  # Ctrl-C reaches only us
+    if proc.returncode != 0:
+        raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+    warnings += [f"render: {line.strip()}" for line in (proc.stdout + proc.stderr).splitlines()
+                 if "WARNING" in line]
+    html = src / "_build" / "html"
+    pages.check_offline(html)
+    shutil.copytree(figures_dir, html / "figures")
+    info = {"version": pages._version(), "scenario": None if not scenario else {
+                "name": scenario.name, "description": scenario.description, "source": scenario.source},
+            "parameters": runs,
+            "inputs": keys,
+            "figures": [f["name"] for f in figures]}
+    (html / "build-info.json").write_text(json.dumps(info, indent=1, sort_keys=True, default=repr) + "\n")
+    (html / "numbers.json").write_text(json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    output.replace(out, html, stage, _protected())
+    return figures, warnings, status

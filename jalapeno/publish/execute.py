@@ -1,0 +1,369 @@
+"""Executing the chapters' notebooks: papermill in worker processes (one kernel each, in parallel),
+the cache of executed notebooks keyed by their inputs, and ``refresh()``, which re-executes the
+committed notebooks in place with their defaults (what nbval compares).
+
+A worker and its kernel never outlive the build: Ctrl-C and SIGTERM end them, and on Linux so does the
+build's death (``PR_SET_PDEATHSIG``), even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+from ..data import REPO_ROOT, data_dir
+from ..errors import BuildError, JalapenoError
+from . import scenarios
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+KERNEL = "python3"
+
+
+#: Bump to invalidate every cached notebook (the layout of a cache entry changed).
+CACHE_FORMAT = "2"
+
+
+#: Cached executions kept per notebook (the oldest are removed).
+CACHE_KEEP = 8
+
+
+#: Notebook metadata that changes from run to run and is never committed.
+_VOLATILE_NB_KEYS = ("papermill", "widgets")
+
+
+_VOLATILE_CELL_KEYS = ("papermill", "execution", "collapsed", "scrolled")
+
+
+#: Neither is a problem of the notebook: ipykernel 7 notes its loopback TCP transport at every start,
+#: and logs the interrupt that shuts it down at the end of a run.
+_KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption|KeyboardInterrupt caught in kernel")
+
+
+def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Remove run timestamps, durations and papermill bookkeeping so reruns give no diff."""
+    for key in _VOLATILE_NB_KEYS:
+        nb.metadata.pop(key, None)
+    for cell in nb.cells:
+        for key in _VOLATILE_CELL_KEYS:
+            cell.metadata.pop(key, None)
+    return nb
+
+
+def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
+             kernel: str | None = None, source: Path | None = None) -> list[str]:
+    """Execute notebook ``name`` (from ``source``, default ``notebooks/<name>.ipynb``) with ``values``
+    into ``target``, its figures (SVG and PNG) into ``figures``. Returns the warnings it printed
+    (kernel stderr, stderr outputs of cells)."""
+    import papermill
+    import vl_convert as vlc
+
+    kernel = kernel or KERNEL
+    source = Path(source) if source else scenarios.notebook_path(name)
+    os.environ["JALAPENO_FIGURES_DIR"] = str(figures)
+    log = tempfile.TemporaryFile(mode="w+b")
+    saved_fd = os.dup(2)
+    sys.stderr.flush()
+    os.dup2(log.fileno(), 2)  # the kernel inherits fd 2: keep its messages for the summary
+    try:
+        papermill.execute_notebook(str(source), str(target), parameters=values,
+                                   kernel_name=kernel, cwd=str(source.parent), progress_bar=False,
+                                   report_mode=False, log_output=False)
+    except papermill.PapermillExecutionError as exc:
+        raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+    except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
+        raise BuildError(f"notebook {name!r} (kernel {kernel!r}) could not run: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        os.environ.pop("JALAPENO_FIGURES_DIR", None)
+        log.seek(0)
+        kernel_lines = log.read().decode(errors="replace").splitlines()
+        log.close()
+    warnings = [f"{name}: kernel: {line.strip()}" for line in kernel_lines
+                if line.strip() and not _KERNEL_NOISE.search(line)]
+    nb = strip_volatile(nbformat.read(target, as_version=4))
+    for cell in nb.cells:  # readers see the effective parameters once, as the chapter's own table
+        tags = cell.metadata.get("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
+    nbformat.write(nb, target)
+    if figures.exists():
+        for svg in sorted(figures.glob("*.svg")):
+            svg.with_suffix(".png").write_bytes(vlc.svg_to_png(svg.read_text(), scale=2))
+    return warnings
+
+
+def _worker(name: str, values: dict[str, object], kernel: str, entry: str,
+            source: str) -> tuple[str, float, list[str]]:
+    """Execute one notebook into the cache entry folder ``entry`` (``notebook.ipynb``, ``figures/``,
+    ``warnings.json``). Runs in a child process."""
+    started = time.monotonic()
+    folder = Path(entry)
+    folder.mkdir(parents=True, exist_ok=True)
+    warnings = _execute(name, values, folder / "notebook.ipynb", folder / "figures", kernel, Path(source))
+    (folder / "warnings.json").write_text(json.dumps(warnings, indent=1))
+    return name, time.monotonic() - started, warnings
+
+
+def _start_worker(name: str, values: dict[str, object], kernel: str, folder: Path,
+                  source: Path) -> subprocess.Popen:
+    """Start :func:`_worker` in a new Python process (its own kernel), so that notebooks execute in
+    parallel; the arguments and the result travel as JSON files beside ``folder``, its stderr goes to
+    ``<name>.stderr``. The worker ends when the build does (see :func:`_worker_main`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    job = folder.parent / f"{name}.job.json"
+    job.write_text(json.dumps({"name": name, "values": values, "kernel": kernel, "entry": str(folder),
+                               "source": str(source), "result": str(job.with_suffix(".result")),
+                               "parent": os.getpid()}))
+    with open(folder.parent / f"{name}.stderr", "wb") as err:
+        return subprocess.Popen([sys.executable, "-c", "import sys; from jalapeno.publish.execute import _worker_main; "
+                                 "sys.exit(_worker_main(sys.argv[1]))", str(job)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def _worker_result(name: str, proc: subprocess.Popen, folder: Path) -> tuple[str, float, list[str]]:
+    """The result of a finished worker process; BuildError if it failed or died."""
+    result_path = folder.parent / f"{name}.job.result"
+    if not result_path.exists():
+        err = (folder.parent / f"{name}.stderr").read_text(errors="replace")
+        raise BuildError(f"notebook {name!r}: the worker process died (exit {proc.returncode}): {err[-2000:]}")
+    result = json.loads(result_path.read_text())
+    if "error" in result:
+        raise BuildError(result["error"])
+    return name, result["seconds"], result["warnings"]
+
+
+def _descendants() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _end_descendants(timeout_s: float = 5.0, keep: set[int] = frozenset()) -> None:
+    """End the processes this one started (workers, kernels and theirs), except those in ``keep``
+    (processes that were running before, such as a test's server): SIGTERM, then SIGKILL after
+    ``timeout_s`` seconds for any still running."""
+    import psutil
+
+    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
+    for child in children:
+        try:
+            child.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(children, timeout=timeout_s)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=timeout_s)
+
+
+def _end_with_parent(parent_pid: int) -> None:
+    """In a worker: end (with its kernel) when the build that started it ends. SIGTERM ends the
+    worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
+    process group) is left to the build, which then sends SIGTERM; on Linux the kernel sends SIGTERM
+    when the build dies (``PR_SET_PDEATHSIG``), also after a SIGKILL."""
+    import signal
+
+    def stop(signum, frame):
+        _end_descendants(timeout_s=2.0)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        stop(signal.SIGTERM, None)
+
+
+def _worker_main(job_file: str) -> int:
+    """Entry point of a worker process: read the job, execute, write the result (or the error)."""
+    job = json.loads(Path(job_file).read_text())
+    _end_with_parent(job["parent"])
+    result_path = Path(job["result"])
+    try:
+        _, seconds, warnings = _worker(job["name"], job["values"], job["kernel"], job["entry"], job["source"])
+        result = {"seconds": seconds, "warnings": warnings}
+    except JalapenoError as exc:
+        result = {"error": str(exc)}
+    except Exception as exc:  # an unexpected failure still names the notebook
+        result = {"error": f"notebook {job['name']!r}: {type(exc).__name__}: {exc}"}
+    result_path.write_text(json.dumps(result))
+    return 0
+
+
+def _files_digest(h: "hashlib._Hash", root: Path, pattern: str) -> None:
+    for path in sorted(root.rglob(pattern)):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+
+
+def _pinned_packages() -> list[str]:
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
+    return [re.split(r"[=<>!~ \[]", r, maxsplit=1)[0] for r in reqs]
+
+
+def _installed(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> str:
+    """SHA-256 of everything an execution of notebook ``name`` depends on: the notebook file, the
+    parameters, the kernel name, the package's source, the data files and the installed versions of
+    the pinned packages. Equal hashes give equal executed notebooks."""
+    h = hashlib.sha256(f"format {CACHE_FORMAT}\0{name}\0{kernel}\0{sys.version}\0".encode())
+    h.update(scenarios.notebook_path(name).read_bytes())
+    h.update(json.dumps(values, sort_keys=True, default=repr).encode())
+    _files_digest(h, PACKAGE_DIR, "*.py")
+    _files_digest(h, data_dir(), "*")
+    h.update(json.dumps({d: _installed(d) for d in _pinned_packages()}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def cache_dir() -> Path:
+    """Where executed notebooks are cached: ``$JALAPENO_CACHE_DIR`` or ``build/.cache``."""
+    return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
+
+
+def _prune_cache(root: Path, name: str) -> None:
+    entries = sorted(root.glob(f"{name}--*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[CACHE_KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool, jobs: int | None,
+                 progress: bool) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
+    """Execute (or take from the cache) every planned notebook. Returns each notebook's entry folder,
+    what happened to it (``executed in 2.1 s`` / ``cached``), the warnings and the input hashes."""
+    from tqdm import tqdm
+
+    kernel = KERNEL  # read at call time (tests point it at a missing kernel)
+    root = cache_dir()
+    entries: dict[str, Path] = {}
+    status: dict[str, str] = {}
+    warnings: list[str] = []
+    todo: dict[str, tuple[str, Path]] = {}
+    keys: dict[str, str] = {}
+    for name, values in runs.items():
+        key = keys[name] = input_hash(name, values, kernel)
+        hit = root / f"{name}--{key[:20]}"
+        if use_cache and (hit / "notebook.ipynb").exists():
+            os.utime(hit)
+            entries[name], status[name] = hit, "cached (inputs unchanged)"
+            warnings += json.loads((hit / "warnings.json").read_text())
+        else:
+            todo[name] = (key, stage / "run" / name)
+    total = len(runs)
+    bar = tqdm(total=total, desc="notebooks", unit="nb", file=sys.stderr, leave=False,
+               disable=not (progress and sys.stderr.isatty()))
+    bar.update(total - len(todo))
+    for name in runs:
+        if name in status:
+            bar.write(f"  {name}: {status[name]}", file=sys.stderr)
+    for name in todo:
+        shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
+        bar.write(f"  {name}: executing ({shown})", file=sys.stderr)
+
+    # longest first (by the last recorded execution time), so that a slow notebook does not start last
+    timings_file = root / "timings.json"
+    try:
+        timings = json.loads(timings_file.read_text())
+    except (OSError, ValueError):
+        timings = {}
+    todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], 0.0))))
+
+    def done(name: str, seconds: float, warns: list[str]) -> None:
+        key, folder = todo[name]
+        entries[name] = folder
+        if use_cache:
+            final = root / f"{name}--{key[:20]}"
+            root.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+            shutil.copytree(folder, tmp, dirs_exist_ok=True)
+            shutil.rmtree(final, ignore_errors=True)
+            tmp.rename(final)
+            _prune_cache(root, name)
+            timings[name] = round(seconds, 1)
+            timings_file.write_text(json.dumps(timings, indent=1, sort_keys=True))
+        status[name] = f"executed in {seconds:.1f} s"
+        warnings.extend(warns)
+        bar.update(1)
+        bar.write(f"  {name}: {status[name]}", file=sys.stderr)
+
+    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
+    before = _descendants()
+    try:
+        if workers == 1:
+            for name, (_, folder) in todo.items():
+                done(*_worker(name, runs[name], kernel, str(folder), str(scenarios.notebook_path(name))))
+        else:
+            waiting = list(todo)
+            running: dict[str, subprocess.Popen] = {}
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    name = waiting.pop(0)
+                    running[name] = _start_worker(name, runs[name], kernel, todo[name][1], scenarios.notebook_path(name))
+                finished = [n for n, proc in running.items() if proc.poll() is not None]
+                for name in finished:
+                    done(*_worker_result(name, running.pop(name), todo[name][1]))
+                if not finished:
+                    time.sleep(0.05)
+    except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: no worker or kernel outlives the build
+        _end_descendants(keep=before)
+        raise
+    finally:
+        bar.close()
+    return entries, status, warnings, keys
+
+
+def refresh(notebooks: list[str] | None = None) -> list[Path]:
+    """Re-execute committed notebooks in place with their defaults, as nbval will (kernel ``python3``,
+    working directory ``notebooks/``), and strip volatile metadata. Returns the paths written."""
+    from nbclient import NotebookClient
+
+    written = []
+    for name in notebooks or scenarios.notebook_names():
+        path = scenarios.notebook_path(name)
+        nb = nbformat.read(path, as_version=4)
+        _log(f"refreshing {path.name}")
+        NotebookClient(nb, kernel_name=KERNEL, record_timing=False, timeout=600,
+                       resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
+        nb = strip_volatile(nb)
+        nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
+        tmp = path.with_suffix(".ipynb.tmp")
+        nbformat.write(nb, tmp)
+        tmp.replace(path)
+        written.append(path)
+    return written
