@@ -76,6 +76,13 @@ def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
     # a declared choice is checked before anything runs (the notebook would fail otherwise, in a cell)
     (["build", "pareto", "-p", "concurrency_cap", "bogus"],
      "unknown concurrency_cap value 'bogus'; valid concurrency_cap values: benchmark, none"),
+    # a declared range, NaN, infinities and names: refused before any notebook runs
+    (["build", "roofline", "-p", "context_tokens", "-5"], "parameter 'context_tokens' must be in [1, 1048576] tokens; got -5"),
+    (["build", "roofline", "-p", "context_tokens", "0"], "parameter 'context_tokens' must be in [1, 1048576] tokens; got 0"),
+    (["build", "systems", "-p", "jalapeno_scale_up_tb_s", ".nan"], "'jalapeno_scale_up_tb_s' must be a finite number; got nan"),
+    (["build", "reading-the-numbers", "-p", "baseline_power_w", ".inf"], "'baseline_power_w' must be a finite number; got inf"),
+    (["build", "roofline", "-p", "focus_chip", "gb400"], "unknown chip 'gb400'; valid chips: jalapeno, gb200"),
+    (["build", "roofline", "-y", "models: [gpt-oss-120b, gpt-5]"], "unknown model 'gpt-5'; valid models: gpt-oss-120b"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, argv, fragment):
     out = tmp_path / "site"
@@ -107,6 +114,26 @@ def test_papermill_direct_run_rejects_string_for_a_list(tmp_path):
         papermill.execute_notebook(str(ROOT / "notebooks" / "roofline.ipynb"), str(tmp_path / "o.ipynb"),
                                    parameters={"models": '["gpt-oss-120b"]'}, kernel_name="python3",
                                    progress_bar=False)
+
+
+def test_papermill_direct_run_stops_on_an_unknown_parameter(tmp_path):
+    """papermill only warns about a parameter the notebook does not declare; the notebook stops."""
+    with pytest.raises(papermill.PapermillExecutionError,
+                       match=re.escape("unknown parameter 'show_statuss'; valid parameters: show_status")):
+        papermill.execute_notebook(str(ROOT / "notebooks" / "claims.ipynb"), str(tmp_path / "o.ipynb"),
+                                   parameters={"show_statuss": "all"}, kernel_name="python3", progress_bar=False)
+
+
+def test_numbers_typed_for_text_and_text_for_numbers_reach_the_notebook_checked():
+    runs = scenarios.plan(["reading-the-numbers"], {"run_id": 20786863188, "baseline_power_w": "1.4e3"})
+    assert runs == {"reading-the-numbers": {"run_id": "20786863188", "baseline_power_w": 1400.0}}
+
+
+def test_the_readme_parameters_file_is_shipped_and_valid():
+    values = scenarios.load_parameter_file(ROOT / "examples" / "my-assumptions.yml")
+    assert "examples/my-assumptions.yml" in (ROOT / "README.md").read_text()
+    runs = scenarios.plan(None, values)
+    assert runs["reading-the-numbers"]["baseline_power_w"] == 1400.0 and runs["roofline"]["context_tokens"] == 32768
 
 
 def _outputs(path: Path) -> str:

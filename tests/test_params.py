@@ -23,7 +23,7 @@ def test_declared_reads_string_defaults_with_equals_signs():
     ("chips", [], "must be a non-empty list"),
     ("mtp", "false", "must be True or False"),
     ("conc", 64.0, "must be an integer (such as 8192; 8192.0 and '8k' are refused)"),
-    ("power_w", "700", "must be a number"),
+    ("power_w", "high", "must be a number"),
 ])
 def test_wrong_types_name_parameter_value_and_form(name, value, fragment):
     with pytest.raises(jp.ParameterError, match=re.escape(fragment)) as err:
@@ -71,3 +71,52 @@ def test_string_parameters_take_their_declared_choices():
     for bad in ("peak", 5):  # a wrong type is named as a bad choice too, with the valid ones
         with pytest.raises(jp.UnknownNameError, match=f"unknown basis value {bad!r}; valid basis values: rated, sustained, all-in"):
             params.check({"basis": bad}, params.declared(nb), choices=choices)
+
+
+DECLARED = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
+    "ctx = 8192  # in [1, 1048576] tokens\n", "share = 0.5  # in (0, 1]\n", "power_w = None  # float or None; in (0, 5000] W\n",
+    'chips = ["gb200"]  # names: chip\n', 'run_id = "auto"\n', 'basis = "rated"  # one of: rated, all-in\n',
+    "shapes = [[1024, 1024]]  # in [1, 1048576] tokens\n"]}]}
+
+
+def check(**values):
+    nb = DECLARED
+    return params.check(values, params.declared(nb), params.declared_types(nb), params.declared_choices(nb),
+                        params.declarations(nb))
+
+
+@pytest.mark.parametrize("values, fragment", [
+    ({"ctx": -5}, "parameter 'ctx' must be in [1, 1048576] tokens; got -5"),
+    ({"ctx": 0}, "parameter 'ctx' must be in [1, 1048576] tokens; got 0"),
+    ({"ctx": 10**12}, "parameter 'ctx' must be in [1, 1048576] tokens; got 1000000000000"),
+    ({"share": 0.0}, "parameter 'share' must be in (0, 1]; got 0.0"),
+    ({"share": float("nan")}, "parameter 'share' must be a finite number; got nan"),
+    ({"power_w": float("inf")}, "parameter 'power_w' must be a finite number; got inf"),
+    ({"power_w": 6000}, "parameter 'power_w' must be in (0, 5000] W; got 6000.0"),
+    ({"shapes": [[1024, 0]]}, "parameter 'shapes' must be in [1, 1048576] tokens; got 0"),
+    ({"chips": ["gb200", "gb400"]}, "unknown chip 'gb400'; valid chips: jalapeno, gb200"),
+    ({"basis": "facility"}, "unknown basis value 'facility'; valid basis values: rated, all-in"),
+])
+def test_declared_ranges_names_and_choices_refuse_bad_values(values, fragment):
+    with pytest.raises(jp.JalapenoError, match=re.escape(fragment)):
+        check(**values)
+
+
+def test_numbers_read_as_text_and_text_read_as_numbers_are_accepted():
+    out = check(run_id=20786863188, power_w="1.4e3", ctx=1, share=1.0, shapes=[[1, 1048576]])
+    assert out["run_id"] == "20786863188" and out["power_w"] == 1400.0
+
+
+def test_every_shipped_default_passes_its_own_declaration():
+    from jalapeno.publish import scenarios
+
+    for name in scenarios.notebook_names():
+        path = scenarios.notebook_path(name)
+        assert params.check_notebook(params.declared(path), path) == params.declared(path)
+
+
+def test_unknown_injected_names_are_what_the_notebook_does_not_define():
+    nb = {"cells": [DECLARED["cells"][0], {"cell_type": "code", "metadata": {}, "source": [
+        "import numpy as np\n", "from jalapeno import charts as ch\n", "x = [y for y in range(3)]\n", "%time z = 1\n"]}]}
+    namespace = {"ctx": 1, "np": None, "ch": None, "x": [], "y": 0, "In": [], "_i1": "", "ctxx": 8192}
+    assert params.unknown_injected(namespace, nb) == ["ctxx"]

@@ -49,8 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-cache", action="store_true", help="re-execute every notebook, even with unchanged inputs")
     r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
     r.add_argument("notebooks", nargs="*")
-    s = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    s = sub.add_parser("params", help="list a notebook's parameters: type, default, range and choices")
     s.add_argument("notebook")
+    s.add_argument("--json", action="store_true", help="as JSON")
     n = sub.add_parser("numbers", help="the numbers the chapters' prose quotes, from the committed notebooks")
     n.add_argument("--record", action="store_true",
                    help="record them as this version's published numbers (book/published-numbers/<version>.json)")
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             for path in execute.refresh(args.notebooks or None):
                 print(path)
         elif args.command == "params":
-            print(scenarios.describe(args.notebook))
+            print(scenarios.describe(args.notebook, args.json))
         elif args.command == "numbers":
             if args.record:
                 print(pages.record_numbers(force=args.force))

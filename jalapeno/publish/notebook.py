@@ -17,6 +17,7 @@ import polars as pl
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
+from ..errors import UnknownNameError
 from . import params
 from .scenarios import notebook_path
 
@@ -27,8 +28,12 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
     ``namespace`` is the notebook's ``globals()``; ``name`` its file stem. Returns the effective
     parameters. Raises ParameterError (wrong type, e.g. papermill's ``-p flag false`` string) or
     UnknownNameError."""
-    defaults = params.declared(notebook_path(name))
-    effective = params.check_notebook({k: namespace[k] for k in defaults if k in namespace}, notebook_path(name))
+    path = notebook_path(name)
+    defaults = params.declared(path)
+    unknown = params.unknown_injected(namespace, path)
+    if unknown:  # papermill only warns about a parameter the notebook does not declare
+        raise UnknownNameError("parameter", unknown[0], list(defaults))
+    effective = params.check_notebook({k: namespace[k] for k in defaults if k in namespace}, path)
     charts.setup()
     table(pl.DataFrame({"parameter": list(effective), "value": [repr(v) for v in effective.values()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))

@@ -5,13 +5,31 @@ Python's own parser (``ast``), so a string default that contains ``=`` is read c
 ``inspect_notebook`` drops it, papermill issue #864). A value passed for a parameter must have the type
 of its default: papermill's ``-p`` injects ``false``, ``none`` or a JSON list as strings (papermill issue
 #396), and a float such as ``64.0`` where an integer is expected is refused rather than silently used.
+
+A parameter declares what it accepts in a trailing comment of its line, clauses separated by ``;``::
+
+    context_tokens = 8192                 # in [1, 1048576] tokens
+    baseline_power_w = None               # float or None; in (0, 5000] W
+    power_basis = "rated"                 # one of: rated, sustained, all-in
+    chips = ["gb200", "h200"]             # names: chip
+    jalapeno_price_ratio = 1.0            # in (0, inf)
+
+``in`` takes an interval (``[`` and ``]`` include a bound, ``(`` and ``)`` exclude it; ``inf`` for none)
+and applies to a number or to every number of a list; ``names:`` checks a name (or every name of a list)
+against the registry of that kind (:data:`NAME_KINDS`); ``one of:`` lists the valid strings. Everything
+is checked before a notebook runs (:func:`check_notebook`), and again by the notebook itself
+(:func:`jalapeno.publish.notebook.setup`). NaN and infinities are refused for every numeric parameter.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ParameterError, UnknownNameError
 
@@ -57,20 +75,100 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
     return out
 
 
+def _names(kind: str) -> Callable[[], list[str]]:
+    def valid() -> list[str]:
+        from .. import specs, systems
+
+        return {"chip": specs.chip_names, "model": specs.model_names, "system": systems.system_names,
+                "precision": lambda: list(specs.BYTES_PER_VALUE)}[kind]()
+    return valid
+
+
+#: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
+NAME_KINDS = {kind: _names(kind) for kind in ("chip", "model", "system", "precision")}
+
+_INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a parameter's comment declares: a type for a ``None`` default, an interval for numbers
+    (``low``/``high`` with inclusivity), valid strings (``choices``), a kind of name (``names``) and a unit."""
+
+    type: type | None = None
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = True
+    high_open: bool = True
+    choices: tuple[str, ...] = ()
+    names: str | None = None
+    unit: str = ""
+
+    def interval(self) -> str:
+        """The interval as written (``[1, 1048576]``), or empty when none is declared."""
+        if self.low == -math.inf and self.high == math.inf:
+            return ""
+        fmt = lambda x: "inf" if math.isinf(x) else f"{int(x)}" if x.is_integer() else repr(x)  # noqa: E731
+        return f"{'(' if self.low_open else '['}{fmt(self.low)}, {fmt(self.high)}{')' if self.high_open else ']'}"
+
+    def describe(self) -> str:
+        """The declaration in words, for ``jalapeno params`` and error messages."""
+        parts = []
+        if self.interval():
+            parts.append(f"in {self.interval()}" + (f" {self.unit}" if self.unit else ""))
+        elif self.unit:
+            parts.append(self.unit)
+        if self.choices:
+            parts.append("one of: " + ", ".join(self.choices))
+        if self.names:
+            parts.append(f"names: {self.names}")
+        return "; ".join(parts)
+
+
+def _number(text: str, where: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"{where}: interval bound {text!r} is not a number") from None
+
+
+def _declaration(name: str, comment: str) -> Declaration:
+    fields: dict[str, object] = {}
+    for clause in (c.strip() for c in comment.split(";")):
+        where = f"parameters cell, {name}"
+        if clause.startswith("one of:"):
+            fields["choices"] = tuple(c.strip() for c in clause.removeprefix("one of:").split(",") if c.strip())
+        elif clause.startswith("names:"):
+            kind = clause.removeprefix("names:").strip()
+            if kind not in NAME_KINDS:
+                raise UnknownNameError(f"name kind (in {where})", kind, list(NAME_KINDS))
+            fields["names"] = kind
+        elif (m := _INTERVAL.match(clause)):
+            fields.update(low=_number(m[2], where), high=_number(m[3], where), low_open=m[1] == "(",
+                          high_open=m[4] == ")", unit=m[5].strip())
+        elif clause.split(" ")[0] in _TYPES:
+            fields["type"] = _TYPES[clause.split(" ")[0]]
+            unit = re.search(r"\((.*)\)", clause)
+            if unit and "unit" not in fields:
+                fields["unit"] = unit[1]
+    return Declaration(**fields)
+
+
+def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
+    """What each parameter of the ``parameters`` cell declares in its trailing comment (see the module's
+    documentation); a parameter with no comment declares nothing beyond its default's type."""
+    return {name: _declaration(name, comment) for name, _, comment in _annotated(notebook) if name}
+
+
 def declared_types(notebook: dict | str | Path) -> dict[str, type]:
-    """Types declared in trailing comments of the ``parameters`` cell for parameters whose default is
-    ``None``: ``baseline_power_w = None  # float or None`` declares a float. Other parameters take the
-    type of their default."""
-    return {name: _TYPES[comment.split(" ")[0]] for name, value, comment in _annotated(notebook)
-            if value == "None" and comment and comment.split(" ")[0] in _TYPES}
+    """Types declared for parameters whose default is ``None``: ``baseline_power_w = None  # float or
+    None (W)`` declares a float. Other parameters take the type of their default."""
+    return {name: d.type for name, d in declarations(notebook).items() if d.type is not None}
 
 
 def declared_choices(notebook: dict | str | Path) -> dict[str, tuple[str, ...]]:
-    """Choices declared in trailing comments of the ``parameters`` cell: ``power_basis = "rated"  # one of:
-    rated, sustained, all-in`` limits that parameter to those strings, so a bad value is refused before
-    anything runs (:func:`check`)."""
-    return {name: tuple(c.strip() for c in comment.removeprefix("one of:").split(",") if c.strip())
-            for name, _, comment in _annotated(notebook) if comment.startswith("one of:")}
+    """Choices declared with ``# one of: a, b``: that parameter takes only those strings."""
+    return {name: d.choices for name, d in declarations(notebook).items() if d.choices}
 
 
 def _type_name(value: object) -> str:
@@ -94,6 +192,11 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         ok = isinstance(value, int) and not isinstance(value, bool)
         hint = "an integer (such as 8192; 8192.0 and '8k' are refused)"
     elif isinstance(default, float):
+        if isinstance(value, str):  # YAML reads 1.4e3 (no sign in the exponent) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         hint = "a number"
         value = float(value) if ok else value
@@ -101,35 +204,109 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
         hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
                 "or a parameters file, -f)")
+    elif isinstance(default, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value, ok = str(value), True  # a run id typed at the command line reads as a number
     else:
         ok = isinstance(value, type(default))
         hint = f"a {_type_name(default)}"
     if not ok:
         raise ParameterError(f"parameter {name!r} must be {hint}; got {value!r} ({_type_name(value)})")
+    for x in (value if isinstance(value, (list, tuple)) else [value]):
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ParameterError(f"parameter {name!r} must be a finite number; got {x!r}")
     return value
 
 
+def _flat(value: object) -> list[object]:
+    if isinstance(value, (list, tuple)):
+        return [y for x in value for y in _flat(x)]
+    return [value]
+
+
+def check_declared(name: str, value: object, declaration: Declaration) -> None:
+    """Check ``value`` (or every element of a list) against the interval, choices and kind of name that
+    ``declaration`` states. Raises ParameterError naming the parameter, the value and the interval, or
+    UnknownNameError listing the valid choices or names."""
+    d = declaration
+    for x in _flat(value):
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and d.interval():
+            below = x < d.low or (d.low_open and x == d.low)
+            above = x > d.high or (d.high_open and x == d.high)
+            if below or above:
+                raise ParameterError(f"parameter {name!r} must be in {d.interval()}" + (f" {d.unit}" if d.unit else "")
+                                     + f"; got {x!r}")
+        if isinstance(x, str) and d.choices:
+            one_of(f"{name} value", x, d.choices)
+        if isinstance(x, str) and d.names:
+            valid = NAME_KINDS[d.names]()
+            if x not in valid:
+                raise UnknownNameError(d.names, x, valid)
+
+
 def check(values: dict[str, object], defaults: dict[str, object],
-          types: dict[str, type] | None = None, choices: dict[str, tuple[str, ...]] | None = None) -> dict[str, object]:
+          types: dict[str, type] | None = None, choices: dict[str, tuple[str, ...]] | None = None,
+          declared_: dict[str, Declaration] | None = None) -> dict[str, object]:
     """Check a set of parameter values against the declared defaults (and the :func:`declared_types` of
-    ``None`` defaults, the :func:`declared_choices` of string parameters): an unknown name, or a value
-    outside its declared choices, raises UnknownNameError listing the valid ones; a wrong type raises
-    ParameterError. Returns the effective parameters (defaults overridden by ``values``)."""
+    ``None`` defaults, the :func:`declared_choices` of string parameters, the intervals and kinds of
+    name of :func:`declarations`): an unknown name, or a value outside its declared choices or names,
+    raises UnknownNameError listing the valid ones; a wrong type, NaN, an infinity or a number outside
+    its interval raises ParameterError. Returns the effective parameters (defaults overridden by
+    ``values``)."""
     for name in values:
         if name not in defaults:
             raise UnknownNameError("parameter", name, list(defaults))
-    types, choices = types or {}, choices or {}
-    for name, valid in choices.items():
-        if name in values:
+    types, choices, declared_ = types or {}, choices or {}, declared_ or {}
+    for name, valid in choices.items():  # before the type, so a wrong type is named with the choices
+        if name in values and not isinstance(values[name], (list, tuple)):
             one_of(f"{name} value", values[name], valid)
-    return {name: check_value(name, values.get(name, default), default, types.get(name))
-            for name, default in defaults.items()}
+    out = {name: check_value(name, values.get(name, default), default, types.get(name))
+           for name, default in defaults.items()}
+    for name, d in declared_.items():
+        if name in values:
+            check_declared(name, out[name], d)
+    return out
 
 
 def check_notebook(values: dict[str, object], path: str | Path) -> dict[str, object]:
-    """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices)."""
+    """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices,
+    intervals, kinds of name)."""
     nb = json.loads(Path(path).read_text())
-    return check(values, declared(nb), declared_types(nb), declared_choices(nb))
+    return check(values, declared(nb), declared_types(nb), declared_choices(nb), declarations(nb))
+
+
+def defined_names(notebook: dict | str | Path) -> set[str]:
+    """Every name a notebook's own code cells bind (assignments, imports, functions, loops), read with
+    ``ast``: what :func:`unknown_injected` does not count as an injected parameter."""
+    if not isinstance(notebook, dict):
+        notebook = json.loads(Path(notebook).read_text())
+    out: set[str] = set()
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code" or "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            continue
+        source = "".join(cell["source"])
+        try:
+            tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(node.name)
+    return out
+
+
+#: Names IPython puts in every kernel's namespace.
+_KERNEL_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def unknown_injected(namespace: dict, notebook: dict | str | Path) -> list[str]:
+    """Names in a running notebook's ``namespace`` that neither its code nor IPython defines: what
+    papermill injected for a parameter the notebook does not declare (papermill only warns)."""
+    known = defined_names(notebook) | _KERNEL_NAMES
+    return sorted(n for n in namespace if not n.startswith("_") and n not in known)
 
 
 def one_of(name: str, value: str, valid: list[str] | tuple[str, ...]) -> str:

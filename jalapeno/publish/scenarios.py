@@ -160,8 +160,8 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         mine = {k: v for k, v in parameters.items() if k in defaults}
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
-        params.check_notebook(mine, notebook_path(n))
-        out[n] = mine
+        checked = params.check_notebook(mine, notebook_path(n))
+        out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
@@ -173,10 +173,22 @@ def load_parameter_file(path: Path | str) -> dict[str, object]:
     return data
 
 
-def _json_default(o: object) -> str:
-    return str(o)
-
-
-def describe(name: str) -> str:
-    """The parameters a notebook declares, with their defaults, as JSON text."""
-    return json.dumps(params.declared(notebook_path(name)), indent=2, default=_json_default)
+def describe(name: str, as_json: bool = False) -> str:
+    """The parameters notebook ``name`` declares: name, type, default and what it accepts (interval and
+    unit, choices, kind of name), as an aligned text table or (``as_json``) JSON."""
+    path = notebook_path(name)
+    defaults, types, decl = params.declared(path), params.declared_types(path), params.declarations(path)
+    rows = []
+    for key, default in defaults.items():
+        kind = types.get(key, type(default)).__name__
+        if isinstance(default, list) and default:
+            kind = f"list of {type(default[0]).__name__}"
+        if default is None and key in types:
+            kind += " or None"
+        rows.append({"parameter": key, "type": kind, "default": default, "accepts": decl[key].describe()})
+    if as_json:
+        return json.dumps(rows, indent=1)
+    table = [("parameter", "type", "default", "accepts")] + [
+        (r["parameter"], r["type"], json.dumps(r["default"]), r["accepts"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table)
