@@ -63,6 +63,16 @@ SPEC_QUANTITIES = {
     "allin_power": ("W", "W kW"),
 }
 
+#: The plausible range (SI, per chip) of each quantity of ``chip_specs.csv``: a value outside it is a
+#: typo or a wrong unit (12,288 TB/s where 12.288 TB/s was meant, GB/s where TB/s was), refused on load.
+PLAUSIBLE_SI = {
+    "peak_dense_flops_fp4": (1e13, 1e18), "peak_dense_flops_fp8": (1e13, 1e18), "peak_dense_flops_bf16": (1e13, 1e18),
+    "hbm_capacity": (1e9, 4e12), "hbm_bandwidth": (1e11, 1e14), "hbm_stacks": (1, 32),
+    "sram_capacity": (1e6, 1e11), "sram_bandwidth": (1e12, 1e17),
+    "scale_up_bandwidth": (1e9, 1e14), "scale_up_domain": (1, 1e6),
+    "tdp": (10, 2e4), "sustained_power": (10, 2e4), "allin_power": (10, 2e4),
+}
+
 #: Multipliers from a source unit to SI (bytes, bytes/s, FLOP/s, W, count).
 UNIT_TO_SI = {
     "count": 1.0, "W": 1.0, "kW": 1e3,
@@ -182,12 +192,15 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
             t = pl.col(name)
             text = pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "")).otherwise(t)
             typed = raw.select(text.cast(pl.Float64, strict=False))[name]
-            bad = (typed.is_null() & s.is_not_null()) | typed.is_nan().fill_null(False)
+            bad = (typed.is_null() & s.is_not_null()) | ~typed.is_finite().fill_null(True)
             if col.kind == "int":
                 bad = bad | (typed.is_not_null() & (typed != typed.round(0)))
             if bad.any():
                 i = bad.arg_true()[0]
-                raise _fail(path, i, name, s[i], f"not {'an integer' if col.kind == 'int' else 'a number'}")
+                why = f"not {'an integer' if col.kind == 'int' else 'a finite number'}"
+                if "," in s[i]:
+                    why += " (a decimal comma? write 1.5, not 1,5; a comma may only separate thousands, as in 4,800)"
+                raise _fail(path, i, name, s[i], why)
             s = typed.cast(pl.Int64) if col.kind == "int" else typed
         elif col.kind == "bool":
             low = s.str.to_lowercase()
@@ -231,10 +244,13 @@ def load(name: str) -> pl.DataFrame:
     return _load(name, str(data_dir()))
 
 
-def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, units: dict) -> pl.DataFrame:
+def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, units: dict,
+                   plausible: dict[str, tuple[float, float]]) -> pl.DataFrame:
     """A long-format spec file (``owner, quantity, value, unit, ...``) with ``value_si`` added, after checking
-    that each unit fits its quantity, each value is positive and each owner is listed in ``owner_file``.
-    Raises DataError naming file, line, column and value."""
+    that each unit fits its quantity, each value is positive and within the ``plausible`` range (SI) of
+    its quantity, and each owner is listed in ``owner_file``. Raises DataError naming file, line, column
+    and value (and, for a value with a thousands comma outside the range, that the comma may have been
+    meant as a decimal point)."""
     specs = load(name)
     known = set(load(owner_file)[owner])
     path = data_dir() / name
@@ -248,6 +264,14 @@ def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, uni
                         f"{owner} not in {owner_file}; valid {owner}s: {', '.join(sorted(known))}")
         if row["value"] <= 0:
             raise _fail(path, i, "value", row["value"], "a spec value must be positive")
+        low, high = plausible[row["quantity"]]
+        si = row["value"] * units[row["unit"]]
+        if not low <= si <= high:
+            unit = quantities[row["quantity"]][0]
+            raise _fail(path, i, "value", row["value"],
+                        f"{row['value']:g} {row['unit']} is outside the plausible range of {row['quantity']} "
+                        f"({low:g} to {high:g} {unit}); check the unit and the decimal point (a comma separates "
+                        "thousands: 12,288 reads as twelve thousand)")
     factor = pl.col("unit").replace_strict(units, return_dtype=pl.Float64)
     return specs.with_columns(value_si=pl.col("value") * factor)
 
@@ -255,7 +279,7 @@ def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, uni
 def chip_specs_si() -> pl.DataFrame:
     """``chip_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
     unit fits its quantity (TB/s for a bandwidth, not GB) and that each chip is listed in ``chips.csv``."""
-    return _long_specs_si("chip_specs.csv", "chips.csv", "chip", SPEC_QUANTITIES, UNIT_TO_SI)
+    return _long_specs_si("chip_specs.csv", "chips.csv", "chip", SPEC_QUANTITIES, UNIT_TO_SI, PLAUSIBLE_SI)
 
 
 # ---- systems: racks, pods and slices as machines (the systems chapter) -----------------------------
@@ -273,6 +297,10 @@ SYSTEM_QUANTITIES = {
     "host_memory": ("B", "GB TB"),
     "peak_dense_flops_fp8": ("FLOP/s", "TFLOP/s PFLOP/s"),
 }
+
+#: The plausible range (SI) of each quantity of ``system_specs.csv`` (see :data:`PLAUSIBLE_SI`).
+SYSTEM_PLAUSIBLE_SI = {"hop_latency": (1e-9, 1e-3), "scale_up_bandwidth": (1e9, 1e14), "host_memory": (1e9, 1e14),
+                       "peak_dense_flops_fp8": (1e13, 1e21)}
 
 #: Multipliers to SI of the units ``system_specs.csv`` accepts.
 SYSTEM_UNIT_TO_SI = {"ns": 1e-9, "us": 1e-6, "GB/s": 1e9, "TB/s": 1e12, "GB": 1e9, "TB": 1e12,
@@ -297,7 +325,8 @@ def system_specs_si() -> pl.DataFrame:
     """``system_specs.csv`` with each value converted to SI (column ``value_si``), after checking that each
     unit fits its quantity (``us`` for a hop latency, not ``GB``), that each value is positive and that
     each system is listed in ``systems.csv``. Raises DataError naming file, line, column and value."""
-    return _long_specs_si("system_specs.csv", "systems.csv", "system", SYSTEM_QUANTITIES, SYSTEM_UNIT_TO_SI)
+    return _long_specs_si("system_specs.csv", "systems.csv", "system", SYSTEM_QUANTITIES, SYSTEM_UNIT_TO_SI,
+                          SYSTEM_PLAUSIBLE_SI)
 
 
 # ---- what-ifs and public facts (the agents and caveats chapters) -------------------------------------

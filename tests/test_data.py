@@ -38,10 +38,10 @@ def test_late_value_with_separator_is_read_not_a_parse_error(tmp_path):
 
 @pytest.mark.parametrize("body, line, column, fragment", [
     ("h200,,700\n", 2, "hbm_bw_gb_s", "a value is required"),
-    ("h200,4.8 TB/s,700\n", 2, "hbm_bw_gb_s", "not a number"),
+    ("h200,4.8 TB/s,700\n", 2, "hbm_bw_gb_s", "not a finite number"),
     ("h200,4800,700\nh100,3350,70.5\n", 3, "tdp_w", "not an integer"),
     ("h200,4800,700\nh200,4800,700\n", 3, "chip", "duplicate key"),
-    ('h200,"4,80,0",700\n', 2, "hbm_bw_gb_s", "not a number"),
+    ('h200,"4,80,0",700\n', 2, "hbm_bw_gb_s", "not a finite number"),
 ])
 def test_malformed_rows_name_file_line_column_and_value(tmp_path, body, line, column, fragment):
     path = write(tmp_path, "chip,hbm_bw_gb_s,tdp_w\n" + body)
@@ -92,3 +92,19 @@ def test_measured_rows_carry_run_id_and_source():
     df = data.load("measured/inferencemax.csv")
     assert df["run_id"].null_count() == 0
     assert all(rid in src for rid, src in zip(df["run_id"], df["source"]))
+
+
+@pytest.mark.parametrize("old, new, fragment", [
+    # the 1000x typos: each refused on load, with the file, the line and the column
+    ("jalapeno,hbm_bandwidth,12.288,TB/s", 'jalapeno,hbm_bandwidth,"12,288",TB/s',
+     "12288 TB/s is outside the plausible range of hbm_bandwidth (1e+11 to 1e+14 B/s)"),
+    ("h100,hbm_bandwidth,3.35,TB/s", "h100,hbm_bandwidth,3.35,GB/s",
+     "3.35 GB/s is outside the plausible range of hbm_bandwidth"),
+    ("h100,hbm_bandwidth,3.35,TB/s", "h100,hbm_bandwidth,inf,TB/s", "not a finite number"),
+    ("h100,hbm_bandwidth,3.35,TB/s", 'h100,hbm_bandwidth,"3,35",TB/s', "a decimal comma? write 1.5, not 1,5"),
+])
+def test_implausible_spec_values_are_refused_with_file_line_and_column(edit_data, old, new, fragment):
+    edit_data("chip_specs.csv", old, new)
+    with pytest.raises(jp.DataError, match=r"chip_specs\.csv: line \d+, column '(value)'") as err:
+        data.chip_specs_si()
+    assert fragment in str(err.value)
