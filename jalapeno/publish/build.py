@@ -129,6 +129,55 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     return report.index
 
 
+def _sync(src: Path, dest: Path) -> None:
+    """Make ``dest`` hold exactly the files of ``src`` (apart from ``dest/_build``), writing only the
+    files whose content changed, so that Sphinx sees unchanged pages as unchanged."""
+    wanted = {p.relative_to(src) for p in src.rglob("*") if p.is_file()}
+    for rel in sorted(wanted):
+        target = dest / rel
+        if not target.is_file() or target.read_bytes() != (src / rel).read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, target)
+    for path in sorted(dest.rglob("*"), reverse=True):
+        rel = path.relative_to(dest)
+        if rel.parts[0] == "_build":
+            continue
+        if path.is_file() and rel not in wanted:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
+    """Render the staged book ``src`` with Jupyter Book into ``site``; returns it and the render's log.
+
+    Sphinx keeps its environment between builds into the same output folder (in the cache,
+    ``render/<hash of out>``), so an incremental build re-renders only the pages whose sources changed;
+    a change of the table of contents or the configuration starts it afresh, and so does a failed
+    render. Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are
+    errors)."""
+    import hashlib
+
+    render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
+    book = render / "src"
+    settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))
+    stamp = render / "settings"
+    if not stamp.is_file() or stamp.read_bytes() != settings:
+        shutil.rmtree(render, ignore_errors=True)
+    book.mkdir(parents=True, exist_ok=True)
+    _sync(src, book)
+    stamp.write_bytes(settings)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(book), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
+           "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)  # Ctrl-C reaches only us
+    if proc.returncode != 0:
+        shutil.rmtree(render, ignore_errors=True)
+        raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+    shutil.copytree(book / "_build" / "html", site)
+    return site, proc.stdout + proc.stderr
+
+
 def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
                 overrides: dict[str, object], use_cache: bool, jobs: int | None,
                 progress: bool) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
@@ -188,15 +237,8 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
     _log("rendering the book")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(src), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
-           "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)  # Ctrl-C reaches only us
-    if proc.returncode != 0:
-        raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
-    warnings += [f"render: {line.strip()}" for line in (proc.stdout + proc.stderr).splitlines()
-                 if "WARNING" in line]
-    html = src / "_build" / "html"
+    html, log = _render(src, out, stage / "html")
+    warnings += [f"render: {line.strip()}" for line in log.splitlines() if "WARNING" in line]
     pages.check_offline(html)
     shutil.copytree(figures_dir, html / "figures")
     info = {"version": pages._version(), "scenario": None if not scenario else {
