@@ -120,11 +120,13 @@ def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "th
 
 
 def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
-             precision: str | None = None, power_basis: str = "rated", **sweep_options) -> pl.DataFrame:
+             precision: str | None = None, power_basis: str | None = "rated", **sweep_options) -> pl.DataFrame:
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
-    ``concurrency``) and ``tok_s_per_kw`` under ``power_basis`` (named in column ``power_basis``).
+    ``concurrency``) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
+    :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``; None: no per-kW columns, for a
+    chip whose power is not published).
 
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
@@ -132,17 +134,17 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     the benchmark's own concurrency sweep, None for an unbounded frontier) pass through. Raises UnknownNameError for
     unknown names or basis, ValueError for impossible workloads or a model that fits nowhere."""
     chip_spec, model_spec = specs.chip(chip), specs.model(model)
-    watts = power.power_w(chip_spec, power_basis)
+    watts = None if power_basis is None else power.power_w(chip_spec, power_basis)
     pts = sweep(chip_spec, model_spec, isl=isl, osl=osl, precision=precision, **sweep_options)
     if pts.is_empty():
         raise ValueError(f"{model_spec.model} does not fit on {chip_spec.chip} within the scale-up domain")
-    front = envelope(pts)
-    return front.with_columns(
+    front = envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
-        metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
-        pl.lit(power_basis).alias("power_basis"), pl.lit(chip_spec.chip).alias("chip"),
-        pl.lit(model_spec.model).alias("model"),
-    )
+        pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"))
+    if watts is None:
+        return front
+    return front.with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
+                              pl.lit(power_basis).alias("power_basis"))
 
 
 def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, power_w_: float | None = None,

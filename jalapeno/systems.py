@@ -380,8 +380,10 @@ def system_frontiers(model: ModelSpec, gpu: ChipSpec, *, eff: serving.Efficiency
     eff = eff or calibration.load()
     stack = frontier.best_stack(eff)
     cols = ["interactivity_tok_s_user", "throughput_tok_s_chip", "n_chips", "concurrency"]
-    gpu_front = frontier.frontier(gpu, model, isl=isl, osl=osl, eff=eff, stack=stack, concurrency_cap=concurrency_cap)
-    jal_front = subject.jalapeno_frontier(model.model, scenario, fit=fit, isl=isl, osl=osl, concurrency_cap=concurrency_cap)
+    gpu_front = frontier.frontier(gpu, model, isl=isl, osl=osl, eff=eff, stack=stack, concurrency_cap=concurrency_cap,
+                                  power_basis=None)  # per chip, not per kW: the LPU's power is not published
+    jal_front = subject.jalapeno_frontier(model.model, scenario, fit=fit, isl=isl, osl=osl, concurrency_cap=concurrency_cap,
+                                          power_basis=None)
     lpu = disaggregated_frontier(model, gpu, weight_bits=weight_bits, kv_precision=kv_precision, eff=eff, stack=stack,
                                  isl=isl, osl=osl, label=f"{gpu.chip} prefill + LPU decode")
     return pl.concat([gpu_front.select(pl.lit(f"{gpu.chip}, GPU only").alias("system"), *cols),
