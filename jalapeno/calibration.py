@@ -237,4 +237,4 @@ def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:
 
 def stored_table() -> pl.DataFrame:
     """The stored calibration (``data/calibration.csv``) without its long source column."""
-    return data.load(CALIBRATION_FILE).select("parameter", "value", "unit")
+    return data.calibration_table().select("parameter", "value", "unit")

@@ -430,7 +430,7 @@ def claims() -> pl.DataFrame:
     ``computed`` and ``check`` columns.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
-    table = data.load("claims.csv")
+    table = data.claims_table()
     status, computed, how = [], [], []
     for row in table.iter_rows(named=True):
         fn = CHECKS.get(row["claim_id"])

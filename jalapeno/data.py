@@ -333,7 +333,7 @@ def claim_value(claim_id: str, high: bool = False) -> float:
     """A published number from ``claims.csv`` by claim id (the high end of a range with ``high=True``,
     the value when the claim has no high end), in the claim's own unit. UnknownNameError listing the
     claim ids."""
-    table = load("claims.csv")
+    table = claims_table()
     rows = table.filter(pl.col("claim_id") == claim_id)
     if rows.is_empty():
         raise _unknown("claim", claim_id, table["claim_id"])
@@ -347,22 +347,21 @@ def whatif_ranges() -> pl.DataFrame:
     return load("whatif_ranges.csv")
 
 
-def _case(case: str) -> str:
+def _range_value(table: pl.DataFrame, what: str, parameter: str, case: str, units: dict[str, float]) -> float:
+    """One ``case`` of the ``parameter`` row of a low / central / high table, in SI by ``units``."""
     if case not in CASES:
         raise _unknown("case", case, CASES)
-    return case
+    rows = table.filter(pl.col("parameter") == parameter)
+    if rows.is_empty():
+        raise _unknown(what, parameter, table["parameter"])
+    row = rows.row(0, named=True)
+    return row[case] * units[row["unit"]]
 
 
 def whatif(parameter: str, case: str = "central") -> float:
     """One value of ``whatif_ranges.csv`` in SI (W, B/s, FLOP/s; ``ratio`` and ``USD/h`` as they are).
     UnknownNameError for an unknown parameter or a ``case`` other than low, central, high."""
-    table = whatif_ranges()
-    _case(case)
-    rows = table.filter(pl.col("parameter") == parameter)
-    if rows.is_empty():
-        raise _unknown("what-if parameter", parameter, table["parameter"])
-    row = rows.row(0, named=True)
-    return row[case] * WHATIF_UNIT_TO_SI[row["unit"]]
+    return _range_value(whatif_ranges(), "what-if parameter", parameter, case, WHATIF_UNIT_TO_SI)
 
 
 def fact(name: str) -> float:
@@ -385,13 +384,7 @@ def jalapeno_unknowns() -> pl.DataFrame:
 def jalapeno_unknown(parameter: str, case: str = "central") -> float:
     """One value of ``jalapeno_unknowns.csv`` in SI (B/s, count); UnknownNameError for an unknown
     parameter or case."""
-    table = jalapeno_unknowns()
-    _case(case)
-    rows = table.filter(pl.col("parameter") == parameter)
-    if rows.is_empty():
-        raise _unknown("Jalapeño unknown", parameter, table["parameter"])
-    row = rows.row(0, named=True)
-    return row[case] * UNIT_TO_SI[row["unit"]]
+    return _range_value(jalapeno_unknowns(), "Jalapeño unknown", parameter, case, UNIT_TO_SI)
 
 
 def model_constant(name: str) -> float:
@@ -404,10 +397,25 @@ def model_constant(name: str) -> float:
     return rows.row(0, named=True)["value"]
 
 
+def calibration_table() -> pl.DataFrame:
+    """``calibration.csv``: each fitted constant of the serving model with its unit and how it was fitted."""
+    return load("calibration.csv")
+
+
 def calibration_values() -> dict[str, float]:
     """``calibration.csv`` as ``{parameter: value}`` (SI)."""
-    df = load("calibration.csv")
+    df = calibration_table()
     return dict(zip(df["parameter"], df["value"]))
+
+
+def claims_table() -> pl.DataFrame:
+    """``claims.csv``: every numeric claim of the seeds with its unit, quote, treatment and chapter."""
+    return load("claims.csv")
+
+
+def systems_table() -> pl.DataFrame:
+    """``systems.csv``: every system (rack, pod, slice) with its chip, topology, shape and source."""
+    return load("systems.csv")
 
 
 def write_calibration(rows: list[dict[str, object]], path: Path | None = None) -> Path:
@@ -440,8 +448,7 @@ def date_of_claim(claim_id: str) -> datetime.date:
 def claim_unit(claim_id: str) -> str:
     """The unit of a claim of ``claims.csv`` as printed there (``ms``, ``tok/s/kW``, ``x``, ...);
     UnknownNameError listing the claim ids."""
-    table = load("claims.csv")
-    rows = table.filter(pl.col("claim_id") == claim_id)
+    rows = claims_table().filter(pl.col("claim_id") == claim_id)
     if rows.is_empty():
-        raise _unknown("claim", claim_id, table["claim_id"])
+        raise _unknown("claim", claim_id, claims_table()["claim_id"])
     return rows["unit"][0]

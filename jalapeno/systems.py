@@ -102,7 +102,7 @@ class System:
 
 def system_names() -> list[str]:
     """The system keys of ``data/systems.csv``."""
-    return list(_data.load("systems.csv")["system"])
+    return list(_data.systems_table()["system"])
 
 
 def system(name: str | System) -> System:
@@ -115,7 +115,7 @@ def system(name: str | System) -> System:
     valid = system_names()
     if key not in valid:
         raise UnknownNameError("system", name, valid)
-    row = _data.load("systems.csv").row(by_predicate=pl.col("system") == key, named=True)
+    row = _data.systems_table().row(by_predicate=pl.col("system") == key, named=True)
     chip = specs.chip(row["chip"])
     facts, prov = {}, {"shape": ("described", row["source"], row["basis"])}  # the basis says what is modelled
     for r in _data.system_specs_si().filter(system=key).iter_rows(named=True):
