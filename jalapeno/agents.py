@@ -26,7 +26,7 @@ The task model (all times in s, SI units):
   ``prod_i s_i`` (every step right at its first attempt, no timeout).
 - While a call runs, the sequence holds ``chips / concurrency`` chips of its worker (the worker serves
   ``concurrency`` sequences at once); chip time per task ``sum_i R_i A_i E[min(L_i, T)] chips/conc``;
-  energy = chip time x power per chip (:class:`jalapeno.caveats.PowerStack`: accelerator, host and
+  energy = chip time x power per chip (:class:`jalapeno.power.PowerStack`: accelerator, host and
   network, cooling); cost = chip hours x price per chip-hour. Tokens per task count each attempt's
   prefill and output tokens, a cut attempt in proportion ``E[min(L, T)] / m``.
 - Effective task efficiency, as seed 003 defines it: first-pass rate x tasks completed / (accelerator
@@ -45,8 +45,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, frontier, serving, specs
-from .caveats import PowerStack
+from . import calibration, data, frontier, serving, specs, subject
+from .comparison import e2e_decomposition
+from .power import PowerStack
 from .errors import UnknownNameError
 from .metrics import LENGTH_LOW_FRACTION, mean_request_length
 from .specs import ChipSpec, ModelSpec
@@ -248,21 +249,23 @@ def serving_point(chip: ChipSpec | str, model: ModelSpec | str, point: dict, *, 
 
 def frontier_servers(model: str = "gpt-oss-120b", baseline: str = "gb200", *,
                      interactivity_tok_s_user: float | None = None, scenario: str = "central",
-                     jalapeno_eff: serving.Efficiency | None = None, max_chips: int = 8,
+                     jalapeno_fit: subject.JalapenoFit | None = None, max_chips: int = 8,
                      isl: int = 8192, osl: int = 1024) -> dict[str, ServingPoint]:
-    """Jalapeño (``scenario`` of its unknowns, fitted constants ``jalapeno_eff``) and ``baseline`` (the
+    """Jalapeño (``scenario`` of its unknowns, fitted constants ``jalapeno_fit``, default
+    :func:`jalapeno.subject.fit_jalapeno`) and ``baseline`` (the
     calibrated serving model, its best measured stack, at most ``max_chips`` chips per worker) as
     :class:`ServingPoint` s at :func:`operating_point` of their frontiers at nominal ``isl``/``osl``.
     Keys: ``jalapeno`` and the baseline's name; a label ends in ``(max)`` when the chip could not reach
     the interactivity asked for and runs at its fastest point instead."""
     baseline = specs.chip(baseline).chip
-    eff_j = jalapeno_eff or frontier.fit_jalapeno(scenario)
+    fit_j = jalapeno_fit or subject.fit_jalapeno(scenario)
+    eff_j = fit_j.efficiency
     eff_b = calibration.load()
     stack_b = frontier.best_stack(eff_b)
-    j_front = frontier.jalapeno_frontier(model, scenario, eff=eff_j, isl=isl, osl=osl)
+    j_front = subject.jalapeno_frontier(model, scenario, fit=fit_j, isl=isl, osl=osl)
     b_front = frontier.frontier(baseline, model, isl=isl, osl=osl, max_chips=max_chips, eff=eff_b, stack=stack_b)
     out = {}
-    for name, chip, front, eff, stack in (("jalapeno", frontier.jalapeno_chip(scenario), j_front, eff_j, "jalapeno"),
+    for name, chip, front, eff, stack in (("jalapeno", subject.jalapeno_chip(scenario), j_front, eff_j, "jalapeno"),
                                           (baseline, specs.chip(baseline), b_front, eff_b, stack_b)):
         p = operating_point(front, interactivity_tok_s_user)
         out[name] = serving_point(chip, model, p, eff=eff, stack=stack,
@@ -284,8 +287,6 @@ def published_servers(osl_nominal: int = 1024) -> dict[str, FixedLatency]:
     """Jalapeño and GB200 on gpt-oss-120b from the published numbers: TBT as TPOT, and the TTFT the
     published E2E implies for the benchmark's mean output length
     (:func:`jalapeno.comparison.e2e_decomposition`). Same for every call, whatever its lengths."""
-    from .comparison import e2e_decomposition
-
     rows = {r["chip"]: r for r in e2e_decomposition(osl_nominal).iter_rows(named=True)}
     return {c: FixedLatency(rows[c]["implied_ttft_s"], rows[c]["tbt_ms"] / 1e3, label=f"{c} (published)")
             for c in ("jalapeno", "gb200")}
@@ -493,11 +494,7 @@ _TIME_UNITS = {"ms": 1e-3, "s": 1.0, "min": 60.0}
 def claim_seconds(claim_id: str) -> float:
     """A time claim of ``data/claims.csv`` in seconds (its ``unit`` ``ms``, ``s`` or ``min``); ValueError
     for a claim in another unit, UnknownNameError for an unknown claim."""
-    from .comparison import claim_value
-    from .data import load
-
-    value = claim_value(claim_id)
-    unit = load("claims.csv").filter(pl.col("claim_id") == claim_id)["unit"][0]
+    value, unit = data.claim_value(claim_id), data.claim_unit(claim_id)
     if unit not in _TIME_UNITS:
         raise ValueError(f"claim {claim_id!r} is in {unit!r}, not a time unit ({', '.join(_TIME_UNITS)})")
     return value * _TIME_UNITS[unit]

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from . import data, measured, serving, specs
+from .metrics import pareto_envelope
 from .serving import Efficiency
 
 STACKS = ("vllm", "sglang", "trt", "dynamo-trt", "dynamo-sglang", "atom")
@@ -140,19 +141,16 @@ CALIBRATION_FILE = "calibration.csv"
 
 
 def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
-    """Write the fitted constants to ``data/calibration.csv`` (parameter, value, unit, how obtained)."""
-    path = path or data.data_dir() / CALIBRATION_FILE
+    """Write the fitted constants to ``data/calibration.csv`` (parameter, value, unit, how obtained)
+    through :func:`jalapeno.data.write_calibration`."""
     rows = [{"parameter": p, "value": f"{float(np.exp(v)):.6g}", "unit": _UNITS.get(p, "s per layer per step"),
              "source": how} for p, v in zip(_PARAMS, _vector(eff))]
-    pl.DataFrame(rows).write_csv(path)
-    data._load.cache_clear()
-    return path
+    return data.write_calibration(rows, path)
 
 
 def load() -> Efficiency:
     """The calibration stored in ``data/calibration.csv``."""
-    df = data.load(CALIBRATION_FILE)
-    values = dict(zip(df["parameter"], df["value"]))
+    values = data.calibration_values()
     missing = [p for p in _PARAMS if p not in values]
     if missing:
         raise data.DataError(f"{data.data_dir() / CALIBRATION_FILE}: missing parameters {missing}")
@@ -161,23 +159,11 @@ def load() -> Efficiency:
 
 # ---- validation ----------------------------------------------------------------------------------------
 
-def frontier_points(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the upper-right Pareto envelope of points (x: interactivity, y: throughput), sorted by x:
-    no other point has both more x and more y."""
-    order = np.lexsort((-y, -x))  # x descending, then y descending
-    keep, best = [], -np.inf
-    for i in order:
-        if y[i] > best:
-            keep.append(i)
-            best = y[i]
-    return np.array(sorted(keep, key=lambda i: x[i]), dtype=int)
-
-
 def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
     """Median, over the measured frontier's points, of the shortest distance in log space (natural log
     of both axes) to the predicted frontier polyline, expressed as a fraction (exp(d) - 1)."""
     mx, my = np.log(meas_x), np.log(meas_y)
-    fi = frontier_points(np.asarray(pred_x), np.asarray(pred_y))
+    fi = pareto_envelope(np.asarray(pred_x), np.asarray(pred_y))
     px, py = np.log(np.asarray(pred_x)[fi]), np.log(np.asarray(pred_y)[fi])
     if px.size == 1:
         d = np.hypot(mx - px[0], my - py[0])
@@ -196,7 +182,7 @@ def series_errors(pred: pl.DataFrame) -> pl.DataFrame:
     for (series,), g in pred.group_by(["series"], maintain_order=True):
         e_tpot = (g["pred_tpot"] / g["mean_tpot"] - 1).abs()
         e_tput = (g["pred_tput"] / g["tput_per_gpu"] - 1).abs()
-        mi = frontier_points(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
+        mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
         dist = frontier_distance((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
                                  1 / g["pred_tpot"].to_numpy(), g["pred_tput"].to_numpy())
         rows.append({"series": series, "points": g.height, "tpot_err_median": e_tpot.median(),
@@ -251,4 +237,4 @@ def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:
 
 def stored_table() -> pl.DataFrame:
     """The stored calibration (``data/calibration.csv``) without its long source column."""
-    return data.load(CALIBRATION_FILE).select("parameter", "value", "unit")
+    return data.calibration_table().select("parameter", "value", "unit")

@@ -6,8 +6,8 @@ Sections (the caveats chapter follows them):
 - **Vera Rubin** (:func:`vera_rubin_chip`, :func:`vera_rubin_table`): NVIDIA's next GPU, from its
   preliminary specs (``chip_specs.csv``) with its unpublished power, its bandwidth and its FP4 rate as
   ranges (``whatif_ranges.csv``), projected into the serving model's frontier.
-- **Power bases** (:class:`PowerStack`, :func:`power_basis_table`): rated TDP, sustained power, all-in
-  IT power (host and network) and facility power (x PUE, cooling and power delivery).
+- **Power bases** (:func:`power_basis_table`): rated TDP, sustained power, all-in IT power (host and
+  network, both rules of :mod:`jalapeno.power`) and facility power (x PUE, cooling and power delivery).
 - **Workload shape** (:func:`shape_sweep`): the advantage at other input/output lengths than 8k/1k.
 - **Baselines** (:func:`measured_chip_comparison`): the published Jalapeño numbers against every
   measured chip, not only the one the vendor chose.
@@ -26,179 +26,37 @@ serving model (:mod:`jalapeno.serving`, :mod:`jalapeno.frontier`).
 
 from __future__ import annotations
 
-import datetime
-from dataclasses import dataclass
-
 import numpy as np
 import polars as pl
 
-from . import calibration, data, frontier, measured, serving, specs
-from .comparison import baseline_summary, claim_value
+from . import calibration, frontier, measured, metrics, power, serving, specs, subject
+from .comparison import baseline_summary
+from .data import claim_value, fact, whatif
 from .errors import UnknownNameError
 from .metrics import mean_request_length
+from .power import PowerStack
 from .roofline import expected_distinct_experts
 from .specs import ChipSpec, ModelSpec
 
-CASES = ("low", "central", "high")
-
-
-# ---- data: ranges and public facts ------------------------------------------------------------------
-
-def whatif_ranges() -> pl.DataFrame:
-    """``data/whatif_ranges.csv``: each what-if quantity with a low, central and high value, its unit,
-    basis and source."""
-    return data.load("whatif_ranges.csv")
-
-
-def whatif(parameter: str, case: str = "central") -> float:
-    """One value of ``whatif_ranges.csv`` in SI (W, B/s, FLOP/s; ``ratio`` and ``USD/h`` as they are).
-
-    Raises UnknownNameError for an unknown parameter or a ``case`` other than low, central, high."""
-    table = whatif_ranges()
-    if case not in CASES:
-        raise UnknownNameError("case", case, CASES)
-    rows = table.filter(pl.col("parameter") == parameter)
-    if rows.is_empty():
-        raise UnknownNameError("what-if parameter", parameter, list(table["parameter"]))
-    row = rows.row(0, named=True)
-    return row[case] * data.WHATIF_UNIT_TO_SI[row["unit"]]
-
-
-def fact(name: str) -> float:
-    """One value of ``data/public_facts.csv`` in SI (bytes for ``Gb``; years and USD as they are);
-    UnknownNameError listing the facts."""
-    table = data.load("public_facts.csv")
-    rows = table.filter(pl.col("fact") == name)
-    if rows.is_empty():
-        raise UnknownNameError("fact", name, list(table["fact"]))
-    row = rows.row(0, named=True)
-    return row["value"] * data.WHATIF_UNIT_TO_SI[row["unit"]]
-
-
-def date_of_claim(claim_id: str) -> datetime.date:
-    """A claim stored as a date ``YYYYMMDD`` (e.g. ``benchmark-release-date``) as a :class:`datetime.date`;
-    ValueError if it is not a valid date."""
-    d = int(claim_value(claim_id))
-    return datetime.date(d // 10000, d // 100 % 100, d % 100)
-
 
 # ---- power bases ------------------------------------------------------------------------------------
-
-#: How host and network power per chip is set for a chip whose all-in power is not published:
-#: ``none``; ``proportional`` (its TDP times the reference chip's (all-in - TDP) / TDP, InferenceX's
-#: scaling); ``per-chip`` (the reference chip's all-in - TDP in watts: one host and NIC share per chip,
-#: whatever the chip draws).
-OVERHEAD_RULES = ("none", "proportional", "per-chip")
-
-
-@dataclass(frozen=True)
-class PowerStack:
-    """Power per chip, split as the seeds' effective task efficiency counts it (W).
-
-    ``accelerator_w``: the chip (rated or sustained); ``host_network_w``: its share of host CPUs, memory,
-    NICs and switches (InferenceX publishes only the sum, so the two are one field); ``pue``: power
-    usage effectiveness, total facility power / IT power (cooling and power delivery on top of IT).
-    Raises ValueError for a negative power or a PUE below 1."""
-
-    accelerator_w: float
-    host_network_w: float = 0.0
-    pue: float = 1.0
-
-    def __post_init__(self):
-        if not self.accelerator_w > 0:
-            raise ValueError(f"accelerator_w must be a positive number of watts, got {self.accelerator_w!r}")
-        if self.host_network_w < 0:
-            raise ValueError(f"host_network_w must be zero or positive, got {self.host_network_w!r}")
-        if not self.pue >= 1:
-            raise ValueError(f"pue must be at least 1 (total facility power / IT power), got {self.pue!r}")
-
-    @property
-    def it_w(self) -> float:
-        """Accelerator + host + network (W)."""
-        return self.accelerator_w + self.host_network_w
-
-    @property
-    def cooling_w(self) -> float:
-        """Facility overhead on top of IT, ``IT x (PUE - 1)`` (W): cooling and power delivery."""
-        return self.it_w * (self.pue - 1)
-
-    @property
-    def total_w(self) -> float:
-        """``IT x PUE`` (W)."""
-        return self.it_w * self.pue
-
-    def parts(self) -> dict[str, float]:
-        """``accelerator_w``, ``host_network_w``, ``cooling_w`` (summing to :attr:`total_w`)."""
-        return {"accelerator_w": self.accelerator_w, "host_network_w": self.host_network_w,
-                "cooling_w": self.cooling_w}
-
-
-def host_network_w(chip: ChipSpec | str, rule: str = "per-chip", reference: str = "gb200") -> float:
-    """Host and network power per chip (W): the chip's own all-in minus TDP where published (the
-    InferenceX all-in power); else by ``rule`` (:data:`OVERHEAD_RULES`) from ``reference``.
-
-    Raises UnknownNameError for an unknown rule, ValueError when the chip or reference lacks a TDP."""
-    if rule not in OVERHEAD_RULES:
-        raise UnknownNameError("overhead rule", rule, OVERHEAD_RULES)
-    c = specs.chip(chip)
-    if not c.tdp_w:
-        raise ValueError(f"chip {c.chip!r} has no known TDP")
-    if c.allin_power_w:
-        return c.allin_power_w - c.tdp_w
-    if rule == "none":
-        return 0.0
-    ref = specs.chip(reference)
-    if not (ref.allin_power_w and ref.tdp_w):
-        raise ValueError(f"reference chip {ref.chip!r} has no published all-in power and TDP")
-    extra = ref.allin_power_w - ref.tdp_w
-    return c.tdp_w * extra / ref.tdp_w if rule == "proportional" else extra
-
-
-def power_stack(chip: ChipSpec | str, *, sustained: bool = False, overhead: str = "none", pue: float = 1.0,
-                sustained_w: float | None = None) -> PowerStack:
-    """The :class:`PowerStack` of one chip: rated TDP (or its sustained power with ``sustained``, else
-    ``sustained_w``), host and network by :func:`host_network_w` (``overhead``), and ``pue``."""
-    c = specs.chip(chip)
-    if not c.tdp_w:
-        raise ValueError(f"chip {c.chip!r} has no known TDP; give one with ChipSpec(..., tdp_w=...)")
-    if overhead not in OVERHEAD_RULES:
-        raise UnknownNameError("overhead rule", overhead, OVERHEAD_RULES)
-    acc = sustained_w or ((c.sustained_power_w or c.tdp_w) if sustained else c.tdp_w)
-    hn = 0.0 if overhead == "none" else host_network_w(c, overhead)
-    return PowerStack(acc, hn, pue)
-
-
-#: Power bases for energy per task: ``rated`` (TDP), ``sustained`` (measured sustained power where
-#: published, else TDP), ``all-in`` (plus host and network, ``per-chip`` rule), ``facility`` (all-in x PUE).
-ENERGY_BASES = ("rated", "sustained", "all-in", "facility")
-
-
-def power_for_basis(chip: ChipSpec | str, basis: str = "rated", *, overhead: str = "per-chip",
-                    pue: float | None = None) -> PowerStack:
-    """The :class:`PowerStack` of ``chip`` under one of :data:`ENERGY_BASES` (``pue`` default: the
-    central PUE of ``whatif_ranges.csv``, used by ``facility`` only). UnknownNameError for another basis."""
-    if basis not in ENERGY_BASES:
-        raise UnknownNameError("power basis", basis, ENERGY_BASES)
-    if basis in ("rated", "sustained"):
-        return power_stack(chip, sustained=basis == "sustained")
-    return power_stack(chip, overhead=overhead, pue=1.0 if basis == "all-in" else (whatif("pue") if pue is None else pue))
-
 
 def power_basis_table(summary: dict[str, object] | None = None, *, pue: float | None = None,
                       jalapeno_sustained_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
     """Per-kW throughput at peak of Jalapeño and the baseline, and their ratio, under seven power bases.
 
-    Throughputs per chip: Jalapeño's published tok/s/kW x its rated TDP (claims
-    ``gptoss-jalapeno-tok-per-kw``, ``jalapeno-tdp``); the baseline's highest measured tok/s per GPU
-    (:func:`jalapeno.comparison.baseline_summary`, ``summary``). Bases (watts per chip):
+    Throughputs per chip: Jalapeño's published tok/s/kW x its rated TDP (claim
+    ``gptoss-jalapeno-tok-per-kw``); the baseline's highest measured tok/s per GPU
+    (:func:`jalapeno.comparison.baseline_summary`, ``summary``). Bases (watts per chip, from
+    :mod:`jalapeno.power`; the labels name its bases):
 
     1. ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW);
     2. ``sustained, Jalapeño only``: Jalapeño's measured sustained power, the baseline's rated TDP;
     3. ``sustained, both``: the baseline also at Jalapeño's sustained / rated fraction;
-    4. ``all-in IT, proportional``: InferenceX's all-in power for the baseline, Jalapeño's TDP scaled
-       by the same factor;
-    5. ``all-in IT, per chip``: the baseline's host and network watts added to Jalapeño's TDP;
-    6. ``all-in IT, per chip, sustained``: as 5 on Jalapeño's sustained power;
+    4. ``all-in, proportional``: InferenceX's all-in power for the baseline, Jalapeño's TDP scaled by the
+       same factor (1,225 W);
+    5. ``all-in, per chip``: the baseline's host and network watts added to Jalapeño's TDP (1,600 W);
+    6. ``all-in, per chip, sustained``: as 5 on Jalapeño's sustained power;
     7. ``facility``: as 5 times ``pue`` on both sides (default: the central PUE of
        ``whatif_ranges.csv``).
 
@@ -208,27 +66,29 @@ def power_basis_table(summary: dict[str, object] | None = None, *, pue: float | 
     pue = whatif("pue") if pue is None else pue
     j = specs.chip("jalapeno")
     b = specs.chip(baseline_hw.removesuffix("-trt"))
-    j_tdp = claim_value("jalapeno-tdp")
-    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3
-    j_sus = jalapeno_sustained_w or claim_value("jalapeno-sustained-power")
+    j_tdp = power.power_w(j, "rated")
+    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
+    j_sus = power.power_w(j, "sustained", sustained_w=jalapeno_sustained_w)
     b_tdp, b_tput = float(summary["power_w"]), float(summary["peak_tput_per_gpu"])
     if not b.allin_power_w:
         raise ValueError(f"no all-in power is published for {b.chip!r}")
-    b_hn = b.allin_power_w - b.tdp_w
-    prop = host_network_w(j, "proportional", reference=b.chip)
-    per = host_network_w(j, "per-chip", reference=b.chip)
+    label = power.BASIS_LABELS
+    per = power.host_network_w(j, "per-chip", reference=b.chip)
+    b_allin = power.power_stack(b, "all-in-per-chip", reference=b.chip)
     rows = [
         ("rated", PowerStack(j_tdp), PowerStack(b_tdp)),
         ("sustained, Jalapeño only", PowerStack(j_sus), PowerStack(b_tdp)),
         ("sustained, both", PowerStack(j_sus), PowerStack(b_tdp * j_sus / j_tdp)),
-        ("all-in IT, proportional", PowerStack(j_tdp, prop), PowerStack(b.tdp_w, b_hn)),
-        ("all-in IT, per chip", PowerStack(j_tdp, per), PowerStack(b.tdp_w, b_hn)),
-        ("all-in IT, per chip, sustained", PowerStack(j_sus, per), PowerStack(b.tdp_w, b_hn)),
-        ("facility", PowerStack(j_tdp, per, pue), PowerStack(b.tdp_w, b_hn, pue)),
+        (label["all-in-proportional"], power.power_stack(j, "all-in-proportional", reference=b.chip),
+         power.power_stack(b, "all-in-proportional", reference=b.chip)),
+        (label["all-in-per-chip"], power.power_stack(j, "all-in-per-chip", reference=b.chip), b_allin),
+        (f"{label['all-in-per-chip']}, sustained", PowerStack(j_sus, per), b_allin),
+        ("facility", power.power_stack(j, "facility", pue=pue, reference=b.chip),
+         power.power_stack(b, "facility", pue=pue, reference=b.chip)),
     ]
     out = []
     for basis, js, bs in rows:
-        jk, bk = j_tput / (js.total_w / 1e3), b_tput / (bs.total_w / 1e3)
+        jk, bk = metrics.throughput_per_kw(j_tput, js.total_w), metrics.throughput_per_kw(b_tput, bs.total_w)
         out.append({"basis": basis, "jalapeno_w": js.total_w, "baseline_w": bs.total_w, "jalapeno_tok_s_kw": jk,
                     "baseline_tok_s_kw": bk, "ratio": jk / bk})
     df = pl.DataFrame(out)
@@ -302,11 +162,11 @@ def vera_rubin_chip(case: str = "central") -> ChipSpec:
         peak_dense_flops_per_s={**base.peak_dense_flops_per_s, "fp4": whatif("vera_rubin_fp4", pick["vera_rubin_fp4"])})
 
 
-def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, eff: serving.Efficiency | None = None,
+def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, fit: subject.JalapenoFit | None = None,
                      scenario: str = "central", cases=tuple(VERA_RUBIN_CASES), power_basis: str = "rated",
                      max_chips: int = 8) -> pl.DataFrame:
     """Each published kind of ratio (:data:`METRICS`) of Jalapeño's modeled frontier (``scenario`` of its
-    unknowns, fitted constants ``eff``) against the published baseline of each model
+    unknowns, fitted constants ``fit``, default :func:`jalapeno.subject.fit_jalapeno`) against the published baseline of each model
     (:data:`jalapeno.frontier.PUBLISHED_RATIOS`; :func:`jalapeno.frontier.baseline_frontier`: measured
     where InferenceMAX measured it, else transferred from measured layouts) and against
     Vera Rubin in each case (modeled, at most ``max_chips`` chips per decode worker, like a modeled
@@ -315,13 +175,12 @@ def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, eff
     One row per model, metric and case: ``vs_baseline``, ``vs_vera_rubin``, ``remaining``
     (``vs_vera_rubin / vs_baseline``: the share of the advantage left), ``published`` and
     ``published_projected`` (published x remaining), ``claims``."""
-    eff = eff or frontier.fit_jalapeno(scenario)
     rows = []
     for m in models:
         key = specs.model(m).model
         _, base_chip = frontier.PUBLISHED_RATIOS.get(key, (None, "gb300"))
         old = frontier.baseline_frontier(key, base_chip, power_basis=power_basis, max_chips=max_chips)
-        new = frontier.jalapeno_frontier(key, scenario, eff=eff, power_basis=power_basis)
+        new = subject.jalapeno_frontier(key, scenario, fit=fit, power_basis=power_basis)
         vs_base = front_ratios(new, old)
         for case in cases:
             vr = frontier.frontier(vera_rubin_chip(case), key, power_basis=power_basis, max_chips=max_chips)
@@ -343,18 +202,18 @@ SHAPES = ((1024, 1024), (1024, 8192), (8192, 1024), (32768, 1024), (131072, 1024
 
 
 def shape_sweep(model: str = "gpt-oss-120b", baseline: str = "gb200", shapes=SHAPES, *,
-                eff: serving.Efficiency | None = None, scenario: str = "central", power_basis: str = "rated",
+                fit: subject.JalapenoFit | None = None, scenario: str = "central", power_basis: str = "rated",
                 max_chips: int = 8) -> pl.DataFrame:
     """Jalapeño's advantage (:func:`front_ratios`) at each (ISL, OSL) of ``shapes``: both frontiers from
     the serving model (the baseline modeled even where measured, so that every shape is compared the same
-    way), Jalapeño's constants fitted at 8k/1k (``eff``) and carried to the other shapes.
+    way), Jalapeño's constants fitted at 8k/1k (``fit``, default :func:`jalapeno.subject.fit_jalapeno`) and
+    carried to the other shapes.
 
     Columns: ``isl``, ``osl``, ``shape`` (``8k/1k``), each metric of :data:`METRICS`, ``matched_at``,
     ``jalapeno_peak_tok_s_kw``, ``baseline_peak_tok_s_kw``. Raises ValueError for a shape no chip fits."""
-    eff = eff or frontier.fit_jalapeno(scenario)
     rows = []
     for isl, osl in shapes:
-        new = frontier.jalapeno_frontier(model, scenario, eff=eff, isl=isl, osl=osl, power_basis=power_basis)
+        new = subject.jalapeno_frontier(model, scenario, fit=fit, isl=isl, osl=osl, power_basis=power_basis)
         old = frontier.frontier(baseline, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips)
         r = front_ratios(new, old)
         rows.append({"isl": isl, "osl": osl, "shape": f"{isl // 1024}k/{osl // 1024}k", **r,
@@ -382,7 +241,7 @@ def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, os
     for chip in sorted(pts["chip"].unique()):
         c = specs.chip(chip)
         p = pts.filter(pl.col("chip") == chip)
-        kw = float(p["tput_per_gpu"].max()) / (c.tdp_w / 1e3)
+        kw = metrics.throughput_per_kw(float(p["tput_per_gpu"].max()), power.power_w(c, "rated"))
         user = float((1.0 / p["mean_tpot"]).max())
         rows.append({"chip": chip, "vendor": c.vendor, "tdp_w": c.tdp_w, "peak_tok_s_kw": kw, "best_tok_s_user": user,
                      "per_kw_ratio": j_kw / kw, "single_user_ratio": j_user / user})
@@ -508,12 +367,12 @@ def hbm_per_stack_bytes(chip: ChipSpec | str = "jalapeno") -> float:
     return c.hbm_capacity_bytes / c.hbm_stacks
 
 
-def hbm_table(chips=("jalapeno", "gb200", "gb300", "vera-rubin"), *, overhead: str = "none", pue: float = 1.0, supply_share: float = 0.01,
-              power_w: dict[str, float] | None = None) -> pl.DataFrame:
+def hbm_table(chips=("jalapeno", "gb200", "gb300", "vera-rubin"), *, power_basis: str = "rated",
+              pue: float | None = None, supply_share: float = 0.01) -> pl.DataFrame:
     """HBM per gigawatt of deployed chips and chips per year under a supply share, per chip.
 
-    Power per chip: :func:`power_stack` (``overhead``, ``pue``) of its rated TDP, or ``power_w[chip]``
-    (W; Vera Rubin has no TDP in ``chip_specs.csv``: its central what-if TDP is used). Supply: the 2026
+    Power per chip: :func:`jalapeno.power.power_w` under ``power_basis`` (``pue`` for ``facility``; Vera
+    Rubin has no TDP in ``chip_specs.csv``: its central what-if TDP is used). Supply: the 2026
     HBM shipment forecast of ``public_facts.csv`` (``hbm_shipments_2026``, bytes). Columns: ``chip``,
     ``hbm_gb``, ``stacks``, ``gb_per_stack``, ``watts_per_chip``, ``chips_per_gw``, ``stacks_per_gw``,
     ``hbm_pb_per_gw``, ``supply_share_per_gw`` (fraction of the year's HBM one GW takes),
@@ -527,7 +386,7 @@ def hbm_table(chips=("jalapeno", "gb200", "gb300", "vera-rubin"), *, overhead: s
         c = specs.chip(name)
         if c.chip == "vera-rubin" and not c.tdp_w:
             c = serving.with_chip(c, tdp_w=whatif("vera_rubin_tdp"))
-        watts = (power_w or {}).get(c.chip) or power_stack(c, overhead=overhead, pue=pue).total_w
+        watts = power.power_w(c, power_basis, pue=pue)
         chips_gw = 1e9 / watts
         rows.append({"chip": c.chip, "hbm_gb": c.hbm_capacity_bytes / 1e9, "stacks": c.hbm_stacks,
                      "gb_per_stack": hbm_per_stack_bytes(c) / 1e9, "watts_per_chip": watts,

@@ -22,6 +22,8 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
+from . import comparison, power
+
 THEME = "jalapeno"
 RENDERER = "jalapeno"
 
@@ -128,7 +130,7 @@ def power_bases(bases: pl.DataFrame) -> alt.Chart:
         bases.select("basis", pl.lit("baseline").alias("chip"), pl.col("baseline_tok_s_kw").alias("tok_s_kw")),
     ])
     return alt.Chart(df).mark_bar().encode(
-        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in"]),
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"]),
         xOffset="chip:N",
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)"),
         color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
@@ -280,15 +282,13 @@ def power_bases_explorable(summary: dict[str, object], baseline_hw: str = "gb200
     (``(start, stop, step)`` in watts, plus the effective value of the notebook's parameters, where the
     sliders start). The baseline's bars do not move: its sustained draw is not published (its rated
     power stands in) and its all-in power is InferenceX's."""
-    from . import comparison
-
     def table(sustained: float | None, allin: float | None) -> pl.DataFrame:
         return comparison.power_basis_table(summary, jalapeno_sustained_w=sustained, jalapeno_allin_w=allin,
                                             baseline_hw=baseline_hw)
 
     base = table(jalapeno_sustained_w, jalapeno_allin_w)
     row = {r["basis"]: r for r in base.iter_rows(named=True)}
-    s0, a0 = row["sustained"]["jalapeno_w"], row["all-in"]["jalapeno_w"]
+    s0, a0 = row["sustained"]["jalapeno_w"], row["all-in-proportional"]["jalapeno_w"]
     rows = []
     for r in base.iter_rows(named=True):
         rows.append({"basis": r["basis"], "chip": "baseline", "watts": r["baseline_w"],
@@ -298,19 +298,19 @@ def power_bases_explorable(summary: dict[str, object], baseline_hw: str = "gb200
                  "tok_s_kw": row["rated"]["jalapeno_tok_s_kw"], "ratio": row["rated"]["ratio"],
                  "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
     for basis, knob, grid in (("sustained", "jalapeno_sustained_w", _grid(*sustained_range_w, s0)),
-                              ("all-in", "jalapeno_allin_w", _grid(*allin_range_w, a0))):
+                              ("all-in-proportional", "jalapeno_allin_w", _grid(*allin_range_w, a0))):
         for w in grid:
-            r = table(w if basis == "sustained" else s0, w if basis == "all-in" else a0) \
+            r = table(w if basis == "sustained" else s0, w if basis == "all-in-proportional" else a0) \
                 .filter(pl.col("basis") == basis).row(0, named=True)
             rows.append({"basis": basis, "chip": "jalapeno", "watts": r["jalapeno_w"], "tok_s_kw": r["jalapeno_tok_s_kw"],
                          "ratio": r["ratio"], "jalapeno_sustained_w": w if basis == "sustained" else None,
-                         "jalapeno_allin_w": w if basis == "all-in" else None})
+                         "jalapeno_allin_w": w if basis == "all-in-proportional" else None})
     df = pl.DataFrame(rows, schema={"basis": pl.String, "chip": pl.String, "watts": pl.Float64,
                                     "tok_s_kw": pl.Float64, "ratio": pl.Float64,
                                     "jalapeno_sustained_w": pl.Float64, "jalapeno_allin_w": pl.Float64})
     top = float(df["tok_s_kw"].max()) * 1.05
     chart = alt.Chart(df).mark_bar().encode(
-        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in"], axis=alt.Axis(labelAngle=0)),
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"], axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
         color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
@@ -445,7 +445,7 @@ def lpu_scaling(df: pl.DataFrame) -> alt.HConcatChart:
 
 def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
     """Throughput per chip against interactivity, one frontier per ``system`` (log-log): rows of
-    :func:`jalapeno.systems.serving_frontier` and :func:`jalapeno.systems.disaggregated_frontier`."""
+    :func:`jalapeno.systems.system_frontiers`."""
     return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log")),
         y=alt.Y("throughput_tok_s_chip:Q", title="throughput per chip (input + output tok/s)", scale=alt.Scale(type="log")),
@@ -606,7 +606,7 @@ def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str,
     """:func:`frontiers` over a precomputed grid with two inputs: the power basis (``power_basis`` column,
     every row) and the scenario of Jalapeño's unknowns (``scenario`` column, empty on baseline rows, so
     the baselines stay drawn). Starts at ``power_basis`` and ``scenario``."""
-    bases = tuple(sorted(grid["power_basis"].unique().to_list(), key=["rated", "sustained", "all-in"].index))
+    bases = tuple(sorted(grid["power_basis"].unique().to_list(), key=power.POWER_BASES.index))
     scenarios = tuple(s for s in ("low", "central", "high") if s in grid["scenario"].drop_nulls().to_list())
     return explorable(frontiers(grid, title=title),
                       Knob("power_basis", bases, power_basis, "power basis", kind="select"),

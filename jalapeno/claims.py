@@ -20,9 +20,12 @@ from typing import Callable
 
 import polars as pl
 
-from . import data, metrics, specs
-from .comparison import baseline_summary, claim_value
+from . import caveats, data, frontier, measured, metrics, network, specs, subject, systems
+from .caveats import measured_chip_comparison
+from .comparison import baseline_summary
+from .data import claim_value, date_of_claim, fact
 from .errors import UnknownNameError
+from .metrics import half_ulp, rounds_to
 
 #: Chapters that exist in the book (a ``model`` claim of another chapter is still ``open``).
 BUILT_CHAPTERS = ("reading-the-numbers", "roofline", "pareto", "systems", "agents", "caveats")
@@ -35,17 +38,6 @@ class Result:
     computed: str
     agrees: bool
     detail: str
-
-
-def half_ulp(decimals: int) -> float:
-    """Half a unit in the last printed place: a value printed with ``decimals`` decimals stands for
-    ``[v - half_ulp, v + half_ulp)``."""
-    return 0.5 * 10.0 ** (-decimals)
-
-
-def rounds_to(computed: float, printed: float, decimals: int) -> bool:
-    """True when ``computed`` printed with ``decimals`` decimals gives ``printed`` (no float fuzz)."""
-    return abs(computed - printed) <= half_ulp(decimals) * (1 + 1e-9)
 
 
 def v(claim_id: str) -> float:
@@ -215,9 +207,7 @@ for _id, _model in (("gptoss-params", "gpt-oss-120b"), ("dsr1-params", "deepseek
 
 def _ratio_check(model: str) -> Callable[[], Result]:
     def fn() -> Result:
-        from .frontier import ratio_table
-
-        t = ratio_table([model])
+        t = subject.ratio_table([model])
         lo, hi = float(t["ratio"].min()), float(t["ratio"].max())
         published = float(t["published_ratio"][0])
         ok = band_meets(lo, hi, published)
@@ -244,17 +234,15 @@ for _id, _model in (("gptoss-matched-tbt-ratio", "gpt-oss-120b"), ("dsr1-matched
 
 
 def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark",
-                    effs: dict | None = None) -> tuple[float, float]:
-    """Lowest and highest, over Jalapeño's scenarios (fitted constants ``effs``, default
-    :func:`jalapeno.frontier.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
+                    fits: dict[str, subject.JalapenoFit] | None = None) -> tuple[float, float]:
+    """Lowest and highest, over Jalapeño's scenarios (fitted constants ``fits``, default
+    :func:`jalapeno.subject.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
     Kimi K2.5 frontier against its published baseline's, both over ``concurrency_cap``."""
-    from . import caveats, frontier
-
     old = frontier.baseline_frontier("kimi-k2.5", frontier.PUBLISHED_RATIOS["kimi-k2.5"][1],
                                      concurrency_cap=concurrency_cap)
-    vals = [caveats.front_ratios(frontier.jalapeno_frontier("kimi-k2.5", sc, eff=(effs or {}).get(sc),
-                                                           concurrency_cap=concurrency_cap), old)[metric]
-            for sc in frontier.SCENARIOS]
+    vals = [caveats.front_ratios(subject.jalapeno_frontier("kimi-k2.5", sc, fit=(fits or {}).get(sc),
+                                                          concurrency_cap=concurrency_cap), old)[metric]
+            for sc in subject.SCENARIOS]
     return min(vals), max(vals)
 
 
@@ -276,9 +264,7 @@ for _id, _metric, _label in (("kimi-per-watt-ratio", "per_kw_at_peak", "highest 
 
 @check("headline-interactive-ratio")
 def _() -> Result:
-    from . import caveats, frontier
-
-    vals = {m: caveats.front_ratios(frontier.jalapeno_frontier(m, "central"),
+    vals = {m: caveats.front_ratios(subject.jalapeno_frontier(m, "central"),
                                     frontier.baseline_frontier(m, chip))["single_user"]
             for m, (_, chip) in frontier.PUBLISHED_RATIOS.items()}
     low, high = v("headline-interactive-ratio"), hi("headline-interactive-ratio")
@@ -301,8 +287,6 @@ def _() -> Result:
 
 @check("groq-lpx-chips-per-rack")
 def _() -> Result:
-    from . import systems
-
     t = systems.system("groq-3-lpx").topology
     return _cmp(t.n_chips, v("groq-lpx-chips-per-rack"), 0,
                 f"systems.csv: the LPX rack's shape {'x'.join(map(str, t.shape))} (LPUs per tray x trays, NVIDIA)",
@@ -311,8 +295,6 @@ def _() -> Result:
 
 @check("groq-lpx-rack-sram-bandwidth")
 def _() -> Result:
-    from . import systems
-
     t = systems.lpx_rack_totals()
     return _cmp(t["sram_bandwidth_bytes_per_s"] / 1e15, v("groq-lpx-rack-sram-bandwidth"), 0,
                 f"{t['chips']} LPUs x {t['sram_bandwidth_bytes_per_s'] / t['chips'] / 1e12:.2f} TB/s SRAM bandwidth per "
@@ -322,8 +304,6 @@ def _() -> Result:
 
 @check("tpu8t-torus-hops")
 def _() -> Result:
-    from . import network, systems
-
     t = systems.system("tpu-8t-1024").topology
     d = t.diameter_hops()
     compact = network.most_compact_torus(t.n_chips, len(t.shape))
@@ -334,8 +314,6 @@ def _() -> Result:
 
 @check("tpu8i-boardfly-hops")
 def _() -> Result:
-    from . import systems
-
     pod = systems.system("tpu-8i-pod").topology
     same_size = systems.tpu_topologies(1024)["tpu-8i-pod"].topology
     d_pod, d_1024 = pod.diameter_hops(), same_size.diameter_hops()
@@ -362,8 +340,6 @@ def _() -> Result:
 
 @check("groq-gemma4-tok-s")
 def _() -> Result:
-    from . import systems
-
     best = systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx")
     return Result(f"up to {best['interactivity_tok_s_user']:,.0f} tok/s", best["interactivity_tok_s_user"] >= v("groq-gemma4-tok-s"),
                   f"LPU decode model (systems.lpu_decode: weights and KV in SRAM, pipeline stages x tensor-parallel "
@@ -375,8 +351,6 @@ def _() -> Result:
 
 @check("tpu-maturity-years")
 def _() -> Result:
-    from .caveats import date_of_claim, fact
-
     first = fact("tpu_first_deployed_year")
     lo = fact("tpu_ironwood_announced_year") - first
     hi = date_of_claim("benchmark-release-date").year - first
@@ -386,8 +360,6 @@ def _() -> Result:
 
 @check("cuda-ecosystem-years")
 def _() -> Result:
-    from .caveats import date_of_claim, fact
-
     years = date_of_claim("benchmark-release-date").year - fact("cuda_introduced_year")
     return _cmp(years, v("cuda-ecosystem-years"), 0, "CUDA introduced November 2006 (public_facts.csv) to the "
                 "benchmark's year", "{:.0f} years")
@@ -395,8 +367,6 @@ def _() -> Result:
 
 @check("financing-weeks-before-benchmark")
 def _() -> Result:
-    from .caveats import date_of_claim
-
     days = (date_of_claim("benchmark-release-date") - date_of_claim("nvidia-openai-financing-date")).days
     return _cmp(days / 7, v("financing-weeks-before-benchmark"), 0,
                 f"17 August to 25 August 2026 is {days} days (claims nvidia-openai-financing-date, "
@@ -405,8 +375,6 @@ def _() -> Result:
 
 @check("nvidia-revenue-yoy-growth")
 def _() -> Result:
-    from .caveats import fact
-
     expected, reported = v("nvidia-revenue-expectation"), fact("nvidia_q2_fy2026_revenue")
     lo = 100 * ((expected - 0.5e9) / (reported + 0.05e9) - 1)  # 92 billion and 46.7 billion as printed
     hi = 100 * ((expected + 0.5e9) / (reported - 0.05e9) - 1)
@@ -418,8 +386,6 @@ def _() -> Result:
 
 @check("semianalysis-beat-every-chip")
 def _() -> Result:
-    from .caveats import measured_chip_comparison
-
     t = measured_chip_comparison("gpt-oss-120b")
     beaten = t.filter((pl.col("per_kw_ratio") > 1) & (pl.col("single_user_ratio") > 1)).height
     share = 100 * beaten / t.height
@@ -431,8 +397,6 @@ def _() -> Result:
 
 @check("dsr1-baseline-single-user")
 def _() -> Result:
-    from . import measured
-
     pts = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
     best = float((1.0 / pts["mean_tpot"]).max())
     return Result(f"GB200 best measured {best:.0f}", best < v("dsr1-baseline-single-user"),
@@ -466,7 +430,7 @@ def claims() -> pl.DataFrame:
     ``computed`` and ``check`` columns.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
-    table = data.load("claims.csv")
+    table = data.claims_table()
     status, computed, how = [], [], []
     for row in table.iter_rows(named=True):
         fn = CHECKS.get(row["claim_id"])

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import data, measured, metrics, specs
+from . import measured, metrics, power, roofline, specs
+from .data import claim_value
 from .errors import UnknownNameError
+from .metrics import rounds_to
 
 #: The InferenceMAX run the published GB200 gpt-oss-120b figures come from (modeling reference:
 #: 53,952 tok/s/GPU at conc 512 / 1.2 kW = 44,960 tok/s/kW; conc 1: TPOT 1.868 ms, E2E 1.801 s).
@@ -20,18 +22,8 @@ PUBLISHED_RUNS = {("gpt-oss-120b", "gb200", 8192, 1024): "20786863188"}
 #: The workload of Jalapeño's published absolute numbers (model, ISL, OSL): only gpt-oss-120b at 8k/1k.
 PUBLISHED_WORKLOAD = ("gpt-oss-120b", 8192, 1024)
 
-#: Power bases for per-watt figures.
-POWER_BASES = ("rated", "sustained", "all-in")
-
-
-def claim_value(claim_id: str, high: bool = False) -> float:
-    """A published number from ``data/claims.csv`` (the high end of a range with ``high=True``)."""
-    table = data.load("claims.csv")
-    rows = table.filter(pl.col("claim_id") == claim_id)
-    if rows.is_empty():
-        raise UnknownNameError("claim", claim_id, list(table["claim_id"]))
-    row = rows.row(0, named=True)
-    return row["value_high"] if high and row["value_high"] is not None else row["value"]
+#: The power bases of :func:`power_basis_table` (names of :data:`jalapeno.power.POWER_BASES`).
+COMPARISON_BASES = ("rated", "sustained", "all-in-proportional")
 
 
 def resolve_run(model: str, hw: str, isl: int, osl: int, run_id: str = "auto") -> str:
@@ -58,7 +50,7 @@ def baseline_summary(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int
     run = resolve_run(model, hw, isl, osl, run_id)
     pts = measured.points(model, hw, isl=isl, osl=osl, run_id=run)
     chip_key = hw.removesuffix("-trt")
-    power_w = specs.chip(chip_key).tdp_w if power_w is None else power_w
+    power_w = power.power_w(chip_key, "rated") if power_w is None else power_w
     if power_w is None or power_w <= 0:
         raise ValueError(f"power_w must be a positive number of watts, got {power_w!r}")
     best = pts.sort("tput_per_gpu", descending=True).row(0, named=True)
@@ -116,23 +108,25 @@ def headline_ratios() -> pl.DataFrame:
 
 def power_basis_table(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,
                       jalapeno_allin_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
-    """Tokens/s/kW of Jalapeño and the baseline under three power bases, and their ratio.
+    """Tokens/s/kW of Jalapeño and the baseline under three bases of :mod:`jalapeno.power`, and their ratio.
 
     Jalapeño's throughput per chip is its published tok/s/kW times its rated TDP (both from the claims).
-    Bases: ``rated`` (TDP); ``sustained`` (Jalapeño's measured sustained power, default the published
-    550 W; the baseline's sustained draw is not published, so its rated TDP stands in: a generous
-    assumption for the baseline); ``all-in`` (InferenceX's provisioned kW per GPU for the baseline;
-    Jalapeño's all-in is unknown, so by default its TDP is scaled by the baseline's all-in / TDP ratio).
-    """
+    Bases (:data:`COMPARISON_BASES`): ``rated`` (TDP; the baseline at ``baseline["power_w"]``, by default
+    its TDP); ``sustained`` (Jalapeño's measured sustained power, default the published 550 W; the
+    baseline's sustained draw is not published, so the baseline stays at its rated power: a generous
+    assumption for Jalapeño); ``all-in-proportional`` (InferenceX's all-in power for the baseline;
+    Jalapeño's all-in is not published, so its TDP is scaled by GB200's all-in / TDP ratio: 1,225 W,
+    unless ``jalapeno_allin_w`` says otherwise)."""
     chip = specs.chip(baseline_hw.removesuffix("-trt"))
-    j_tdp = claim_value("jalapeno-tdp")
-    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3
-    j_sustained = jalapeno_sustained_w or claim_value("jalapeno-sustained-power")
     if chip.allin_power_w is None:
         raise ValueError(f"no all-in power is published for {chip.chip!r}")
-    j_allin = jalapeno_allin_w or j_tdp * chip.allin_power_w / chip.tdp_w
+    j_tdp = power.power_w("jalapeno", "rated")
+    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
     b_tput, b_rated = baseline["peak_tput_per_gpu"], baseline["power_w"]
-    rows = [("rated", j_tdp, b_rated), ("sustained", j_sustained, b_rated), ("all-in", j_allin, chip.allin_power_w)]
+    rows = [("rated", j_tdp, b_rated),
+            ("sustained", power.power_w("jalapeno", "sustained", sustained_w=jalapeno_sustained_w), b_rated),
+            ("all-in-proportional", jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional"),
+             power.power_w(chip, "all-in-proportional"))]
     out = []
     for basis, jw, bw in rows:
         j_kw, b_kw = metrics.throughput_per_kw(j_tput, jw), metrics.throughput_per_kw(b_tput, bw)
@@ -166,8 +160,6 @@ def implied_osl(isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
 def compare_published(summary: dict[str, object]) -> pl.DataFrame:
     """The baseline numbers of :func:`baseline_summary` next to the published GB200 gpt-oss-120b ones:
     ``quantity``, ``computed``, ``published``, ``agrees`` (equal to the published printed rounding)."""
-    from .claims import rounds_to
-
     cases = [("tok/s/kW at peak throughput", summary["tok_s_per_kw"], "gptoss-gb200-tok-per-kw", 0),
              ("TPOT at concurrency 1 (ms)", summary["tpot_s"] * 1e3, "gptoss-gb200-tbt", 2),
              ("E2E at concurrency 1 (s)", summary["e2e_s"], "gptoss-gb200-e2e", 2),
@@ -183,8 +175,6 @@ def published_vs_roofline(*, context_tokens: int = 8192, weight_precision: str =
 
     Columns: ``model``, ``chip``, ``source``, ``tok_s_user``, ``min_chips``, ``bound_tok_s_user``,
     ``fraction_of_bound``."""
-    from . import roofline
-
     cases = [("gpt-oss-120b", "jalapeno", "published", claim_value("gptoss-jalapeno-single-user")),
              ("deepseek-r1", "jalapeno", "published", claim_value("dsr1-jalapeno-single-user"))]
     for m in ("gpt-oss-120b", "deepseek-r1"):

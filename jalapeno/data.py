@@ -12,6 +12,7 @@ The data folder is found through the package (``<repo>/data``), or through the e
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .errors import DataError
+from .errors import DataError, UnknownNameError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -238,8 +239,6 @@ def _load(name: str, folder: str) -> pl.DataFrame:
 def load(name: str) -> pl.DataFrame:
     """Load and validate one file of ``data/`` by its name (a key of :data:`SCHEMAS`), cached."""
     if name not in SCHEMAS:
-        from .errors import UnknownNameError
-
         raise UnknownNameError("data file", name, sorted(SCHEMAS))
     return _load(name, str(data_dir()))
 
@@ -347,3 +346,138 @@ SCHEMAS["public_facts.csv"] = {
 }
 KEYS["whatif_ranges.csv"] = ("parameter",)
 KEYS["public_facts.csv"] = ("fact",)
+
+
+# ---- lookups: one value of a file by its key (every chapter module reads data/ through these) --------
+
+#: Cases of a low / central / high range (``whatif_ranges.csv``, ``jalapeno_unknowns.csv``).
+CASES = ("low", "central", "high")
+
+
+def _unknown(what: str, value: object, valid) -> Exception:
+    return UnknownNameError(what, value, list(valid))
+
+
+def claim_value(claim_id: str, high: bool = False) -> float:
+    """A published number from ``claims.csv`` by claim id (the high end of a range with ``high=True``,
+    the value when the claim has no high end), in the claim's own unit. UnknownNameError listing the
+    claim ids."""
+    table = claims_table()
+    rows = table.filter(pl.col("claim_id") == claim_id)
+    if rows.is_empty():
+        raise _unknown("claim", claim_id, table["claim_id"])
+    row = rows.row(0, named=True)
+    return row["value_high"] if high and row["value_high"] is not None else row["value"]
+
+
+def whatif_ranges() -> pl.DataFrame:
+    """``whatif_ranges.csv``: each what-if quantity with a low, central and high value, its unit, basis
+    and source."""
+    return load("whatif_ranges.csv")
+
+
+def _range_value(table: pl.DataFrame, what: str, parameter: str, case: str, units: dict[str, float]) -> float:
+    """One ``case`` of the ``parameter`` row of a low / central / high table, in SI by ``units``."""
+    if case not in CASES:
+        raise _unknown("case", case, CASES)
+    rows = table.filter(pl.col("parameter") == parameter)
+    if rows.is_empty():
+        raise _unknown(what, parameter, table["parameter"])
+    row = rows.row(0, named=True)
+    return row[case] * units[row["unit"]]
+
+
+def whatif(parameter: str, case: str = "central") -> float:
+    """One value of ``whatif_ranges.csv`` in SI (W, B/s, FLOP/s; ``ratio`` and ``USD/h`` as they are).
+    UnknownNameError for an unknown parameter or a ``case`` other than low, central, high."""
+    return _range_value(whatif_ranges(), "what-if parameter", parameter, case, WHATIF_UNIT_TO_SI)
+
+
+def fact(name: str) -> float:
+    """One value of ``public_facts.csv`` in SI (bytes for ``Gb``; years and USD as they are);
+    UnknownNameError listing the facts."""
+    table = load("public_facts.csv")
+    rows = table.filter(pl.col("fact") == name)
+    if rows.is_empty():
+        raise _unknown("fact", name, table["fact"])
+    row = rows.row(0, named=True)
+    return row["value"] * WHATIF_UNIT_TO_SI[row["unit"]]
+
+
+def jalapeno_unknowns() -> pl.DataFrame:
+    """``jalapeno_unknowns.csv``: each unpublished Jalapeño quantity with a low, central and high value,
+    its unit, basis and source."""
+    return load("jalapeno_unknowns.csv")
+
+
+def jalapeno_unknown(parameter: str, case: str = "central") -> float:
+    """One value of ``jalapeno_unknowns.csv`` in SI (B/s, count); UnknownNameError for an unknown
+    parameter or case."""
+    return _range_value(jalapeno_unknowns(), "Jalapeño unknown", parameter, case, UNIT_TO_SI)
+
+
+def model_constant(name: str) -> float:
+    """One value of ``model_constants.csv`` (a constant of the physics that is neither a spec nor fitted
+    to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them."""
+    table = load("model_constants.csv")
+    rows = table.filter(pl.col("constant") == name)
+    if rows.is_empty():
+        raise _unknown("model constant", name, table["constant"])
+    return rows.row(0, named=True)["value"]
+
+
+def calibration_table() -> pl.DataFrame:
+    """``calibration.csv``: each fitted constant of the serving model with its unit and how it was fitted."""
+    return load("calibration.csv")
+
+
+def calibration_values() -> dict[str, float]:
+    """``calibration.csv`` as ``{parameter: value}`` (SI)."""
+    df = calibration_table()
+    return dict(zip(df["parameter"], df["value"]))
+
+
+def claims_table() -> pl.DataFrame:
+    """``claims.csv``: every numeric claim of the seeds with its unit, quote, treatment and chapter."""
+    return load("claims.csv")
+
+
+def systems_table() -> pl.DataFrame:
+    """``systems.csv``: every system (rack, pod, slice) with its chip, topology, shape and source."""
+    return load("systems.csv")
+
+
+def write_calibration(rows: list[dict[str, object]], path: Path | None = None) -> Path:
+    """Write ``rows`` (``parameter``, ``value``, ``unit``, ``source``) to ``calibration.csv`` (or ``path``),
+    checking them against its schema first, and forget the cached copy. Returns the path written."""
+    path = Path(path) if path else data_dir() / "calibration.csv"
+    df = pl.DataFrame(rows, schema={c: pl.Utf8 for c in SCHEMAS["calibration.csv"]})
+    missing = [c for c in SCHEMAS["calibration.csv"] if c not in df.columns]
+    if missing:
+        raise DataError(f"calibration rows lack columns {missing}")
+    df.write_csv(path)
+    _load.cache_clear()
+    return path
+
+
+SCHEMAS["model_constants.csv"] = {
+    "constant": _c(required=True), "value": _c("float", True), "unit": _c(required=True),
+    "basis": _c(required=True), "source": _c(required=True),
+}
+KEYS["model_constants.csv"] = ("constant",)
+
+
+def date_of_claim(claim_id: str) -> datetime.date:
+    """A claim stored as a date ``YYYYMMDD`` (e.g. ``benchmark-release-date``) as a :class:`datetime.date`;
+    ValueError if it is not a valid date."""
+    d = int(claim_value(claim_id))
+    return datetime.date(d // 10000, d // 100 % 100, d % 100)
+
+
+def claim_unit(claim_id: str) -> str:
+    """The unit of a claim of ``claims.csv`` as printed there (``ms``, ``tok/s/kW``, ``x``, ...);
+    UnknownNameError listing the claim ids."""
+    rows = claims_table().filter(pl.col("claim_id") == claim_id)
+    if rows.is_empty():
+        raise _unknown("claim", claim_id, claims_table()["claim_id"])
+    return rows["unit"][0]

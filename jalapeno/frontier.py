@@ -7,43 +7,24 @@ the previous generation's best TBT" compare two frontiers at one interactivity: 
 system's maximum interactivity its throughput collapses toward zero, which is why 50-100x ratios appear
 there (:func:`throughput_at` interpolates along a frontier in log-log space).
 
-Power bases for per-kW figures: ``rated`` (TDP), ``sustained`` (measured sustained power where
-published, else TDP), ``all-in`` (InferenceX's provisioned kW per chip where published, else TDP scaled
-by GB200's all-in / TDP ratio).
+Per-kW figures divide by the watts of one of :data:`jalapeno.power.POWER_BASES`, named in each
+frontier's column ``power_basis``. Jalapeño's own builder, fit and frontiers are in
+:mod:`jalapeno.subject`.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 import polars as pl
 
-from . import calibration, serving, specs
+from . import calibration, measured, metrics, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec, ModelSpec
 
-POWER_BASES = ("rated", "sustained", "all-in")
 DEFAULT_PRECISION = {"gpt-oss-120b": "fp4", "deepseek-r1": "fp4", "kimi-k2.5": "fp4"}
 CONCURRENCY = np.unique(np.round(np.geomspace(1, 16384, 57)))
-
-
-def power_w(chip: ChipSpec, basis: str = "rated") -> float:
-    """The power (W) per chip under a basis; UnknownNameError for an unknown basis, ValueError if the
-    chip has no TDP."""
-    if basis not in POWER_BASES:
-        raise UnknownNameError("power basis", basis, POWER_BASES)
-    if not chip.tdp_w:
-        raise ValueError(f"chip {chip.chip!r} has no known TDP; give one with ChipSpec(..., tdp_w=...)")
-    if basis == "rated":
-        return chip.tdp_w
-    if basis == "sustained":
-        return chip.sustained_power_w or chip.tdp_w
-    if chip.allin_power_w:
-        return chip.allin_power_w
-    gb200 = specs.chip("gb200")
-    return chip.tdp_w * gb200.allin_power_w / gb200.tdp_w
 
 
 def best_stack(eff: serving.Efficiency) -> str:
@@ -77,7 +58,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
         raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
                          f"per chip, got {concurrency_cap!r}")
-    domain = int(max_chips or chip.scale_up_domain_chips or 8)
+    if not (max_chips or chip.scale_up_domain_chips):
+        raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
+                         f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
+    domain = int(max_chips or chip.scale_up_domain_chips)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
     n, dp, c = [], [], []
     for size in sizes:
@@ -105,8 +89,6 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
 
 @functools.lru_cache(maxsize=None)
 def _measured_caps() -> dict[tuple[str, int, int], float]:
-    from . import measured
-
     caps = measured.points().group_by("model_key", "isl", "osl").agg((pl.col("conc") / pl.col("n_gpus")).max())
     return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
 
@@ -130,19 +112,21 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
 
 def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "throughput_tok_s_chip") -> pl.DataFrame:
     """The upper-right Pareto envelope of ``df`` (no row has both more ``x`` and more ``y``), sorted by
-    ``x``; along it ``y`` never rises as ``x`` rises."""
+    ``x``; along it ``y`` never rises as ``x`` rises (:func:`jalapeno.metrics.pareto_envelope`)."""
     if df.is_empty():
         return df
-    idx = calibration.frontier_points(df[x].to_numpy(), df[y].to_numpy())
+    idx = metrics.pareto_envelope(df[x].to_numpy(), df[y].to_numpy())
     return df[idx.tolist()].sort(x)
 
 
 def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
-             precision: str | None = None, power_basis: str = "rated", **sweep_options) -> pl.DataFrame:
+             precision: str | None = None, power_basis: str | None = "rated", **sweep_options) -> pl.DataFrame:
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
-    ``concurrency``) and ``tok_s_per_kw`` under ``power_basis`` (named in column ``power_basis``).
+    ``concurrency``) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
+    :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``; None: no per-kW columns, for a
+    chip whose power is not published).
 
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
@@ -150,17 +134,17 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     the benchmark's own concurrency sweep, None for an unbounded frontier) pass through. Raises UnknownNameError for
     unknown names or basis, ValueError for impossible workloads or a model that fits nowhere."""
     chip_spec, model_spec = specs.chip(chip), specs.model(model)
-    watts = power_w(chip_spec, power_basis)
+    watts = None if power_basis is None else power.power_w(chip_spec, power_basis)
     pts = sweep(chip_spec, model_spec, isl=isl, osl=osl, precision=precision, **sweep_options)
     if pts.is_empty():
         raise ValueError(f"{model_spec.model} does not fit on {chip_spec.chip} within the scale-up domain")
-    front = envelope(pts)
-    return front.with_columns(
+    front = envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
-        (pl.col("throughput_tok_s_chip") / (watts / 1e3)).alias("tok_s_per_kw"),
-        pl.lit(power_basis).alias("power_basis"), pl.lit(chip_spec.chip).alias("chip"),
-        pl.lit(model_spec.model).alias("model"),
-    )
+        pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"))
+    if watts is None:
+        return front
+    return front.with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
+                              pl.lit(power_basis).alias("power_basis"))
 
 
 def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, power_w_: float | None = None,
@@ -168,15 +152,13 @@ def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, 
     """The envelope of the measured InferenceMAX points of one model on one hardware key (every run and
     stack), with ``interactivity_tok_s_user`` = 1 / mean TPOT, ``throughput_tok_s_chip`` = tput_per_gpu
     and ``tok_s_per_kw`` at ``power_w_`` (default: the chip's rated TDP)."""
-    from . import measured
-
     pts = measured.require(measured.points(model, hw, isl=isl, osl=osl, spec_decoding=spec_decoding),
                            f"{model} on {hw} at {isl}/{osl}")
-    watts = power_w_ or specs.chip(hw.removesuffix("-trt")).tdp_w
+    watts = power_w_ or power.power_w(hw.removesuffix("-trt"), "rated")
     df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
                     pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
                     pl.col("mean_e2el").alias("e2e_s"), "conc", "run_id", "framework")
-    return envelope(df).with_columns((pl.col("throughput_tok_s_chip") / (watts / 1e3)).alias("tok_s_per_kw"))
+    return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"))
 
 
 def throughput_at(front: pl.DataFrame, interactivity, column: str = "tok_s_per_kw"):
@@ -199,114 +181,6 @@ def matched_ratio(new: pl.DataFrame, old: pl.DataFrame, column: str = "tok_s_per
     x = float(old["interactivity_tok_s_user"].max()) if at is None else float(at)
     y_old, y_new = throughput_at(old, x, column), throughput_at(new, x, column)
     return {"interactivity_tok_s_user": x, "old": y_old, "new": y_new, "ratio": y_new / y_old}
-
-
-# ---- Jalapeño: unknowns bounded by its spec, fitted to its published points ---------------------------
-
-SCENARIOS = ("low", "central", "high")
-
-
-def unknowns() -> pl.DataFrame:
-    """``data/jalapeno_unknowns.csv``: each unpublished Jalapeño quantity with a low, central and high
-    value, its unit, basis and source."""
-    from . import data
-
-    return data.load("jalapeno_unknowns.csv")
-
-
-def jalapeno_chip(scenario: str = "central") -> ChipSpec:
-    """Jalapeño's ChipSpec with its unknowns (HBM bandwidth, scale-up bandwidth and domain) set to one
-    scenario of :func:`unknowns`; UnknownNameError for another scenario name."""
-    from .data import UNIT_TO_SI
-    from .serving import with_chip
-
-    if scenario not in SCENARIOS:
-        raise UnknownNameError("scenario", scenario, SCENARIOS)
-    u = {r["parameter"]: r[scenario] * UNIT_TO_SI[r["unit"]] for r in unknowns().iter_rows(named=True)}
-    return with_chip(specs.chip("jalapeno"), hbm_bandwidth_bytes_per_s=u["hbm_bandwidth"],
-                     scale_up_bandwidth_bytes_per_s=u["scale_up_bandwidth"], scale_up_domain_chips=u["scale_up_domain"])
-
-
-#: Jalapeño's own constants and the published point each is fitted to (claim id): the per-layer step
-#: overhead to the minimum TBT, the prefill efficiency to the peak throughput per kW, the request latency
-#: outside the chips to the E2E (all gpt-oss-120b 8k/1k), and the per-layer cost of an MLA layer relative
-#: to a GQA layer in its software (:attr:`~jalapeno.serving.Efficiency.mla_layer_factor`) to the
-#: DeepSeek-R1 single-user speed.
-JALAPENO_FIT = (("tau_s", "gptoss-jalapeno-tbt"), ("eta_prefill", "gptoss-jalapeno-tok-per-kw"),
-                ("request_latency_s", "gptoss-jalapeno-e2e"), ("mla_layer_factor", "dsr1-jalapeno-single-user"))
-
-
-def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None, *,
-                 concurrency_cap: float | str | None = "benchmark") -> serving.Efficiency:
-    """Fit Jalapeño's four own constants (:data:`JALAPENO_FIT`) to its four published operating points:
-    on gpt-oss-120b 8k/1k the minimum TBT (the frontier's maximum interactivity; claim
-    ``gptoss-jalapeno-tbt``), the peak throughput per chip (``gptoss-jalapeno-tok-per-kw`` x rated TDP)
-    and the E2E at the fastest point (``gptoss-jalapeno-e2e``); on DeepSeek-R1 the single-user speed
-    (``dsr1-jalapeno-single-user``, the frontier's maximum interactivity). Four equations in four
-    unknowns (``scipy.optimize.least_squares`` in log space from several starts); every other constant
-    stays at the calibration on measured chips (``base``), so the matched-interactivity ratios and every
-    Kimi K2.5 figure are predictions, not fits. The frontiers span ``concurrency_cap`` (see :func:`sweep`;
-    by default the benchmark's own range, on the assumption that OpenAI ran the same harness). UnknownNameError
-    for an unknown scenario."""
-    from dataclasses import replace
-
-    from scipy.optimize import least_squares
-
-    from .comparison import claim_value
-
-    if base is None and concurrency_cap == "benchmark":
-        return _fit_jalapeno_default(scenario)
-    base = base or calibration.load()
-    chip = jalapeno_chip(scenario)
-    targets = np.array([1e3 / claim_value("gptoss-jalapeno-tbt"),
-                        claim_value("gptoss-jalapeno-tok-per-kw") * claim_value("jalapeno-tdp") / 1e3,
-                        claim_value("gptoss-jalapeno-e2e"), claim_value("dsr1-jalapeno-single-user")])
-
-    def make(z):
-        tau, eta_p, lam, factor = np.exp(z)
-        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), mla_layer_factor=float(factor),
-                       tau_s={**base.tau_s, "jalapeno": float(tau)})
-
-    def fun(z):
-        e = make(z)
-        g = frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
-        fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
-        d = frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
-        got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
-               d["interactivity_tok_s_user"].max()]
-        return np.log(np.array(got) / targets)
-
-    lo, hi = np.log([1e-8, 1e-3, 1e-4, 0.05]), np.log([2e-4, 1.0, 2.0, 10.0])
-    best = None
-    for start in itertools.product([3e-6, 3e-5], [0.05, 0.3]):  # several starts: not a convex problem
-        sol = least_squares(fun, np.log([*start, 0.1, 1.0]), bounds=(lo, hi), diff_step=1e-3)
-        if best is None or sol.cost < best.cost - 1e-12:
-            best = sol
-    return make(best.x)
-
-
-@functools.lru_cache(maxsize=None)
-def _fit_jalapeno_default(scenario: str) -> serving.Efficiency:
-    """:func:`fit_jalapeno` on the stored calibration, once per scenario and process."""
-    return fit_jalapeno(scenario, base=calibration.load())
-
-
-def jalapeno_constants(effs: dict[str, serving.Efficiency]) -> pl.DataFrame:
-    """The fitted constants of :func:`fit_jalapeno` per scenario, one row each: ``tau_s``,
-    ``eta_prefill``, ``request_latency_s``, ``mla_layer_factor`` (SI)."""
-    return pl.DataFrame([{"scenario": sc, "tau_s": e.tau_s["jalapeno"], "eta_prefill": e.eta_prefill,
-                          "request_latency_s": e.request_latency_s, "mla_layer_factor": e.mla_layer_factor}
-                         for sc, e in effs.items()])
-
-
-def jalapeno_frontier(model: str, scenario: str = "central", *, eff: serving.Efficiency | None = None,
-                      **options) -> pl.DataFrame:
-    """Jalapeño's modeled frontier for ``model`` under one scenario of its unknowns (fitted with
-    :func:`fit_jalapeno` over the same ``concurrency_cap`` unless ``eff`` is given); ``options`` pass to
-    :func:`frontier`."""
-    eff = eff or fit_jalapeno(scenario, concurrency_cap=options.get("concurrency_cap", "benchmark"))
-    return frontier(jalapeno_chip(scenario), model, eff=eff, stack="jalapeno", **options).with_columns(
-        pl.lit(scenario).alias("scenario"))
 
 
 #: The published matched-interactivity ratios: claim id and the baseline each was measured against
@@ -332,8 +206,6 @@ def transferred_frontier(model: str, chip: str, *, source_model: str, source_chi
     source, at that layout. Only the ratio is modeled, so the measured layouts (how many chips the
     benchmark used at its fastest point, which sets a matched ratio) carry over. Same columns as
     :func:`measured_frontier` plus ``n_chips``."""
-    from . import measured
-
     target_model, target_chip = specs.model(model).model, specs.chip(chip)
     src = specs.model(source_model).model
     cfg = calibration.configurations(measured.points(isl=isl, osl=osl)).filter(
@@ -349,8 +221,8 @@ def transferred_frontier(model: str, chip: str, *, source_model: str, source_chi
         (pl.col("mean_e2el") * b["pred_e2e"] / pl.col("pred_e2e")).alias("e2e_s"),
         "conc", "run_id", pl.col("stack").alias("framework"), "n_chips",
     ).with_columns((1.0 / pl.col("tpot_s")).alias("interactivity_tok_s_user"))
-    watts = power_w(target_chip, power_basis)
-    return envelope(df).with_columns((pl.col("throughput_tok_s_chip") / (watts / 1e3)).alias("tok_s_per_kw"))
+    watts = power.power_w(target_chip, power_basis)
+    return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"))
 
 
 def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how: str = "auto", max_chips: int = 8,
@@ -361,8 +233,6 @@ def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how:
     (:func:`frontier` with at most ``max_chips`` chips per decode worker, over ``concurrency_cap``). ``how="auto"`` takes the first
     of the three that exists; UnknownNameError for another ``how``, ValueError when the asked one does not
     exist."""
-    from . import measured
-
     if how not in BASELINE_HOW:
         raise UnknownNameError("baseline construction", how, BASELINE_HOW)
     chip_spec, model_key = specs.chip(chip), specs.model(model).model
@@ -373,7 +243,7 @@ def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how:
 
     if how in ("auto", "measured") and have(model_key, chip_spec.chip):
         return measured_frontier(model, chip_spec.chip, isl=isl, osl=osl,
-                                 power_w_=power_w(chip_spec, power_basis)).with_columns(pl.lit("measured").alias("source"))
+                                 power_w_=power.power_w(chip_spec, power_basis)).with_columns(pl.lit("measured").alias("source"))
     if how == "measured":
         raise ValueError(f"no measured {model_key} points on {chip_spec.chip} at {isl}/{osl}")
     src_chip = TRANSFER_CHIP.get(chip_spec.chip, chip_spec.chip)
@@ -386,44 +256,6 @@ def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how:
     return frontier(chip_spec, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips,
                     concurrency_cap=concurrency_cap).with_columns(
         pl.lit("modeled").alias("source"))
-
-
-def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_basis: str = "rated",
-                baseline_how: str = "auto", baseline_max_chips: int = 8, baselines: dict[str, str] | None = None,
-                effs: dict[str, serving.Efficiency] | None = None,
-                concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
-    """For each model and each Jalapeño scenario: the ratio of Jalapeño's to the baseline's tok/s/kW at
-    the baseline's best interactivity ``x*``, next to the published ratio, and its three factors
-    (``ratio = jalapeno_retention x peak_ratio x baseline_steepness``): Jalapeño's throughput at ``x*``
-    over its own peak, the two peaks' ratio, the baseline's peak over its throughput at ``x*``.
-    ``implied_retention`` is the retention the published ratio implies given the other two factors.
-    ``baselines`` overrides the chip of :data:`PUBLISHED_RATIOS`; ``baseline_how`` and
-    ``baseline_max_chips`` pass to :func:`baseline_frontier`; ``effs`` passes fitted Jalapeño constants
-    per scenario (fitted over the same ``concurrency_cap`` as the modeled frontiers when not given)."""
-    from .comparison import claim_value
-
-    effs = effs or {sc: fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in SCENARIOS}
-    rows = []
-    for m in models:
-        claim_id, chip = PUBLISHED_RATIOS.get(m, (None, "gb300"))
-        chip = (baselines or {}).get(m, chip)
-        old = baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how, max_chips=baseline_max_chips,
-                                concurrency_cap=concurrency_cap)
-        old_peak = float(old["tok_s_per_kw"].max())
-        for sc, eff in effs.items():
-            new = jalapeno_frontier(m, sc, eff=eff, power_basis=power_basis, concurrency_cap=concurrency_cap)
-            r = matched_ratio(new, old)
-            new_peak = float(new["tok_s_per_kw"].max())
-            peak_ratio, steepness = new_peak / old_peak, old_peak / r["old"]
-            published = claim_value(claim_id) if claim_id else float("nan")
-            rows.append({"model": m, "baseline": chip, "baseline_source": old["source"][0], "scenario": sc,
-                         "interactivity_tok_s_user": r["interactivity_tok_s_user"], "baseline_tok_s_kw": r["old"],
-                         "jalapeno_tok_s_kw": r["new"], "ratio": r["ratio"], "published_ratio": published,
-                         "deviation": r["ratio"] / published - 1,
-                         "jalapeno_retention": r["new"] / new_peak, "peak_ratio": peak_ratio,
-                         "baseline_steepness": steepness, "implied_retention": published / (peak_ratio * steepness),
-                         "jalapeno_max_interactivity": float(new["interactivity_tok_s_user"].max())})
-    return pl.DataFrame(rows)
 
 
 def ratio_curve(new: pl.DataFrame, old: pl.DataFrame, points: int = 40, column: str = "tok_s_per_kw") -> pl.DataFrame:

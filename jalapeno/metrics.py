@@ -61,3 +61,29 @@ def throughput_per_kw(throughput_tok_s_chip, power_w):
     """Tokens/s per kW of a chip drawing ``power_w`` watts (rated TDP, sustained or all-in: say which)."""
     return throughput_tok_s_chip / (np.asarray(power_w, dtype=float) / 1e3) if np.ndim(power_w) \
         else throughput_tok_s_chip / (power_w / 1e3)
+
+
+def pareto_envelope(x, y) -> np.ndarray:
+    """Indices of the upper-right Pareto envelope of points (``x``: interactivity, ``y``: throughput, or
+    any two quantities where more is better): the points no other point beats on both, in increasing
+    ``x``; along them ``y`` never rises as ``x`` rises. Of tied points the first is kept. Arrays of
+    equal length; an empty input gives an empty index."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    order = np.lexsort((-y, -x))  # x descending, then y descending
+    keep, best = [], -np.inf
+    for i in order:
+        if y[i] > best:
+            keep.append(i)
+            best = y[i]
+    return np.asarray(keep[::-1], dtype=int)
+
+
+def half_ulp(decimals: int) -> float:
+    """Half a unit in the last printed place: a value printed with ``decimals`` decimals stands for
+    ``[v - half_ulp, v + half_ulp)``."""
+    return 0.5 * 10.0 ** (-decimals)
+
+
+def rounds_to(computed: float, printed: float, decimals: int) -> bool:
+    """True when ``computed`` printed with ``decimals`` decimals gives ``printed`` (no float fuzz)."""
+    return abs(computed - printed) <= half_ulp(decimals) * (1 + 1e-9)

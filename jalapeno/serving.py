@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import data as _data
 from .metrics import mean_request_length
 from .roofline import expected_distinct_experts
 from .specs import ChipSpec, ModelSpec, bytes_per_value
@@ -98,6 +99,12 @@ class Efficiency:
         return self.tau_s.get(stack, self.tau_s.get("default", float(np.median(list(self.tau_s.values())))))
 
 
+def usable_hbm_fraction() -> float:
+    """The share of a chip's HBM weights and KV cache may fill (``data/model_constants.csv``,
+    ``usable_hbm_fraction``, with its basis)."""
+    return _data.model_constant("usable_hbm_fraction")
+
+
 def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
@@ -147,7 +154,7 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
     kv_split = np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
     kv_read = seqs * model.kv_bytes_per_sequence(ctx, kv_prec) / kv_split
     kv_held = seqs * model.kv_bytes_per_sequence(isl + osl, kv_prec) / kv_split
-    fits = rest_bytes + expert_held + kv_held <= (chip.hbm_capacity_bytes or np.inf) * 0.92
+    fits = rest_bytes + expert_held + kv_held <= (chip.hbm_capacity_bytes or np.inf) * usable_hbm_fraction()
     step_flops = b * model.decode_flops_per_token(ctx) / n
     roof = kv_read / bw + np.maximum(weights_read / bw, step_flops / flops)
 

@@ -43,12 +43,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
+from . import calibration, frontier, network, roofline, serving, specs, subject
 from . import data as _data
-from . import network, roofline, serving, specs
-from .comparison import claim_value
 from .errors import UnknownNameError
 from .frontier import best_stack  # noqa: F401  (the systems chapter's notebook uses it from here)
-from .metrics import mean_request_length
+from .metrics import mean_request_length, pareto_envelope
 from .specs import ChipSpec, ModelSpec
 
 #: Bytes per weight for the LPU's weight widths (the seeds' "8 bits" arithmetic) and their precision names.
@@ -103,7 +102,7 @@ class System:
 
 def system_names() -> list[str]:
     """The system keys of ``data/systems.csv``."""
-    return list(_data.load("systems.csv")["system"])
+    return list(_data.systems_table()["system"])
 
 
 def system(name: str | System) -> System:
@@ -116,7 +115,7 @@ def system(name: str | System) -> System:
     valid = system_names()
     if key not in valid:
         raise UnknownNameError("system", name, valid)
-    row = _data.load("systems.csv").row(by_predicate=pl.col("system") == key, named=True)
+    row = _data.systems_table().row(by_predicate=pl.col("system") == key, named=True)
     chip = specs.chip(row["chip"])
     facts, prov = {}, {"shape": ("described", row["source"], row["basis"])}  # the basis says what is modelled
     for r in _data.system_specs_si().filter(system=key).iter_rows(named=True):
@@ -204,7 +203,7 @@ def jalapeno_capacity(models: list[ModelSpec], *, contexts=(8192, 32768, 131072)
                       weight_precision: str = "fp8", kv_precision: str = "fp8") -> pl.DataFrame:
     """:func:`capacity_table` rows for Jalapeño (HBM tier only: its SRAM and host memory are not
     published), with ``system`` = ``jalapeno`` and ``systems_needed`` left empty (no published domain)."""
-    c = specs.chip("jalapeno")
+    c = subject.jalapeno_chip()
     rows = []
     for m in models:
         w = m.weight_bytes(weight_precision)
@@ -366,59 +365,48 @@ def lpx_for(model: ModelSpec, *, weight_bits: int = 8, kv_bytes: float = 0.0, na
 
 # ---- throughput against interactivity: GPU-only, Jalapeño, GPU prefill + LPU decode --------------------------
 
-def upper_envelope(x, y) -> np.ndarray:
-    """Indices of the points no other point beats on both ``x`` and ``y`` (the Pareto frontier, upper right),
-    in increasing ``x``."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    order = np.lexsort((-y, -x))
-    keep, best = [], -np.inf
-    for i in order:
-        if y[i] > best:
-            keep.append(i)
-            best = y[i]
-    return np.asarray(keep[::-1], dtype=int)
-
-
-def serving_frontier(model: ModelSpec, chip: ChipSpec, *, n_chips=(1, 2, 4, 8, 16, 32, 64), concurrencies=None,
-                     isl: int = 8192, osl: int = 1024, precision: str = "fp4", eff: serving.Efficiency = serving.Efficiency(),
-                     stack: str = "default", label: str | None = None) -> pl.DataFrame:
-    """The serving model's frontier for ``model`` on ``chip`` (:func:`jalapeno.serving.evaluate` with
-    constants ``eff`` and the overhead of ``stack``, over worker sizes ``n_chips`` (at most the chip's
-    scale-up domain; TP or DP-attention + EP) and concurrencies 1..4096), points that fit in HBM only:
-    ``system``, ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``n_chips``, ``concurrency``."""
-    conc = np.asarray(concurrencies if concurrencies is not None else 2.0 ** np.arange(0, 13))
-    rows = []
-    domain = chip.scale_up_domain_chips or max(n_chips)
-    for n in (k for k in n_chips if k <= domain):
-        for dp in sorted({1, n}):
-            r = serving.evaluate(model, chip, n_chips=n, concurrency=conc, dp=dp, isl=isl, osl=osl,
-                                 precision=precision, eff=eff, stack=stack)
-            ok = np.asarray(r["fits"], dtype=bool)
-            for c, x, y in zip(conc[ok], np.asarray(r["interactivity_tok_s_user"])[ok], np.asarray(r["throughput_tok_s_chip"])[ok]):
-                rows.append({"n_chips": n, "dp": dp, "concurrency": float(c), "interactivity_tok_s_user": float(x),
-                             "throughput_tok_s_chip": float(y)})
-    if not rows:
-        return pl.DataFrame(schema={"system": pl.Utf8, "interactivity_tok_s_user": pl.Float64,
-                                    "throughput_tok_s_chip": pl.Float64, "n_chips": pl.Int64, "concurrency": pl.Float64})
-    df = pl.DataFrame(rows)
-    keep = upper_envelope(df["interactivity_tok_s_user"], df["throughput_tok_s_chip"])
-    return df[keep].select(pl.lit(label or chip.chip).alias("system"), "interactivity_tok_s_user",
-                           "throughput_tok_s_chip", "n_chips", "concurrency")
+def system_frontiers(model: ModelSpec, gpu: ChipSpec, *, eff: serving.Efficiency | None = None,
+                     scenario: str = "central", fit: "subject.JalapenoFit | None" = None, weight_bits: int = 8,
+                     kv_precision: str = "fp8", isl: int = 8192, osl: int = 1024,
+                     concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+    """Three ways to build an inference system for ``model``, as frontiers of throughput per chip against
+    interactivity: ``gpu`` alone (:func:`jalapeno.frontier.frontier` with the calibrated constants ``eff``
+    and the best measured stack), Jalapeño (:func:`jalapeno.subject.jalapeno_frontier`: the ``scenario``
+    chip with its fitted constants, the same as the Pareto chapter's) and ``gpu`` prefill + LPU decode
+    (:func:`disaggregated_frontier`). The two serving-model frontiers span ``concurrency_cap`` (default the
+    benchmark's range); the LPU frontier is an upper bound (no per-layer overhead, no KV transfer).
+    Columns ``system``, ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``n_chips``,
+    ``concurrency``."""
+    eff = eff or calibration.load()
+    stack = frontier.best_stack(eff)
+    cols = ["interactivity_tok_s_user", "throughput_tok_s_chip", "n_chips", "concurrency"]
+    gpu_front = frontier.frontier(gpu, model, isl=isl, osl=osl, eff=eff, stack=stack, concurrency_cap=concurrency_cap,
+                                  power_basis=None)  # per chip, not per kW: the LPU's power is not published
+    jal_front = subject.jalapeno_frontier(model.model, scenario, fit=fit, isl=isl, osl=osl, concurrency_cap=concurrency_cap,
+                                          power_basis=None)
+    lpu = disaggregated_frontier(model, gpu, weight_bits=weight_bits, kv_precision=kv_precision, eff=eff, stack=stack,
+                                 isl=isl, osl=osl, label=f"{gpu.chip} prefill + LPU decode")
+    return pl.concat([gpu_front.select(pl.lit(f"{gpu.chip}, GPU only").alias("system"), *cols),
+                      jal_front.select(pl.lit("Jalapeño").alias("system"), *cols),
+                      lpu.select("system", *cols)], how="vertical_relaxed")
 
 
 def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | None = None, weight_bits: int = 8,
                            kv_precision: str = "fp8", batches=None, isl: int = 8192, osl: int = 1024,
-                           prefill_tp: int = 1, precision: str = "fp4", eff: serving.Efficiency = serving.Efficiency(),
-                           stack: str = "default", kv_sequences: int = 256,
+                           prefill_tp: int = 1, precision: str = "fp4", eff: serving.Efficiency | None = None,
+                           stack: str | None = None, kv_sequences: int = 256,
                            label: str = "GPU prefill + LPU decode") -> pl.DataFrame:
     """GPU prefill + LPU decode. Decode runs on ``lpx`` (default: the LPX racks that hold ``model`` at
     ``weight_bits`` plus the KV cache of ``kv_sequences`` sequences, :func:`lpx_for`) in every layout of
     :func:`lpu_decode` that fits, with micro-batches ``batches``; prefill runs on ``prefill_tp``-GPU workers
     of ``gpu`` (the serving model's prefill time of a mean prompt with ``eff`` and ``stack``), as many as the
     request rate needs
-    (fractional). Throughput per chip counts input + output tokens over LPUs and GPUs (the benchmark's way);
-    the KV transfer from GPU to LPU and queueing are not modelled. Frontier columns as
-    :func:`serving_frontier`, plus ``lpu_chips`` and ``gpu_chips``."""
+    (fractional; ``eff`` default the calibration, ``stack`` its best measured stack). Throughput per chip
+    counts input + output tokens over LPUs and GPUs (the benchmark's way); the KV transfer from GPU to LPU
+    and queueing are not modelled. Columns ``system``, ``interactivity_tok_s_user``,
+    ``throughput_tok_s_chip``, ``n_chips``, ``concurrency``, ``lpu_chips``, ``gpu_chips``."""
+    eff = eff or calibration.load()
+    stack = stack or frontier.best_stack(eff)
     b = np.asarray(batches if batches is not None else 2.0 ** np.arange(0, 9))
     isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
     ctx = int(isl_m + osl_m / 2)
@@ -445,7 +433,7 @@ def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | Non
     if not rows:
         raise ValueError(f"{model.model} does not fit on {s.system} ({s.n_chips} LPUs) at {weight_bits} bits with any KV cache")
     df = pl.DataFrame(rows)
-    keep = upper_envelope(df["interactivity_tok_s_user"], df["throughput_tok_s_chip"])
+    keep = pareto_envelope(df["interactivity_tok_s_user"], df["throughput_tok_s_chip"])
     return df[keep].select(pl.lit(label).alias("system"), pl.all())
 
 
@@ -494,21 +482,6 @@ def tpu_all_to_all(models: list[ModelSpec], *, size: int = 1024, tokens_per_chip
 
 # ---- Jalapeño's fabric: what the published single-user speeds allow ----------------------------------------------
 
-#: The published single-user numbers the fabric must reproduce, as (model, claim id, kind).
-JALAPENO_TARGETS = (("gpt-oss-120b", "gptoss-jalapeno-tbt", "tbt_ms"), ("deepseek-r1", "dsr1-jalapeno-single-user", "tok_s"))
-
-
-def jalapeno_target_tpot_s(claim_id: str, kind: str) -> float:
-    """The longest TPOT a published number allows: a TBT printed with 2 decimals in ms stands for up to
-    ``value + 0.005`` ms; a speed in tok/s for ``1 / value`` (read as a floor: "about 700")."""
-    v = claim_value(claim_id)
-    if kind == "tbt_ms":
-        return (v + 0.005) * 1e-3
-    if kind == "tok_s":
-        return 1.0 / v
-    raise UnknownNameError("target kind", kind, ["tbt_ms", "tok_s"])
-
-
 def fabric_topology(kind: str, n: int, **kw) -> network.Topology:
     """A hypothetical scale-up fabric of ``n`` chips of ``kind``: ``switched``, ``ring``, ``torus2d``,
     ``torus3d`` (most compact shapes) or ``dragonfly`` (fully connected groups of 8 chips, the groups fully
@@ -526,67 +499,29 @@ def fabric_topology(kind: str, n: int, **kw) -> network.Topology:
     raise UnknownNameError("fabric", kind, ["switched", "ring", "torus2d", "torus3d", "dragonfly"])
 
 
-def jalapeno_chip(scale_up_bandwidth_bytes_per_s: float = 1.8e12) -> ChipSpec:
-    """Jalapeño's ChipSpec with a scale-up bandwidth (both directions summed; not published)."""
-    if scale_up_bandwidth_bytes_per_s <= 0:
-        raise ValueError(f"scale_up_bandwidth_bytes_per_s must be positive, got {scale_up_bandwidth_bytes_per_s!r}")
-    return serving.with_chip(specs.chip("jalapeno"), scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s)
-
-
-def jalapeno_stack_overhead_s(eff: serving.Efficiency, *, model: str = "gpt-oss-120b", claim_id: str = "gptoss-jalapeno-tbt",
-                              isl: int = 8192, osl: int = 1024, precision: str = "fp4") -> float:
-    """Jalapeño's per-layer step overhead (the serving model's ``tau``, s) that makes one chip decode one
-    ``model`` sequence at exactly the published TBT (``claim_id``, ms): the model fits one chip's HBM, so no
-    fabric enters. TPOT is linear in ``tau``; solved from two evaluations. ValueError if even no overhead
-    is slower than the claim."""
-    m = specs.model(model)
-    target = claim_value(claim_id) * 1e-3
-
-    def tpot(tau: float) -> float:
-        e = replace(eff, tau_s={**eff.tau_s, "jalapeno": tau})
-        return float(np.asarray(serving.evaluate(m, jalapeno_chip(), n_chips=1, concurrency=1, isl=isl, osl=osl,
-                                                 precision=precision, eff=e, stack="jalapeno")["tpot_s"]))
-
-    t0, t1 = tpot(0.0), tpot(1e-5)
-    tau = (target - t0) / ((t1 - t0) / 1e-5)
-    if tau < 0:
-        raise ValueError(f"the serving model is slower than {target * 1e3:.3f} ms on one Jalapeño even with no "
-                         f"per-layer overhead ({t0 * 1e3:.3f} ms)")
-    return tau
-
-
-def jalapeno_efficiency(eff: serving.Efficiency, stack_overhead_s: float | None = None) -> serving.Efficiency:
-    """``eff`` with Jalapeño's own constants under the stack name ``jalapeno``: by default the ones the
-    Pareto chapter fits to its published points (:func:`jalapeno.frontier.fit_jalapeno`, central
-    scenario); with ``stack_overhead_s``, that per-layer overhead alone on ``eff``'s other constants (for
-    example :func:`jalapeno_stack_overhead_s`, the single-chip reading the fabric scan of the systems
-    chapter uses)."""
-    if stack_overhead_s is None:
-        from .frontier import fit_jalapeno
-
-        return fit_jalapeno("central", base=eff)
-    return replace(eff, tau_s={**eff.tau_s, "jalapeno": float(stack_overhead_s)})
-
-
 def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("switched", "torus3d"),
-                         hop_latencies_s=None, scale_up_bandwidth_bytes_per_s: float = 1.8e12, alpha0_s: float = 0.0,
-                         eff: serving.Efficiency = serving.Efficiency(), stack_overhead_s: float | None = None,
+                         hop_latencies_s=None, scenario: str = "central", fit: "subject.JalapenoFit | None" = None,
+                         scale_up_bandwidth_bytes_per_s: float | None = None, alpha0_s: float = 0.0,
                          isl: int = 8192, osl: int = 1024, precision: str = "fp4") -> pl.DataFrame:
     """Single-user TPOT of the published models on ``n`` Jalapeño chips (:func:`jalapeno.serving.evaluate`
     at concurrency 1, tensor parallel over the domain, experts spread over it) for each domain size, fabric
-    and per-hop latency. Each collective's fixed latency is ``alpha0 + diameter x hop latency``; the per-layer
-    stack overhead is Jalapeño's (:func:`jalapeno_efficiency`; ``stack_overhead_s`` overrides it), every
-    other constant ``eff``'s. Jalapeño's scale-up bandwidth is not published: ``scale_up_bandwidth_bytes_per_s``
-    (both directions). Columns: ``model``, ``fabric``, ``chips``, ``diameter_hops``, ``hop_latency_s``,
-    ``tpot_s``, ``target_tpot_s`` (:func:`jalapeno_target_tpot_s`), ``fits``, ``consistent`` (fits in HBM
-    and reaches the published speed: TPOT <= target)."""
+    and per-hop latency. Jalapeño is the one of every chapter (:func:`jalapeno.subject.jalapeno_chip` of
+    ``scenario``, its scale-up bandwidth overridden by ``scale_up_bandwidth_bytes_per_s`` when given) with
+    the constants of :func:`jalapeno.subject.fit_jalapeno` (``fit``, default the scenario's), except what
+    the scan varies on purpose: the domain size (``domain_sizes``, where the fit lets a worker span the
+    scenario's whole domain) and each collective's fixed latency, ``alpha0 + diameter x hop latency``
+    (where the fit keeps the calibrated one). Columns: ``model``, ``fabric``, ``chips``,
+    ``diameter_hops``, ``hop_latency_s``, ``tpot_s``, ``target_tpot_s``
+    (:func:`jalapeno.subject.target_tpot_s`), ``fits``, ``consistent`` (fits in HBM and reaches the
+    published speed: TPOT <= target)."""
     hops = np.asarray(hop_latencies_s if hop_latencies_s is not None else np.geomspace(0.05e-6, 10e-6, 25))
-    chip = jalapeno_chip(scale_up_bandwidth_bytes_per_s)
-    base = jalapeno_efficiency(eff, stack_overhead_s)
+    overrides = {} if scale_up_bandwidth_bytes_per_s is None else {"scale_up_bandwidth_bytes_per_s": scale_up_bandwidth_bytes_per_s}
+    chip = subject.jalapeno_chip(scenario, **overrides)
+    base = (fit or subject.fit_jalapeno(scenario)).efficiency
     rows = []
-    for model_name, claim_id, kind in JALAPENO_TARGETS:
+    for model_name, claim_id, kind in subject.SPEED_TARGETS:
         m = specs.model(model_name)
-        target = jalapeno_target_tpot_s(claim_id, kind)
+        target = subject.target_tpot_s(claim_id, kind)
         for fab in fabrics:
             for n in domain_sizes:
                 d = fabric_topology(fab, n).diameter_hops()
@@ -623,8 +558,8 @@ def jalapeno_requirements(models: list[ModelSpec], *, concurrency: int = 64, con
     (``required_injection_bytes_per_s``; ``None`` when the hop latencies alone exceed that share)."""
     if not 0 < comm_share <= 1:
         raise ValueError(f"comm_share must be in (0, 1], got {comm_share!r}")
-    c = specs.chip("jalapeno")
-    targets = {m: jalapeno_target_tpot_s(cid, kind) for m, cid, kind in JALAPENO_TARGETS}
+    c = subject.jalapeno_chip()
+    targets = {m: subject.target_tpot_s(cid, kind) for m, cid, kind in subject.SPEED_TARGETS}
     rows = []
     for m in models:
         need = m.weight_bytes(weight_precision) + concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)

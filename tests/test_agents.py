@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 import jalapeno as jp
-from jalapeno import agents, caveats, comparison, frontier, serving
+from jalapeno import agents, data, power, serving, subject
 from jalapeno.metrics import mean_request_length
 
 
@@ -18,12 +18,17 @@ def task(**kw):
 
 
 @pytest.fixture(scope="module")
-def eff():
-    return frontier.fit_jalapeno("central")
+def fit():
+    return subject.fit_jalapeno("central")
+
+
+@pytest.fixture(scope="module")
+def eff(fit):
+    return fit.efficiency
 
 
 def test_seed_003_thirty_steps_of_200_ms_save_six_seconds():
-    steps = int(comparison.claim_value("agent-30-steps"))
+    steps = int(data.claim_value("agent-30-steps"))
     per_step = agents.claim_seconds("agent-30-step-per-step-saving")
     assert (steps, per_step) == (30, pytest.approx(0.2))
     r = agents.seed_example(steps, per_step)
@@ -33,7 +38,7 @@ def test_seed_003_thirty_steps_of_200_ms_save_six_seconds():
 
 
 def test_seed_000_fifty_steps_of_one_second_save_fifty_seconds_nearly_a_minute():
-    r = agents.seed_example(int(comparison.claim_value("agent-50-steps")),
+    r = agents.seed_example(int(data.claim_value("agent-50-steps")),
                             agents.claim_seconds("agent-50-step-per-step-saving"))
     assert r["saving_s"] == pytest.approx(50.0)
     assert r["saving_s"] < agents.claim_seconds("agent-50-step-saving") == 60.0
@@ -49,7 +54,7 @@ def test_retry_case_hand_worked():
     # 3 steps; a call takes 1 s (TTFT 1 s, one output token after it at 0 s), then 1 s of tool; an attempt
     # is right with probability 0.8; 2 attempts per step.
     t = task(tool_time_s=1.0, step_success=0.8, max_attempts=2)
-    r = agents.run_task(t, agents.FixedLatency(1.0, 0.0), power=caveats.PowerStack(1000.0))
+    r = agents.run_task(t, agents.FixedLatency(1.0, 0.0), power=power.PowerStack(1000.0))
     attempts = 1 + 0.2                         # second attempt with probability 0.2
     step_ok = 1 - 0.2 ** 2                     # 0.96
     reach = 1 + step_ok + step_ok ** 2         # steps 1, 2, 3 reached
@@ -92,7 +97,7 @@ def test_faster_server_completes_more_tasks_under_a_tight_timeout():
 
 
 def test_serving_point_without_prefix_cache_reproduces_evaluate(eff):
-    chip = frontier.jalapeno_chip("central")
+    chip = subject.jalapeno_chip("central")
     point = agents.ServingPoint(chip, jp.model("gpt-oss-120b"), eff, "jalapeno", 1, 1, 8)
     ctx, out = mean_request_length(8192), mean_request_length(1024)
     c = point.call(ctx, ctx, out)
@@ -106,7 +111,7 @@ def test_serving_point_without_prefix_cache_reproduces_evaluate(eff):
 
 
 def test_serving_point_refuses_a_context_that_does_not_fit(eff):
-    point = agents.ServingPoint(frontier.jalapeno_chip("central"), jp.model("deepseek-r1"), eff, "jalapeno", 1, 1, 1)
+    point = agents.ServingPoint(subject.jalapeno_chip("central"), jp.model("deepseek-r1"), eff, "jalapeno", 1, 1, 1)
     with pytest.raises(ValueError, match="does not hold the KV cache"):
         point.call(8192, 8192, 256)
 
@@ -118,8 +123,8 @@ def test_nominal_length_inverts_the_benchmark_mean():
     assert agents.nominal_length(7372.5) == 8192
 
 
-def test_operating_point_picks_the_highest_throughput_at_the_interactivity(eff):
-    front = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
+def test_operating_point_picks_the_highest_throughput_at_the_interactivity(fit):
+    front = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit)
     top = agents.operating_point(front)
     assert top["interactivity_tok_s_user"] == pytest.approx(float(front["interactivity_tok_s_user"].max()))
     p = agents.operating_point(front, 300.0)
@@ -129,9 +134,9 @@ def test_operating_point_picks_the_highest_throughput_at_the_interactivity(eff):
     assert not agents.operating_point(front, 1e6)["reached"]
 
 
-def test_task_ratio_never_exceeds_the_call_ratio_without_timeouts(eff):
+def test_task_ratio_never_exceeds_the_call_ratio_without_timeouts(fit):
     tasks = [agents.profile(n, timeout_s=math.inf) for n in agents.PROFILES]
-    t = agents.compounding_table(tasks, lambda k: agents.task_servers(k, jalapeno_eff=eff))
+    t = agents.compounding_table(tasks, lambda k: agents.task_servers(k, jalapeno_fit=fit))
     first, last = t["call_ratio_first_step"].to_numpy(), t["call_ratio_last_step"].to_numpy()
     # a task is its calls plus the same tool time on both servers: its ratio lies between the worst call
     # ratio and the best one, pulled toward 1 by the tool time
@@ -151,7 +156,7 @@ def test_published_servers_use_the_implied_ttft():
 
 
 def test_energy_parts_follow_the_power_stack():
-    stack = caveats.PowerStack(700.0, 900.0, 1.2)
+    stack = power.PowerStack(700.0, 900.0, 1.2)
     r = agents.run_task(task(), agents.FixedLatency(1.0, 0.0, chips_per_sequence=0.5), power=stack, usd_per_chip_hour=3.6)
     assert r.chip_s == pytest.approx(1.5)
     assert r.energy_j == pytest.approx({"accelerator_w": 1050.0, "host_network_w": 1350.0, "cooling_w": 480.0})

@@ -223,7 +223,7 @@ def test_pareto_selectors_change_the_marks(site, context):
     _, url = site
     page, charts = _explorable_chart(context, url, "pareto", "select[name='knob_power_basis']")
     chart = charts.first
-    for name, value in (("knob_power_basis", "all-in"), ("knob_scenario", "high")):
+    for name, value in (("knob_power_basis", "all-in-proportional"), ("knob_scenario", "high")):
         _marks_change(page, chart, lambda: chart.locator(f"select[name='{name}']").select_option(value))
     page.close()
 

@@ -7,12 +7,13 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, caveats, claims, data, frontier, serving
+from jalapeno import calibration, caveats, claims, data, frontier, power, serving, subject
 
 
 @pytest.fixture(scope="module")
-def eff():
-    return frontier.fit_jalapeno("central")
+def fit():
+    return subject.fit_jalapeno("central")
+
 
 
 # ---- power bases --------------------------------------------------------------------------------------------
@@ -30,32 +31,21 @@ def test_other_bases_hand_worked():
     j_tput, b_tput = 85_448 * 0.7, 53_952.0          # tok/s per chip: published x 0.7 kW; GB200 conc 512
     assert t["sustained, Jalapeño only"]["jalapeno_tok_s_kw"] == pytest.approx(j_tput / 0.55)
     assert t["sustained, both"]["ratio"] == pytest.approx(t["rated"]["ratio"])
-    assert t["all-in IT, proportional"]["jalapeno_w"] == pytest.approx(700 * 2.1 / 1.2)   # 1,225 W
-    assert t["all-in IT, proportional"]["ratio"] == pytest.approx(t["rated"]["ratio"])
-    assert t["all-in IT, per chip"]["jalapeno_w"] == pytest.approx(700 + 900)             # GB200's 2.1 kW - 1.2 kW
-    assert t["all-in IT, per chip"]["jalapeno_tok_s_kw"] == pytest.approx(j_tput / 1.6)
-    assert t["all-in IT, per chip"]["baseline_tok_s_kw"] == pytest.approx(b_tput / 2.1, rel=1e-4)
-    assert t["all-in IT, per chip"]["ratio"] == pytest.approx((j_tput / 1.6) / (b_tput / 2.1), rel=1e-4)
-    assert t["all-in IT, per chip, sustained"]["jalapeno_w"] == pytest.approx(550 + 900)
+    assert t["all-in, proportional"]["jalapeno_w"] == pytest.approx(700 * 2.1 / 1.2)   # 1,225 W
+    assert t["all-in, proportional"]["ratio"] == pytest.approx(t["rated"]["ratio"])
+    assert t["all-in, per chip"]["jalapeno_w"] == pytest.approx(700 + 900)             # GB200's 2.1 kW - 1.2 kW
+    assert t["all-in, per chip"]["jalapeno_tok_s_kw"] == pytest.approx(j_tput / 1.6)
+    assert t["all-in, per chip"]["baseline_tok_s_kw"] == pytest.approx(b_tput / 2.1, rel=1e-4)
+    assert t["all-in, per chip"]["ratio"] == pytest.approx((j_tput / 1.6) / (b_tput / 2.1), rel=1e-4)
+    assert t["all-in, per chip, sustained"]["jalapeno_w"] == pytest.approx(550 + 900)
     assert t["facility"]["jalapeno_w"] == pytest.approx(1600 * 1.5)
-    assert t["facility"]["ratio"] == pytest.approx(t["all-in IT, per chip"]["ratio"])   # a common PUE cancels
+    assert t["facility"]["ratio"] == pytest.approx(t["all-in, per chip"]["ratio"])   # a common PUE cancels
 
 
-def test_power_stack_and_overhead_rules():
-    s = caveats.PowerStack(700.0, 900.0, 1.2)
-    assert (s.it_w, s.total_w, s.cooling_w) == (1600.0, pytest.approx(1920.0), pytest.approx(320.0))
-    assert sum(s.parts().values()) == pytest.approx(s.total_w)
-    assert caveats.host_network_w("jalapeno", "proportional") == pytest.approx(700 * 0.9 / 1.2)
-    assert caveats.host_network_w("jalapeno", "per-chip") == pytest.approx(900.0)
-    assert caveats.host_network_w("gb200", "none") == pytest.approx(900.0)   # its own all-in wins
-    assert caveats.power_for_basis("jalapeno", "sustained").accelerator_w == 550.0
-    assert caveats.power_for_basis("gb200", "facility", pue=1.5).total_w == pytest.approx(2100 * 1.5)
-    with pytest.raises(ValueError, match="pue must be at least 1"):
-        caveats.PowerStack(700.0, pue=0.9)
-    with pytest.raises(jp.UnknownNameError, match="valid overhead rules: none, proportional, per-chip"):
-        caveats.host_network_w("jalapeno", "flat")
-    with pytest.raises(jp.UnknownNameError, match="valid power bases: rated, sustained, all-in, facility"):
-        caveats.power_for_basis("jalapeno", "wall")
+def test_power_basis_table_uses_the_power_modules_watts():
+    t = {r["basis"]: r for r in caveats.power_basis_table().iter_rows(named=True)}
+    for key in ("all-in-proportional", "all-in-per-chip"):   # the same name gives the same watts everywhere
+        assert t[power.BASIS_LABELS[key]]["jalapeno_w"] == power.power_w("jalapeno", key)
 
 
 # ---- Amdahl ---------------------------------------------------------------------------------------------------
@@ -86,9 +76,9 @@ def test_decode_breakdown_adds_up_to_the_serving_model(model, concurrency, n_chi
     assert all(d[k] >= 0 for k in caveats.KERNEL_PARTS)
 
 
-def test_kernel_table_is_amdahl_of_its_share(eff):
-    front = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
-    t = caveats.kernel_speedup_table("gpt-oss-120b", frontier.jalapeno_chip("central"), front, eff=eff,
+def test_kernel_table_is_amdahl_of_its_share(fit):
+    front = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit)
+    t = caveats.kernel_speedup_table("gpt-oss-120b", subject.jalapeno_chip("central"), front, eff=fit.efficiency,
                                      stack="jalapeno", speedups=(1.5, 1.8))
     for r in t.iter_rows(named=True):
         assert 0 < r["kernel_share"] < 1
@@ -103,9 +93,9 @@ def test_kernel_table_is_amdahl_of_its_share(eff):
 
 def test_hbm_per_stack_and_per_gigawatt():
     assert caveats.hbm_per_stack_bytes("jalapeno") == pytest.approx(36e9)   # 216 GB / 6 stacks
-    supply = caveats.fact("hbm_shipments_2026")
+    supply = data.fact("hbm_shipments_2026")
     assert supply == pytest.approx(30e9 * 1e9 / 8)                            # 30 billion Gb in bytes
-    t = caveats.hbm_table(["jalapeno"], supply_share=0.01).row(0, named=True)
+    t = caveats.hbm_table(["jalapeno"], supply_share=0.01).row(0, named=True)   # rated: 700 W
     chips = 1e9 / 700
     assert t["chips_per_gw"] == pytest.approx(chips)
     assert t["stacks_per_gw"] == pytest.approx(6 * chips)
@@ -114,19 +104,21 @@ def test_hbm_per_stack_and_per_gigawatt():
     assert t["chips_per_year"] == pytest.approx(0.01 * 3.75e18 / 216e9)
     with pytest.raises(ValueError, match="supply_share must lie in"):
         caveats.hbm_table(["jalapeno"], supply_share=0)
+    allin = caveats.hbm_table(["jalapeno"], power_basis="all-in-per-chip").row(0, named=True)
+    assert allin["watts_per_chip"] == pytest.approx(1600.0)                  # 700 W + GB200's 900 W
 
 
 # ---- ranges, facts, Vera Rubin --------------------------------------------------------------------------------
 
 def test_whatif_ranges_and_facts():
-    assert caveats.whatif("vera_rubin_tdp", "low") == 1800.0
-    assert caveats.whatif("vera_rubin_hbm_bandwidth", "high") == pytest.approx(22e12)
-    assert caveats.whatif("pue") == pytest.approx(1.2)
-    assert caveats.fact("cuda_introduced_year") == 2006
+    assert data.whatif("vera_rubin_tdp", "low") == 1800.0
+    assert data.whatif("vera_rubin_hbm_bandwidth", "high") == pytest.approx(22e12)
+    assert data.whatif("pue") == pytest.approx(1.2)
+    assert data.fact("cuda_introduced_year") == 2006
     with pytest.raises(jp.UnknownNameError, match="valid what-if parameters: vera_rubin_tdp"):
-        caveats.whatif("rubin_power")
+        data.whatif("rubin_power")
     with pytest.raises(jp.UnknownNameError, match="valid cases: low, central, high"):
-        caveats.whatif("pue", "median")
+        data.whatif("pue", "median")
     for name in ("whatif_ranges.csv", "public_facts.csv"):
         assert data.load(name)["source"].str.contains("http|@|arXiv|ISCA").all(), name
 
@@ -140,8 +132,8 @@ def test_vera_rubin_cases():
         caveats.vera_rubin_chip("best")
 
 
-def test_vera_rubin_table(eff):
-    t = caveats.vera_rubin_table(["gpt-oss-120b"], eff=eff, cases=("pessimistic", "optimistic"))
+def test_vera_rubin_table(fit):
+    t = caveats.vera_rubin_table(["gpt-oss-120b"], fit=fit, cases=("pessimistic", "optimistic"))
     assert t.height == 8
     assert np.allclose(t["remaining"], t["vs_vera_rubin"] / t["vs_baseline"])
     pk = {r["case"]: r for r in t.filter(pl.col("metric") == "per_kw_at_peak").iter_rows(named=True)}
@@ -150,24 +142,24 @@ def test_vera_rubin_table(eff):
     assert pk["pessimistic"]["published"] == pytest.approx(85_448 / 44_960)
 
 
-def test_front_ratios_of_a_frontier_with_itself_are_one(eff):
-    f = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
+def test_front_ratios_of_a_frontier_with_itself_are_one(fit):
+    f = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit)
     r = caveats.front_ratios(f, f)
     assert all(r[m] == pytest.approx(1.0) for m in caveats.METRICS)
 
 
-def test_shape_sweep(eff):
-    t = caveats.shape_sweep(shapes=((8192, 1024), (1024, 1024)), eff=eff)
+def test_shape_sweep(fit):
+    t = caveats.shape_sweep(shapes=((8192, 1024), (1024, 1024)), fit=fit)
     assert t["shape"].to_list() == ["8k/1k", "1k/1k"]
     assert t["jalapeno_peak_tok_s_kw"][0] == pytest.approx(85_448, rel=1e-3)   # fitted there
     assert (t.select(caveats.METRICS[:3]).to_numpy() > 1).all()
     with pytest.raises(ValueError, match="osl above 1"):
-        caveats.shape_sweep(shapes=((1024, 1),), eff=eff)
+        caveats.shape_sweep(shapes=((1024, 1),), fit=fit)
 
 
-def test_pareto_shape_table_ends_at_the_matched_ratio(eff):
+def test_pareto_shape_table_ends_at_the_matched_ratio(fit):
     old = frontier.baseline_frontier("gpt-oss-120b", "gb200")
-    new = frontier.jalapeno_frontier("gpt-oss-120b", "central", eff=eff)
+    new = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit)
     t = caveats.pareto_shape_table(new, old)
     assert t["ratio"][-1] == pytest.approx(frontier.matched_ratio(new, old)["ratio"])
     assert np.all(np.diff(t["ratio"].to_numpy()) > 0)            # the nearer the end, the larger the ratio

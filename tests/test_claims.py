@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import claims, comparison
+from jalapeno import claims, comparison, metrics
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def test_an_arithmetic_check_can_fail(edit_data):
 
 
 def test_printed_rounding_intervals():
-    assert claims.rounds_to(1.868, 1.87, 2) and not claims.rounds_to(1.876, 1.87, 2)
-    assert claims.half_ulp(2) == pytest.approx(0.005)
+    assert metrics.rounds_to(1.868, 1.87, 2) and not metrics.rounds_to(1.876, 1.87, 2)
+    assert metrics.half_ulp(2) == pytest.approx(0.005)
     row = claims.claim("gptoss-jalapeno-single-user")
     assert row["status"] == "consistent" and row["computed"] == "1439–1460"  # 1/0.695 ms .. 1/0.685 ms
 
@@ -62,8 +62,9 @@ def test_power_bases():
     assert t["rated"]["jalapeno_tok_s_kw"] == pytest.approx(85_448)
     assert t["rated"]["baseline_tok_s_kw"] == pytest.approx(44_960, abs=1)
     assert t["sustained"]["jalapeno_tok_s_kw"] == pytest.approx(85_448 * 700 / 550)
-    assert t["all-in"]["baseline_tok_s_kw"] == pytest.approx(53_952 / 2.1, rel=1e-4)
-    assert t["all-in"]["ratio"] == pytest.approx(t["rated"]["ratio"])  # same scaling both sides by default
+    assert t["all-in-proportional"]["baseline_tok_s_kw"] == pytest.approx(53_952 / 2.1, rel=1e-4)
+    assert t["all-in-proportional"]["jalapeno_w"] == pytest.approx(700 * 2.1 / 1.2)
+    assert t["all-in-proportional"]["ratio"] == pytest.approx(t["rated"]["ratio"])  # same scaling both sides by default
 
 
 def test_e2e_decomposition_hand_worked():

@@ -1,5 +1,6 @@
 """Benchmark conventions and metric identities (golden cases 6 and 7) on the measured data."""
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -44,3 +45,11 @@ def test_all_in_per_megawatt_basis():
 def test_unknown_measured_hardware_lists_valid():
     with pytest.raises(Exception, match="valid measured hardwares: b200, b200-trt, gb200"):
         measured.points(hw="tpu7x")
+
+
+def test_pareto_envelope_hand_worked():
+    x = [1, 2, 3, 2, 0.5]
+    y = [5, 4, 1, 2, 6]
+    assert metrics.pareto_envelope(x, y).tolist() == [4, 0, 1, 2]   # (2, 2) is beaten by (2, 4)
+    assert metrics.pareto_envelope([1.0, 1.0], [3.0, 3.0]).tolist() == [0]   # of tied points the first
+    assert metrics.pareto_envelope(np.array([]), np.array([])).tolist() == []

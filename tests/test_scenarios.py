@@ -97,8 +97,8 @@ def test_sustained_550w_scenario_changes_the_all_in_ratio(built):
     site = built["jalapeno-sustained-550w"]
     s = comparison.baseline_summary()
     bases = comparison.power_basis_table(s, jalapeno_sustained_w=550.0, jalapeno_allin_w=962.5)
-    allin = bases.filter(pl.col("basis") == "all-in").row(0, named=True)
-    default = comparison.power_basis_table(s).filter(pl.col("basis") == "all-in").row(0, named=True)
+    allin = bases.filter(pl.col("basis") == "all-in-proportional").row(0, named=True)
+    default = comparison.power_basis_table(s).filter(pl.col("basis") == "all-in-proportional").row(0, named=True)
     assert f"{allin['ratio']:.2f}" != f"{default['ratio']:.2f}"
     page = text_of(site / "chapters" / "reading-the-numbers.html")
     assert f"the ratio is {allin['ratio']:.2f}x" in page

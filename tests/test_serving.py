@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, frontier, serving
+from jalapeno import calibration, frontier, serving, subject
 from jalapeno.metrics import mean_request_length
 
 
@@ -122,7 +122,7 @@ def test_frontier_is_a_pareto_envelope():
 
 
 def test_frontier_inputs_are_checked():
-    with pytest.raises(jp.UnknownNameError, match="valid power bases: rated, sustained, all-in"):
+    with pytest.raises(jp.UnknownNameError, match="valid power bases: rated, sustained, all-in-proportional, all-in-per-chip"):
         frontier.frontier("gb200", "gpt-oss-120b", power_basis="peak")
     with pytest.raises(jp.UnknownNameError, match="unknown chip"):
         frontier.frontier("gb400", "gpt-oss-120b")
@@ -130,15 +130,19 @@ def test_frontier_inputs_are_checked():
         frontier.frontier("h100", "kimi-k2.5", max_chips=2)
 
 
-@pytest.mark.parametrize("scenario", frontier.SCENARIOS)
+@pytest.mark.parametrize("scenario", subject.SCENARIOS)
 def test_jalapeno_fit_hits_its_four_published_points(scenario):
-    eff = frontier.fit_jalapeno(scenario)
-    f = frontier.jalapeno_frontier("gpt-oss-120b", scenario, eff=eff)
+    fit = subject.fit_jalapeno(scenario)
+    assert fit.scenario == scenario
+    assert fit.target_claims == ("gptoss-jalapeno-tbt", "gptoss-jalapeno-tok-per-kw", "gptoss-jalapeno-e2e",
+                                 "dsr1-jalapeno-single-user")
+    eff = fit.efficiency
+    f = subject.jalapeno_frontier("gpt-oss-120b", scenario, fit=fit)
     fastest = f.row(f["interactivity_tok_s_user"].arg_max(), named=True)
     assert fastest["interactivity_tok_s_user"] == pytest.approx(1 / 0.69e-3, rel=0.005)  # 0.69 ms TBT
     assert f["throughput_tok_s_chip"].max() == pytest.approx(85_448 * 0.7, rel=0.005)  # tok/s/kW x 0.7 kW
     assert fastest["e2e_s"] == pytest.approx(1.03, rel=0.005)
-    d = frontier.jalapeno_frontier("deepseek-r1", scenario, eff=eff)
+    d = subject.jalapeno_frontier("deepseek-r1", scenario, fit=fit)
     assert d["interactivity_tok_s_user"].max() == pytest.approx(700, rel=0.005)
     # the other constants stay at the calibration on measured chips
     base = frontier.calibration.load()
@@ -172,7 +176,7 @@ def test_baseline_frontier_says_where_it_comes_from():
 
 
 def test_ratio_is_the_product_of_its_three_factors():
-    t = frontier.ratio_table(["gpt-oss-120b"], effs={"central": frontier.fit_jalapeno("central")})
+    t = subject.ratio_table(["gpt-oss-120b"], fits={"central": subject.fit_jalapeno("central")})
     r = t.row(0, named=True)
     assert r["ratio"] == pytest.approx(r["jalapeno_retention"] * r["peak_ratio"] * r["baseline_steepness"], rel=1e-12)
     # measured GB200: peak 53,952 tok/s/GPU (run 20786863188 conc 512, within 0.3 % of the other runs) over
@@ -183,7 +187,7 @@ def test_ratio_is_the_product_of_its_three_factors():
 
 
 def test_matched_ratios_against_the_published_ones():
-    t = frontier.ratio_table()
+    t = subject.ratio_table()
     row = {(r["model"], r["scenario"]): r for r in t.iter_rows(named=True)}
     # gpt-oss-120b (53.7x) and Kimi K2.5 (~56x): within ±15 % in the low scenario (an 8-chip domain)
     assert abs(row["gpt-oss-120b", "low"]["deviation"]) <= 0.15
@@ -191,7 +195,7 @@ def test_matched_ratios_against_the_published_ones():
     # DeepSeek-R1 (104.3x): below the band in every scenario, by 15-25 % in the central and high ones; the weak
     # factor is the modeled peak ratio, under the 1.5-1.9x the seeds give for peak tok/s/kW: at 1.5x the
     # central scenario would be within ±15 %
-    assert all(row["deepseek-r1", sc]["deviation"] < -0.15 for sc in frontier.SCENARIOS)
+    assert all(row["deepseek-r1", sc]["deviation"] < -0.15 for sc in subject.SCENARIOS)
     assert all(row["deepseek-r1", sc]["deviation"] > -0.25 for sc in ("central", "high"))
     d = row["deepseek-r1", "central"]
     assert d["peak_ratio"] < 1.5
@@ -241,3 +245,23 @@ def test_mla_layers_pay_the_fitted_overhead_factor():
     gqa = serving.evaluate(jp.model("gpt-oss-120b"), c, n_chips=8, concurrency=1,
                            eff=replace(base, mla_layer_factor=2.0), stack="default")
     assert float(gqa["overhead_s"]) == pytest.approx(36 * 50e-6)  # a GQA model is not affected
+
+
+def test_one_jalapeno_builder_from_its_unknowns_plus_overrides():
+    c = subject.jalapeno_chip("central")
+    assert (c.hbm_bandwidth_bytes_per_s, c.scale_up_bandwidth_bytes_per_s, c.scale_up_domain_chips) == (
+        pytest.approx(6 * 2048 * 8e9 / 8), pytest.approx(1.8e12), 64)       # HBM4 at 8 Gb/s per pin; NVLink 5
+    low = subject.jalapeno_chip("low")
+    assert (low.scale_up_bandwidth_bytes_per_s, low.scale_up_domain_chips) == (pytest.approx(0.9e12), 8)
+    wide = subject.jalapeno_chip("central", scale_up_bandwidth_bytes_per_s=3.6e12)
+    assert wide.scale_up_bandwidth_bytes_per_s == 3.6e12 and wide.hbm_bandwidth_bytes_per_s == c.hbm_bandwidth_bytes_per_s
+    assert (c.tdp_w, c.hbm_capacity_bytes) == (700.0, 216e9)                 # published, from chip_specs.csv
+    with pytest.raises(jp.UnknownNameError, match="valid scenarios: low, central, high"):
+        subject.jalapeno_chip("median")
+    with pytest.raises(ValueError, match="must be positive"):
+        subject.jalapeno_chip(scale_up_bandwidth_bytes_per_s=0.0)
+
+
+def test_a_chip_without_a_scale_up_domain_needs_max_chips():
+    with pytest.raises(ValueError, match="no published scale-up domain; give max_chips"):
+        frontier.sweep(jp.chip("jalapeno"), "gpt-oss-120b")

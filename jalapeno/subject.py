@@ -1,0 +1,256 @@
+"""The subject chip: Jalapeño's one builder, its one fit to the published points, and its frontiers.
+
+Every chapter that models Jalapeño builds it with :func:`jalapeno_chip` (a scenario of its unpublished
+quantities, ``data/jalapeno_unknowns.csv``, plus explicit overrides for a what-if) and gives it the
+constants of :func:`fit_jalapeno` (its own per-layer overhead, prefill efficiency, request latency and
+MLA layer cost, fitted to four published operating points; every other constant is the calibration on
+measured chips). The fit's result names the claims it was fitted to (:class:`JalapenoFit`), so a
+reproduction of one of them is never counted as a prediction.
+
+The same question gets the same Jalapeño everywhere: the central scenario (HBM 12.288 TB/s, scale-up
+1.8 TB/s both directions, a 64-chip domain) with the central fit. A chapter that deliberately varies one
+quantity (the systems chapter's fabric scan varies the domain size and the per-hop latency) says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from . import calibration, data, frontier, power, serving, specs
+from .errors import UnknownNameError
+from .specs import ChipSpec
+
+#: The scenarios of Jalapeño's unknowns (columns of ``jalapeno_unknowns.csv``).
+SCENARIOS = data.CASES
+
+#: Which field of :class:`~jalapeno.specs.ChipSpec` each row of ``jalapeno_unknowns.csv`` sets.
+UNKNOWN_FIELDS = {"hbm_bandwidth": "hbm_bandwidth_bytes_per_s", "scale_up_bandwidth": "scale_up_bandwidth_bytes_per_s",
+                  "scale_up_domain": "scale_up_domain_chips"}
+
+
+def jalapeno_chip(scenario: str = "central", **overrides) -> ChipSpec:
+    """Jalapeño's ChipSpec: its published specs (``chip_specs.csv``) with its unknowns (HBM bandwidth,
+    scale-up bandwidth and domain) set to one scenario of ``jalapeno_unknowns.csv``, then ``overrides``
+    (SI fields of ChipSpec, e.g. ``scale_up_bandwidth_bytes_per_s=3.6e12``) for a what-if.
+    UnknownNameError for another scenario; ValueError for a non-positive override."""
+    if scenario not in SCENARIOS:
+        raise UnknownNameError("scenario", scenario, SCENARIOS)
+    bad = {k: v for k, v in overrides.items() if isinstance(v, (int, float)) and not v > 0}
+    if bad:
+        raise ValueError(f"Jalapeño overrides must be positive, got {bad!r}")
+    known = {field: data.jalapeno_unknown(parameter, scenario) for parameter, field in UNKNOWN_FIELDS.items()}
+    return serving.with_chip(specs.chip("jalapeno"), **{**known, **overrides})
+
+
+#: Jalapeño's own constants and the published point each is fitted to (claim id): the per-layer step
+#: overhead to the minimum TBT, the prefill efficiency to the peak throughput per kW, the request latency
+#: outside the chips to the E2E (all gpt-oss-120b 8k/1k), and the per-layer cost of an MLA layer relative
+#: to a GQA layer in its software (:attr:`~jalapeno.serving.Efficiency.mla_layer_factor`) to the
+#: DeepSeek-R1 single-user speed.
+JALAPENO_FIT = (("tau_s", "gptoss-jalapeno-tbt"), ("eta_prefill", "gptoss-jalapeno-tok-per-kw"),
+                ("request_latency_s", "gptoss-jalapeno-e2e"), ("mla_layer_factor", "dsr1-jalapeno-single-user"))
+
+#: Bounds of the four fitted constants, in the order of :data:`JALAPENO_FIT` (s, fraction, s, ratio).
+#: Physical limits, wide enough that no solution sits on one: a per-layer overhead from 10 ns (a few
+#: hundred cycles) to 200 µs (above the slowest measured stack's 87 µs, ``calibration.csv``); a prefill
+#: efficiency from 0.1 % to 100 % of peak; a request latency from 0.1 ms to 2 s (the published E2E is
+#: 1.05 s); an MLA layer from 0.05 to 10 times a GQA layer (the GPU stacks: 2.3).
+FIT_BOUNDS = ((1e-8, 2e-4), (1e-3, 1.0), (1e-4, 2.0), (0.05, 10.0))
+
+#: Starting points of the fit (not a convex problem): each combination of these per-layer overheads
+#: (3 and 30 µs: below and at the measured stacks' order) and prefill efficiencies (5 % and 30 %), with
+#: a request latency of 0.1 s and an MLA factor of 1; the lowest cost wins.
+FIT_STARTS = {"tau_s": (3e-6, 3e-5), "eta_prefill": (0.05, 0.3), "request_latency_s": (0.1,), "mla_layer_factor": (1.0,)}
+
+
+@dataclass(frozen=True)
+class JalapenoFit:
+    """Jalapeño's fitted constants: ``efficiency`` (the calibration with Jalapeño's own constants under the
+    stack name ``jalapeno``), the ``scenario`` of its unknowns, the ``target_claims`` it was fitted to
+    (claim ids of ``claims.csv``: these are reproduced by construction, not predicted) and the
+    ``concurrency_cap`` of the frontiers it was fitted on."""
+
+    efficiency: serving.Efficiency
+    scenario: str
+    target_claims: tuple[str, ...]
+    concurrency_cap: float | str | None = "benchmark"
+
+    def constants(self) -> dict[str, float]:
+        """The four fitted constants (SI): ``tau_s``, ``eta_prefill``, ``request_latency_s``,
+        ``mla_layer_factor``."""
+        e = self.efficiency
+        return {"tau_s": e.tau_s["jalapeno"], "eta_prefill": e.eta_prefill, "request_latency_s": e.request_latency_s,
+                "mla_layer_factor": e.mla_layer_factor}
+
+
+def fit_targets() -> np.ndarray:
+    """The four published points of :data:`JALAPENO_FIT` in the fit's units: maximum interactivity on
+    gpt-oss-120b (tok/s/user, 1 / TBT), peak throughput per chip (tok/s: the published tok/s/kW x rated
+    TDP, both claims), E2E at the fastest point (s), DeepSeek-R1 maximum interactivity (tok/s/user)."""
+    v = data.claim_value
+    return np.array([1e3 / v("gptoss-jalapeno-tbt"),
+                     v("gptoss-jalapeno-tok-per-kw") * power.power_w(jalapeno_chip(), "rated") / 1e3,
+                     v("gptoss-jalapeno-e2e"), v("dsr1-jalapeno-single-user")])
+
+
+def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None, *,
+                 concurrency_cap: float | str | None = "benchmark") -> JalapenoFit:
+    """Fit Jalapeño's four own constants (:data:`JALAPENO_FIT`) to its four published operating points
+    (:func:`fit_targets`): on gpt-oss-120b 8k/1k the minimum TBT (the frontier's maximum interactivity;
+    claim ``gptoss-jalapeno-tbt``), the peak throughput per chip (``gptoss-jalapeno-tok-per-kw`` x rated
+    TDP) and the E2E at the fastest point (``gptoss-jalapeno-e2e``); on DeepSeek-R1 the single-user speed
+    (``dsr1-jalapeno-single-user``, the frontier's maximum interactivity). Four equations in four
+    unknowns (``scipy.optimize.least_squares`` in log space within :data:`FIT_BOUNDS` from each of
+    :data:`FIT_STARTS`); every other constant stays at the calibration on measured chips (``base``), so
+    the matched-interactivity ratios and every Kimi K2.5 figure are predictions, not fits. The frontiers
+    are those of :func:`jalapeno_chip` (``scenario``) over ``concurrency_cap`` (see
+    :func:`jalapeno.frontier.sweep`; by default the benchmark's own range, on the assumption that OpenAI
+    ran the same harness). UnknownNameError for an unknown scenario."""
+    if base is None and concurrency_cap == "benchmark":
+        return _fit_default(scenario)
+    from scipy.optimize import least_squares  # deferred: scipy is slow to import and only the fit needs it
+
+    base = base or calibration.load()
+    chip = jalapeno_chip(scenario)
+    targets = fit_targets()
+
+    def make(z):
+        tau, eta_p, lam, factor = np.exp(z)
+        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), mla_layer_factor=float(factor),
+                       tau_s={**base.tau_s, "jalapeno": float(tau)})
+
+    def fun(z):
+        e = make(z)
+        g = frontier.frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
+        fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
+        d = frontier.frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
+        got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
+               d["interactivity_tok_s_user"].max()]
+        return np.log(np.array(got) / targets)
+
+    lo, hi = np.log([b[0] for b in FIT_BOUNDS]), np.log([b[1] for b in FIT_BOUNDS])
+    best = None
+    for start in itertools.product(*(FIT_STARTS[name] for name, _ in JALAPENO_FIT)):
+        sol = least_squares(fun, np.log(start), bounds=(lo, hi), diff_step=1e-3)
+        if best is None or sol.cost < best.cost - 1e-12:
+            best = sol
+    return JalapenoFit(make(best.x), scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap)
+
+
+@functools.lru_cache(maxsize=None)
+def _fit_default(scenario: str) -> JalapenoFit:
+    """:func:`fit_jalapeno` on the stored calibration, once per scenario and process."""
+    return fit_jalapeno(scenario, base=calibration.load())
+
+
+def jalapeno_constants(fits: dict[str, JalapenoFit]) -> pl.DataFrame:
+    """The fitted constants of :func:`fit_jalapeno` per scenario, one row each: ``scenario``, ``tau_s``,
+    ``eta_prefill``, ``request_latency_s``, ``mla_layer_factor`` (SI), ``target_claims``."""
+    return pl.DataFrame([{"scenario": sc, **f.constants(), "target_claims": ", ".join(f.target_claims)}
+                         for sc, f in fits.items()])
+
+
+def jalapeno_frontier(model: str, scenario: str = "central", *, fit: JalapenoFit | None = None,
+                      **options) -> pl.DataFrame:
+    """Jalapeño's modeled frontier for ``model`` under one scenario of its unknowns, with the constants of
+    ``fit`` (default :func:`fit_jalapeno` over the same ``concurrency_cap``); ``options`` pass to
+    :func:`jalapeno.frontier.frontier`. ValueError when ``fit`` was made for another scenario."""
+    fit = fit or fit_jalapeno(scenario, concurrency_cap=options.get("concurrency_cap", "benchmark"))
+    if fit.scenario != scenario:
+        raise ValueError(f"the fit is for the {fit.scenario!r} scenario, the frontier asks for {scenario!r}")
+    return frontier.frontier(jalapeno_chip(scenario), model, eff=fit.efficiency, stack="jalapeno",
+                             **options).with_columns(pl.lit(scenario).alias("scenario"))
+
+
+def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_basis: str = "rated",
+                baseline_how: str = "auto", baseline_max_chips: int = 8, baselines: dict[str, str] | None = None,
+                fits: dict[str, JalapenoFit] | None = None,
+                concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+    """For each model and each Jalapeño scenario: the ratio of Jalapeño's to the baseline's tok/s/kW at
+    the baseline's best interactivity ``x*``, next to the published ratio, and its three factors
+    (``ratio = jalapeno_retention x peak_ratio x baseline_steepness``): Jalapeño's throughput at ``x*``
+    over its own peak, the two peaks' ratio, the baseline's peak over its throughput at ``x*``.
+    ``implied_retention`` is the retention the published ratio implies given the other two factors.
+    ``baselines`` overrides the chip of :data:`jalapeno.frontier.PUBLISHED_RATIOS`; ``baseline_how`` and
+    ``baseline_max_chips`` pass to :func:`jalapeno.frontier.baseline_frontier`; ``fits`` passes
+    :func:`fit_jalapeno` results per scenario (fitted over the same ``concurrency_cap`` when not given)."""
+    fits = fits or {sc: fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in SCENARIOS}
+    rows = []
+    for m in models:
+        claim_id, chip = frontier.PUBLISHED_RATIOS.get(m, (None, "gb300"))
+        chip = (baselines or {}).get(m, chip)
+        old = frontier.baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how,
+                                         max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
+        old_peak = float(old["tok_s_per_kw"].max())
+        for sc, f in fits.items():
+            new = jalapeno_frontier(m, sc, fit=f, power_basis=power_basis, concurrency_cap=concurrency_cap)
+            r = frontier.matched_ratio(new, old)
+            new_peak = float(new["tok_s_per_kw"].max())
+            peak_ratio, steepness = new_peak / old_peak, old_peak / r["old"]
+            published = data.claim_value(claim_id) if claim_id else float("nan")
+            rows.append({"model": m, "baseline": chip, "baseline_source": old["source"][0], "scenario": sc,
+                         "interactivity_tok_s_user": r["interactivity_tok_s_user"], "baseline_tok_s_kw": r["old"],
+                         "jalapeno_tok_s_kw": r["new"], "ratio": r["ratio"], "published_ratio": published,
+                         "deviation": r["ratio"] / published - 1,
+                         "jalapeno_retention": r["new"] / new_peak, "peak_ratio": peak_ratio,
+                         "baseline_steepness": steepness, "implied_retention": published / (peak_ratio * steepness),
+                         "jalapeno_max_interactivity": float(new["interactivity_tok_s_user"].max())})
+    return pl.DataFrame(rows)
+
+
+# ---- the published single-user speeds as TPOT budgets ---------------------------------------------------
+
+#: Decimals the published TBT is printed with (``0.32`` ms): it stands for anything that rounds to it.
+TBT_PRINTED_DECIMALS = 2
+
+#: The published single-user numbers a Jalapeño system must reproduce, as (model, claim id, kind).
+SPEED_TARGETS = (("gpt-oss-120b", "gptoss-jalapeno-tbt", "tbt_ms"), ("deepseek-r1", "dsr1-jalapeno-single-user", "tok_s"))
+
+
+def target_tpot_s(claim_id: str, kind: str) -> float:
+    """The longest TPOT a published number allows: a TBT printed with 2 decimals in ms stands for up to
+    ``value + half a unit of its last printed digit`` (:data:`TBT_PRINTED_DECIMALS`) ms; a speed in
+    tok/s for ``1 / value`` (read as a floor: "about 700"). UnknownNameError for another kind."""
+    v = data.claim_value(claim_id)
+    if kind == "tbt_ms":
+        return (v + 0.5 * 10.0 ** -TBT_PRINTED_DECIMALS) * 1e-3
+    if kind == "tok_s":
+        return 1.0 / v
+    raise UnknownNameError("target kind", kind, ["tbt_ms", "tok_s"])
+
+
+def fastest_layout(model: str, scenario: str = "central", *, fit: JalapenoFit | None = None, **options) -> dict[str, float]:
+    """The fastest point of Jalapeño's modeled frontier for ``model`` (:func:`jalapeno_frontier`): the
+    layout the published single-user speed is reproduced on. ``n_chips``, ``dp``, ``concurrency``,
+    ``interactivity_tok_s_user``, ``tpot_s``."""
+    f = jalapeno_frontier(model, scenario, fit=fit, **options)
+    row = f.row(f["interactivity_tok_s_user"].arg_max(), named=True)
+    return {k: row[k] for k in ("n_chips", "dp", "concurrency", "interactivity_tok_s_user", "tpot_s")}
+
+
+def min_chips_for_speed(model: str, scenario: str = "central", *, fit: JalapenoFit | None = None,
+                        claim_id: str | None = None, kind: str | None = None) -> int | None:
+    """The fewest Jalapeño chips per worker (powers of two up to the domain) on which the fitted serving
+    model serves one ``model`` sequence at the published speed (:data:`SPEED_TARGETS`; ``claim_id`` and
+    ``kind`` override), None if no worker size does. The chips that *hold* the weights are fewer: this
+    is the calibrated answer to "how many chips does the published speed take", where the roofline's
+    speed-of-light bound gives a lower one."""
+    if claim_id is None:
+        targets = {m: (c, k) for m, c, k in SPEED_TARGETS}
+        claim_id, kind = targets[specs.model(model).model]
+    target = target_tpot_s(claim_id, kind)
+    fit = fit or fit_jalapeno(scenario)
+    chip, m = jalapeno_chip(scenario), specs.model(model)
+    sizes = [2 ** i for i in range(0, 8) if 2 ** i <= chip.scale_up_domain_chips]
+    for n in sizes:
+        r = serving.evaluate(m, chip, n_chips=float(n), concurrency=1.0, precision=frontier.DEFAULT_PRECISION.get(m.model, "fp8"),
+                             eff=fit.efficiency, stack="jalapeno")
+        if bool(np.asarray(r["fits"])) and float(np.asarray(r["tpot_s"])) <= target * (1 + 1e-9):
+            return n
+    return None
+
