@@ -45,7 +45,17 @@ def _c(kind: str = "str", required: bool = False, choices: str | None = None) ->
     return Column(kind, required, tuple(choices.split()) if choices else None)
 
 
-CHAPTERS = "reading-the-numbers roofline pareto systems agents caveats"
+def chapters() -> list[str]:
+    """The book's chapters in their order: the ``chapters/<name>`` entries of ``book/_toc.yml``, the one
+    list of chapters (each is ``notebooks/<name>.ipynb``, computed by ``jalapeno/chapters/<module>.py``)."""
+    import yaml
+
+    toc = yaml.safe_load((REPO_ROOT / "book" / "_toc.yml").read_text())
+    entries = [c["file"] for part in toc.get("parts", [toc]) for c in part.get("chapters", [])]
+    return [e.removeprefix("chapters/") for e in entries if e.startswith("chapters/")]
+
+
+CHAPTERS = " ".join(chapters())
 
 SPEC_QUANTITIES = {
     # quantity: (dimension, allowed source units)

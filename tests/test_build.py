@@ -319,3 +319,9 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     assert "| ch | `a` | 1 | 1.5 |" in page  # only the changed number is a table row
     assert "- ch (1): `c`" in page and "Removed numbers, by chapter:" in page
     assert "computed with the default parameters" in page  # the version diff does not mark the build changed
+
+
+def test_the_table_of_contents_is_the_one_list_of_chapters():
+    files = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert sorted(scenarios.notebook_names()) == files
+    assert scenarios.notebook_names()[:2] == ["reading-the-numbers", "roofline"]  # the book's order

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from ..data import REPO_ROOT
+from ..data import REPO_ROOT, chapters
 from ..errors import JalapenoError, UnknownNameError
 from . import params
 
@@ -38,8 +38,9 @@ class ScenarioError(JalapenoError):
 
 
 def notebook_names() -> list[str]:
-    """The chapters' notebook names (file stems in ``notebooks/``), in the book's order."""
-    return [p.stem for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))]
+    """The chapters' notebook names (file stems in ``notebooks/``), in the book's order
+    (:func:`jalapeno.data.chapters`, from ``book/_toc.yml``)."""
+    return [name for name in chapters() if (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
 
 
 def notebook_path(name: str | Path) -> Path:
