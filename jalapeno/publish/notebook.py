@@ -78,3 +78,16 @@ def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     if numeric:
         g = g.fmt(lambda x: number(x, sigfig), columns=numeric)
     display(HTML(g.sub_missing(missing_text="").as_raw_html()))
+
+
+def glue_all(chapter) -> None:
+    """Glue every number a :class:`jalapeno.chapters.Chapter` quotes, under its key, for the prose."""
+    for key, text in chapter.numbers.items():
+        glue(key, text)
+
+
+def figure(chapter, slot: str):
+    """Show (and export under its stable name) the figure of ``chapter`` in ``slot``."""
+    fig = chapter.figures[slot]
+    return charts.figure(fig.chart, fig.name)
+
