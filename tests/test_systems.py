@@ -212,7 +212,7 @@ def test_jalapeno_stack_overhead_reproduces_the_published_tbt_on_one_chip():
     from jalapeno import serving
 
     r = serving.evaluate(jp.model("gpt-oss-120b"), sy.jalapeno_chip(), n_chips=1, concurrency=1, eff=e, stack="jalapeno")
-    assert float(r["tpot_s"]) == pytest.approx(0.69e-3, rel=1e-6)
+    assert float(r.tpot_s) == pytest.approx(0.69e-3, rel=1e-6)
 
 
 def test_fabric_scan_is_monotone_in_hop_latency():
