@@ -30,8 +30,8 @@ with the system's hop latency and the chip's injection bandwidth). On top of it 
 - **TPU 8t against 8i** (:func:`tpu_all_to_all`): the decode all-to-all of the published MoE models on a
   1,024-chip 3D torus and on a Boardfly of the same size;
 - **Jalapeño's fabric** (:func:`jalapeno_fabric_scan`): which scale-up domain sizes, topologies and
-  per-hop latencies let the serving model reach the published single-user speeds, with a collective's
-  fixed latency set to ``alpha0 + diameter x hop latency``.
+  per-hop latencies let the serving model reach the published single-user speeds, each collective timed
+  on that fabric by :mod:`jalapeno.network`.
 
 Units: SI (bytes, bytes/s, FLOP/s, s). Names are case-insensitive; an unknown one raises
 UnknownNameError listing the valid names.
@@ -566,7 +566,8 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
                          isl: int = 8192, osl: int = 1024, precision: str = "fp4") -> pl.DataFrame:
     """Single-user TPOT of the published models on ``n`` Jalapeño chips (:func:`jalapeno.serving.evaluate`
     at concurrency 1, tensor parallel over the domain, experts spread over it) for each domain size, fabric
-    and per-hop latency. Each collective's fixed latency is ``alpha0 + diameter x hop latency``; the per-layer
+    and per-hop latency. Each collective is timed on that fabric by :mod:`jalapeno.network` (a fixed
+    ``alpha0`` plus its hops: an all-reduce crosses the diameter twice, a dispatch or combine once); the per-layer
     stack overhead is Jalapeño's (:func:`jalapeno_efficiency`; ``stack_overhead_s`` overrides it), every
     other constant ``eff``'s. Jalapeño's scale-up bandwidth is not published: ``scale_up_bandwidth_bytes_per_s``
     (both directions). Columns: ``model``, ``fabric``, ``chips``, ``diameter_hops``, ``hop_latency_s``,
@@ -574,7 +575,8 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
     and reaches the published speed: TPOT <= target)."""
     hops = np.asarray(hop_latencies_s if hop_latencies_s is not None else np.geomspace(0.05e-6, 10e-6, 25))
     chip = jalapeno_chip(scale_up_bandwidth_bytes_per_s)
-    base = jalapeno_efficiency(eff, stack_overhead_s)
+    e = replace(jalapeno_efficiency(eff, stack_overhead_s), alpha_s=alpha0_s)
+    injection = scale_up_bandwidth_bytes_per_s / 2  # one direction
     rows = []
     for model_name, claim_id, kind in JALAPENO_TARGETS:
         m = specs.model(model_name)
@@ -583,9 +585,10 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
             for n in domain_sizes:
                 d = fabric_topology(fab, n).diameter_hops()
                 for h in hops:
-                    e = replace(base, alpha_s=alpha0_s + d * h)
+                    def fabric(k, fab=fab, h=h):
+                        return fabric_topology(fab, k, hop_latency_s=h, injection_bandwidth_bytes_per_s=injection)
                     r = serving.evaluate(m, chip, n_chips=n, concurrency=1, isl=isl, osl=osl, precision=precision,
-                                         eff=e, stack="jalapeno")
+                                         eff=e, stack="jalapeno", fabric=fabric)
                     tpot = float(r.tpot_s)
                     fits = bool(r.fits)
                     rows.append({"model": m.model, "fabric": fab, "chips": n, "diameter_hops": d, "hop_latency_s": float(h),
