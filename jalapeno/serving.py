@@ -373,6 +373,8 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
 
     # weights per chip, read in a step of all stages: non-expert parts over the TP ways, experts over a
     # stage's chips; the output head is read every step, tied to the input embedding or not
+    non_expert_bytes = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + model.embedding_params()
+                        + g["final_norm"]) * b_rest / tp
     attention_bytes = g["attention"] * b_rest / tp
     other_bytes = (g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
                    + model.embedding_params()) * b_rest / tp
@@ -386,8 +388,8 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
     else:
         kv_split = np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
 
-    def kv_sequences(seqs):  # sequences' worth of KV one chip reads, from ``seqs`` per attention replica
-        return np.ceil(seqs / tp) if kv_sharding == "sequences" else seqs / kv_split
+    def kv_read_bytes(seqs, per_sequence):  # KV one chip reads for ``seqs`` sequences per attention replica
+        return np.ceil(seqs / tp) * per_sequence if kv_sharding == "sequences" else seqs * per_sequence / kv_split
 
     kv_held = (b / dp) * model.kv_bytes_per_sequence(held_ctx, kv_prec) / kv_split / pp
     fits = held + kv_held <= (getattr(chip, cap_field) or np.inf) * usable
@@ -403,7 +405,7 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
             expert_bytes = model.num_moe_layers * touched * model.expert_params() * b_exp / stage
         else:
             expert_bytes = np.zeros_like(micro)
-        kv_bytes = kv_sequences(micro / dp) * model.kv_bytes_per_sequence(ctx, kv_prec)
+        kv_bytes = kv_read_bytes(micro / dp, model.kv_bytes_per_sequence(ctx, kv_prec))
         step_flops = micro * model.decode_flops_per_token(ctx) / stage
         allreduce = 2 * layers * _by_size(tp, lambda k, s: network.all_reduce_s(
             fabric(k), (micro[s] / dp[s]) * act_bytes, alpha0_s=eff.alpha_s))
@@ -426,16 +428,16 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
             all2all = np.zeros_like(micro)
         handoff = pp * _by_size(np.where(pp > 1, n, 1), lambda k, s: network.pipeline_handoff_s(
             fabric(k), (micro[s] / dp[s]) * act_bytes))
-        return {"attention_weights_s": attention_bytes / bw + 0 * micro, "expert_weights_s": expert_bytes / bw,
+        weight_bytes = non_expert_bytes + expert_bytes
+        return {"weights_s": weight_bytes / bw, "attention_weights_s": attention_bytes / bw + 0 * micro, "expert_weights_s": expert_bytes / bw,
                 "other_weights_s": other_bytes / bw + 0 * micro, "kv_s": kv_bytes / bw, "compute_s": step_flops / flops,
                 "allreduce_s": allreduce, "all_to_all_s": all2all, "handoff_s": handoff,
                 "overhead_s": layers * layer_factor * (eff.tau(stack) + eff.beta_s * micro / dp),
-                "weight_bytes_read": attention_bytes + expert_bytes + other_bytes, "kv_bytes_read": kv_bytes,
+                "weight_bytes_read": weight_bytes, "kv_bytes_read": kv_bytes,
                 "flops": step_flops}
 
     def step(p: dict[str, np.ndarray]) -> np.ndarray:
-        weights = p["attention_weights_s"] + p["expert_weights_s"] + p["other_weights_s"]
-        return decode_step_s(p["kv_s"], weights, p["compute_s"], p["allreduce_s"] + p["all_to_all_s"] + p["handoff_s"],
+        return decode_step_s(p["kv_s"], p["weights_s"], p["compute_s"], p["allreduce_s"] + p["all_to_all_s"] + p["handoff_s"],
                              p["overhead_s"])
 
     # prefill of one mean prompt, on the worker's chips of one replica (aggregated) or a prefill worker
@@ -470,7 +472,7 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
     rate = np.minimum(b / (first + tpot * (osl_m - 1)), capacity)
     e2e = b / rate
     return Evaluation(
-        weights_s=p["attention_weights_s"] + p["expert_weights_s"] + p["other_weights_s"],
+        weights_s=p["weights_s"],
         attention_weights_s=p["attention_weights_s"], expert_weights_s=p["expert_weights_s"],
         other_weights_s=p["other_weights_s"], kv_s=p["kv_s"], compute_s=p["compute_s"], allreduce_s=p["allreduce_s"],
         all_to_all_s=p["all_to_all_s"], handoff_s=p["handoff_s"], overhead_s=p["overhead_s"], draft_s=decode * draft,
