@@ -247,7 +247,7 @@ class Evaluation:
     @property
     def roofline_s(self) -> np.ndarray:
         """``kv_s + max(weights_s, compute_s)`` (s): the memory and compute part of the step."""
-        return self.kv_s + np.maximum(self.weights_s, self.compute_s)
+        return roofline_s(self.kv_s, self.weights_s, self.compute_s)
 
     @property
     def decode_step_s(self) -> np.ndarray:
@@ -298,11 +298,17 @@ class Evaluation:
         return pl.DataFrame({k: np.ravel(v) for k, v in self.as_dict().items()})
 
 
+def roofline_s(kv_s, weights_s, compute_s):
+    """The memory and compute part of a decode step (s; scaling-book ``inference.md``: attention reads the
+    KV cache, the matrix multiplies take the longer of their weight read and their FLOPs):
+    ``kv_s + max(weights_s, compute_s)``. Arrays broadcast."""
+    return kv_s + np.maximum(weights_s, compute_s)
+
+
 def decode_step_s(kv_s, weights_s, compute_s, collectives_s, overhead_s):
-    """The decode step (s), the one definition every module uses (scaling-book ``inference.md``'s roofline
-    form plus what runs outside it): ``kv_s + max(weights_s, compute_s) + collectives_s + overhead_s``.
-    Arrays broadcast."""
-    return kv_s + np.maximum(weights_s, compute_s) + collectives_s + overhead_s
+    """The decode step (s), the one definition every module uses: :func:`roofline_s` plus what runs
+    outside it, ``kv_s + max(weights_s, compute_s) + collectives_s + overhead_s``. Arrays broadcast."""
+    return roofline_s(kv_s, weights_s, compute_s) + collectives_s + overhead_s
 
 
 def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
