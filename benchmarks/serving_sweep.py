@@ -33,7 +33,7 @@ def main() -> None:
         for model in models:
             precision = "fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8"
             r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, precision=precision, eff=eff)
-            total += r["tpot_s"].size
+            total += r.tpot_s.size
     elapsed = time.perf_counter() - started
     t0 = time.perf_counter()
     frontier.frontier("gb200", "deepseek-r1", eff=eff)

@@ -209,7 +209,7 @@ class ServingPoint:
             r = serving.evaluate(self.model, self.chip, n_chips=self.n_chips, concurrency=self.concurrency,
                                  dp=self.dp, isl=key[0], osl=key[1], precision=self.precision, stack=self.stack,
                                  eff=self.eff)
-            self._cache[key] = {k: float(np.asarray(v)) for k, v in r.items()}
+            self._cache[key] = {k: float(v) for k, v in r.as_dict().items()}
         return self._cache[key]
 
     def call(self, context_tokens: float, prefill_tokens: float, output_tokens: float) -> CallTiming:
@@ -219,9 +219,8 @@ class ServingPoint:
                              f"concurrency {self.concurrency:g}) does not hold the KV cache of a "
                              f"{context_tokens:,.0f}-token context: choose a lower concurrency or more chips")
         prefill_s = self._eval(prefill_tokens, output_tokens)["prefill_s"]
-        osl_mean = mean_request_length(nominal_length(output_tokens))
-        # evaluate()'s aggregated-serving formulas, with the prefill of the new tokens only
-        tpot = ctx["decode_step_s"] + max(self.concurrency / self.dp - 1, 0) / osl_mean * prefill_s
+        # evaluate()'s parts at the whole context, its interleaved prefills scaled to the new tokens only
+        tpot = ctx["decode_step_s"] + ctx["prefill_interference_s"] * prefill_s / ctx["prefill_s"]
         ttft = prefill_s + ctx["decode_step_s"] + self.eff.request_latency_s
         return CallTiming(ttft, tpot, ttft + tpot * (output_tokens - 1))
 

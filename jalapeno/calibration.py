@@ -81,8 +81,8 @@ def predict(configs: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
                              isl=isl, osl=osl, precision=prec, stack=stack, eff=eff, disagg=disagg,
                              prefill_chips=np.maximum(group["prefill_chips"].to_numpy(), 1),
                              prefill_tp=group["prefill_tp"].to_numpy())
-        out.append(group.with_columns(pred_tpot=r["tpot_s"], pred_tput=r["throughput_tok_s_chip"],
-                                      pred_ttft=r["ttft_s"], pred_e2e=r["e2e_s"]))
+        out.append(group.with_columns(pred_tpot=r.tpot_s, pred_tput=r.throughput_tok_s_chip,
+                                      pred_ttft=r.ttft_s, pred_e2e=r.e2e_s))
     return pl.concat(out).sort("series", "n_chips", "worker_conc")
 
 

@@ -35,7 +35,6 @@ from .data import claim_value, fact, whatif
 from .errors import UnknownNameError
 from .metrics import mean_request_length
 from .power import PowerStack
-from .roofline import expected_distinct_experts
 from .specs import ChipSpec, ModelSpec
 
 
@@ -277,56 +276,38 @@ KERNEL_PARTS = ("kv_attention_s", "attention_weights_s", "expert_weights_s")
 
 def decode_breakdown(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips: float = 1, concurrency: float = 1,
                      dp: float = 1, isl: int = 8192, osl: int = 1024, precision: str | None = None,
-                     eff: serving.Efficiency | None = None, stack: str = "default") -> dict[str, float]:
-    """One decode step of :func:`jalapeno.serving.evaluate` (same configuration, same formulas) split by
-    what it spends its time on (s, per chip):
+                     eff: serving.Efficiency | None = None, stack: str = "default",
+                     hbm_bandwidth_bytes_per_s: float | None = None) -> dict[str, float]:
+    """One decode step of :func:`jalapeno.serving.evaluate` (same configuration, bandwidth override
+    included) split by what it spends its time on (s, per chip): a view of the evaluation's own parts.
 
     ``kv_attention_s`` (reading the KV cache: attention over the context), ``attention_weights_s``,
     ``expert_weights_s`` (routed experts), ``other_weights_s`` (dense MLP, router, shared experts,
-    unembedding), ``comm_s`` (all-reduce and all-to-all), ``overhead_s`` (per-layer step overhead); ``sum_s``,
-    their sum, and ``decode_step_s``, ``evaluate``'s step (equal to it). The weight term of the roofline,
-    ``max(W / BW, F / C)``, is split in proportion to bytes when memory-bound, to FLOPs when
-    compute-bound. ``memory_bound`` says which. Raises what ``evaluate`` raises."""
+    output head), ``comm_s`` (the evaluation's collectives), ``overhead_s`` (per-layer step overhead);
+    ``sum_s``, their sum, and ``decode_step_s``, the evaluation's step (equal to it). The weight term of
+    the roofline, ``max(W / BW, F / C)``, is split as the evaluation splits the weight reads when
+    memory-bound, in proportion to FLOPs per token when compute-bound. ``memory_bound`` says which.
+    Raises what ``evaluate`` raises."""
     m, c = specs.model(model), specs.chip(chip)
     eff = eff or calibration.load()
     precision = precision or frontier.DEFAULT_PRECISION.get(m.model, "fp8")
     r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, isl=isl, osl=osl,
-                         precision=precision, stack=stack, eff=eff)
-    n, b = float(n_chips), float(concurrency)
-    tp = n / dp
-    w_exp, w_rest, kv_prec = serving.recipe(m, precision)
-    b_exp, b_rest = specs.bytes_per_value(w_exp), specs.bytes_per_value(w_rest)
-    bw = c.hbm_bandwidth_bytes_per_s * eff.eta_mem
-    flops = c.peak_flops_per_s(w_exp if c.peak_dense_flops_per_s.get("fp4") or w_exp in ("fp8", "bf16")
-                               else w_rest) * eff.eta_compute
-    g = m.param_groups()
-    ctx = mean_request_length(isl) + mean_request_length(osl) / 2
-    attn_bytes = g["attention"] * b_rest / tp
-    other_bytes = (g["dense_mlp"] + g["router"] + g["shared_experts"] + g["unembedding"] + g["final_norm"]) * b_rest / tp
-    if m.is_moe:
-        touched = float(expected_distinct_experts(m.n_routed_experts, m.num_experts_per_tok, b))
-        exp_bytes = m.num_moe_layers * touched * m.expert_params() * b_exp / n
-    else:
-        exp_bytes = 0.0
-    kv_split = min(tp, m.num_key_value_heads or 1) if m.attention == "gqa" else 1.0
-    kv_read = (b / dp) * m.kv_bytes_per_sequence(ctx, kv_prec) / kv_split
-    weights_s = (attn_bytes + exp_bytes + other_bytes) / bw
-    step_flops = b * m.decode_flops_per_token(ctx) / n
-    compute_s = step_flops / flops
-    memory_bound = weights_s >= compute_s
+                         precision=precision, stack=stack, eff=eff, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
+    memory_bound = bool(r.memory_bound)
     if memory_bound:
-        shares = np.array([attn_bytes, exp_bytes, other_bytes]) / (attn_bytes + exp_bytes + other_bytes)
+        shares = np.array([float(r.attention_weights_s), float(r.expert_weights_s), float(r.other_weights_s)])
     else:  # FLOPs per token by part: projections, routed experts, the rest (attention over the context with attention)
-        f_total = m.decode_flops_per_token(ctx)
+        g = m.param_groups()
+        f_total = m.decode_flops_per_token(mean_request_length(isl) + mean_request_length(osl) / 2)
         f_exp = 2 * m.routed_active_params()
         f_other = 2 * (g["dense_mlp"] + g["router"] + g["shared_experts"] + m.embedding_params())
-        shares = np.array([f_total - f_exp - f_other, f_exp, f_other]) / f_total
-    roof_weights = max(weights_s, compute_s)
-    parts = {"kv_attention_s": kv_read / bw, "attention_weights_s": roof_weights * shares[0],
+        shares = np.array([f_total - f_exp - f_other, f_exp, f_other])
+    shares = shares / shares.sum()
+    roof_weights = float(np.maximum(r.weights_s, r.compute_s))
+    parts = {"kv_attention_s": float(r.kv_s), "attention_weights_s": roof_weights * shares[0],
              "expert_weights_s": roof_weights * shares[1], "other_weights_s": roof_weights * shares[2],
-             "comm_s": float(r["comm_s"]), "overhead_s": float(r["overhead_s"])}
-    total = sum(parts.values())
-    return {**parts, "decode_step_s": float(r["decode_step_s"]), "sum_s": total, "memory_bound": bool(memory_bound)}
+             "comm_s": float(r.collectives_s), "overhead_s": float(r.overhead_s)}
+    return {**parts, "decode_step_s": float(r.decode_step_s), "sum_s": sum(parts.values()), "memory_bound": memory_bound}
 
 
 def kernel_speedup_table(model: str, chip: ChipSpec | str, front: pl.DataFrame, *, eff: serving.Efficiency,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path

@@ -74,14 +74,13 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
               mtp_tokens_per_step=mtp_tokens_per_step, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
     r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
     if disagg:  # prefill chips matched to the request rate the decode workers sustain
-        rate = c / r["e2e_s"]
-        p_chips = np.maximum(1.0, np.ceil(rate * r["prefill_s"]))
+        rate = c / r.e2e_s
+        p_chips = np.maximum(1.0, np.ceil(rate * r.prefill_s))
         r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, disagg=True, prefill_chips=p_chips,
                              prefill_tp=1, **kw)
-    df = pl.DataFrame({"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r["tpot_s"], "ttft_s": r["ttft_s"],
-                       "e2e_s": r["e2e_s"], "interactivity_tok_s_user": r["interactivity_tok_s_user"],
-                       "throughput_tok_s_chip": r["throughput_tok_s_chip"], "chips": r["chips"],
-                       "fits": r["fits"]})
+    df = pl.DataFrame({"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s,
+                       "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
+                       "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
     if concurrency_cap is not None:
         df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
     return df.filter(pl.col("fits")).drop("fits")

@@ -1,10 +1,14 @@
 """Roofline bounds for prefill and decode (speed of light: no efficiency factors, no overheads).
 
-Decode step of ``B`` sequences on ``N`` chips working as one model-parallel group (jax-ml/scaling-book,
-``inference.md``: attention reads the KV cache, the MLP is the larger of its weight-read and its
-FLOP time)::
+The roofline is the serving model (:func:`jalapeno.serving.evaluate`) with ideal constants and free
+collectives (:data:`SPEED_OF_LIGHT`); this module computes no step time of its own. Decode step of ``B``
+sequences on ``N`` chips working as one tensor-parallel group (jax-ml/scaling-book, ``inference.md``:
+attention reads the KV cache, the MLP is the larger of its weight-read and its FLOP time)::
 
-    T_step = B x KV_seq / (N BW)  +  max( W(B) / (N BW),  B x F_token / (N C) )
+    T_step = B x KV_seq / (s BW)  +  max( W(B) / (N BW),  B x F_token / (N C) )
+
+with the KV cache split ``s = min(N, KV heads)`` ways for GQA and replicated (``s = 1``) for MLA, as
+the serving model holds it.
 
 where ``W(B)`` counts the dense weights plus, for an MoE model, the experts a batch of ``B`` tokens
 touches: on average ``E (1 - (1 - k/E)^B)`` distinct experts per layer (Epoch AI, inference-economics).
@@ -20,7 +24,13 @@ import math
 
 import numpy as np
 
+from . import serving
+from .serving import expected_distinct_experts  # noqa: F401  (part of this module's interface)
 from .specs import ChipSpec, ModelSpec, bytes_per_value
+
+#: The roofline is the serving model at the speed of light: ideal constants (every achieved fraction 1,
+#: no latency or overhead) and collectives that take no time (memory and compute only).
+SPEED_OF_LIGHT = {"eff": serving.Efficiency.ideal(), "fabric": serving.free_fabric, "stack": "default"}
 
 
 def has_precision(chip: ChipSpec, precision: str) -> bool:
@@ -30,13 +40,6 @@ def has_precision(chip: ChipSpec, precision: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def expected_distinct_experts(n_experts: int, k: int, tokens):
-    """Expected number of distinct experts that ``tokens`` tokens touch with top-``k`` routing over
-    ``n_experts`` experts, routing uniform and independent: ``E (1 - (1 - k/E)^T)``."""
-    t = np.asarray(tokens, dtype=float)
-    return n_experts * (1.0 - (1.0 - k / n_experts) ** t)
 
 
 def decode_weight_bytes(model: ModelSpec, batch, precision: str = "bf16"):
@@ -52,31 +55,20 @@ def decode_weight_bytes(model: ModelSpec, batch, precision: str = "bf16"):
 
 
 def decode_step(model: ModelSpec, chip: ChipSpec, batch, context_tokens, *, n_chips: int = 1,
-                weight_precision: str = "bf16", kv_precision: str = "bf16", compute_precision: str | None = None,
-                weight_bytes=None):
-    """Speed-of-light decode step for ``batch`` sequences at ``context_tokens`` on ``n_chips`` chips.
+                weight_precision: str = "bf16", kv_precision: str = "bf16") -> serving.Evaluation:
+    """Speed-of-light decode step for ``batch`` sequences at ``context_tokens`` on ``n_chips`` chips working
+    as one tensor-parallel group: :func:`jalapeno.serving.evaluate` with :data:`SPEED_OF_LIGHT` constants
+    (every weight at ``weight_precision``, the KV cache at ``kv_precision``; batch and context broadcast).
 
-    ``weight_bytes`` overrides the model's weight bytes (for worked examples given in bytes). Returns a
-    dict of arrays (broadcast of batch and context): ``kv_s``, ``weights_s``, ``compute_s``, ``step_s``,
-    ``tpot_s`` (= step), ``interactivity_tok_s_user``, ``output_tok_s_chip``, ``memory_bound`` (bool),
-    ``intensity_flop_per_byte``. Raises ValueError for a non-positive batch or chip count.
-    """
+    Returns the :class:`~jalapeno.serving.Evaluation`: ``kv_s``, ``weights_s``, ``compute_s``,
+    ``decode_step_s``, ``decode_tok_s_chip``, ``memory_bound``, ``intensity_flop_per_byte`` (per chip);
+    its ``tpot_s`` adds the prefills a chunked-prefill server interleaves, which the roofline leaves out.
+    Raises ValueError for a non-positive batch or chip count."""
     batch = np.asarray(batch, dtype=float)
     if np.any(batch <= 0) or n_chips <= 0:
         raise ValueError(f"batch and n_chips must be positive, got batch={batch!r}, n_chips={n_chips!r}")
-    ctx = np.asarray(context_tokens, dtype=float)
-    bw = n_chips * chip.hbm_bandwidth_bytes_per_s
-    flops = n_chips * chip.peak_flops_per_s(compute_precision or weight_precision)
-    w = decode_weight_bytes(model, batch, weight_precision) if weight_bytes is None else np.asarray(weight_bytes, float)
-    kv = batch * np.asarray(model.kv_bytes_per_sequence(ctx, kv_precision))
-    f = batch * np.asarray(model.decode_flops_per_token(ctx))
-    kv_s, weights_s, compute_s = kv / bw, w / bw, f / flops
-    step = kv_s + np.maximum(weights_s, compute_s)
-    return {
-        "kv_s": kv_s, "weights_s": weights_s, "compute_s": compute_s, "step_s": step, "tpot_s": step,
-        "interactivity_tok_s_user": 1.0 / step, "output_tok_s_chip": batch / step / n_chips,
-        "memory_bound": weights_s + kv_s >= compute_s, "intensity_flop_per_byte": f / (w + kv),
-    }
+    return serving.evaluate(model, chip, n_chips=n_chips, concurrency=batch, context_tokens=context_tokens,
+                            precision=(weight_precision, weight_precision, kv_precision), **SPEED_OF_LIGHT)
 
 
 def critical_batch(model: ModelSpec, chip: ChipSpec, *, weight_precision: str = "bf16",
@@ -100,11 +92,14 @@ def critical_batch(model: ModelSpec, chip: ChipSpec, *, weight_precision: str = 
 
 
 def prefill_time_s(model: ModelSpec, chip: ChipSpec, prompt_tokens: int, *, n_chips: int = 1,
-                   weight_precision: str = "bf16", compute_precision: str | None = None) -> float:
-    """Speed-of-light prefill of one prompt: ``max(FLOPs / (N C), all weight bytes / (N BW))`` (s)."""
-    flops = model.prefill_flops(prompt_tokens) / (n_chips * chip.peak_flops_per_s(compute_precision or weight_precision))
-    weights = float(decode_weight_bytes(model, prompt_tokens, weight_precision)) / (n_chips * chip.hbm_bandwidth_bytes_per_s)
-    return max(flops, weights)
+                   weight_precision: str = "bf16") -> float:
+    """Speed-of-light prefill of one prompt of exactly ``prompt_tokens`` on ``n_chips`` chips:
+    :func:`jalapeno.serving.evaluate`'s ``prefill_s`` with :data:`SPEED_OF_LIGHT` constants,
+    ``max(FLOPs / (N C), s x all weight bytes / (N BW))`` with ``s = min(1, prompt / chunk)`` (s)."""
+    r = serving.evaluate(model, chip, n_chips=n_chips, concurrency=1, isl=prompt_tokens, osl=2,
+                         request_lengths="exact", precision=(weight_precision, weight_precision, weight_precision),
+                         **SPEED_OF_LIGHT)
+    return float(r.prefill_s)
 
 
 def chips_to_hold(total_bytes: float, bytes_per_chip: float) -> int:
@@ -152,8 +147,8 @@ def decode_bounds(models: list[ModelSpec], chips: list[ChipSpec], *, context_tok
             step = decode_step(m, c, 1, context_tokens, n_chips=n, weight_precision=weight_precision,
                                kv_precision=kv_precision)
             rows.append({"model": m.model, "chip": c.chip, "weight_bytes": weights, "min_chips": n,
-                         "batch1_step_s": float(step["step_s"]),
-                         "batch1_interactivity_tok_s_user": float(step["interactivity_tok_s_user"]),
+                         "batch1_step_s": float(step.decode_step_s),
+                         "batch1_interactivity_tok_s_user": 1.0 / float(step.decode_step_s),
                          "critical_batch": critical_batch(m, c, weight_precision=weight_precision)})
     return pl.DataFrame(rows)
 
@@ -170,9 +165,9 @@ def batch_sweep(model: ModelSpec, chips: list[ChipSpec], batches, *, context_tok
     for c in chips:
         r = decode_step(model, c, b, context_tokens, n_chips=n_chips, weight_precision=weight_precision,
                         kv_precision=kv_precision)
-        frames.append(pl.DataFrame({"chip": [c.chip] * b.size, "batch": b, "step_s": r["step_s"],
-                                    "interactivity_tok_s_user": r["interactivity_tok_s_user"],
-                                    "output_tok_s_chip": r["output_tok_s_chip"], "memory_bound": r["memory_bound"]}))
+        frames.append(pl.DataFrame({"chip": [c.chip] * b.size, "batch": b, "step_s": r.decode_step_s,
+                                    "interactivity_tok_s_user": 1.0 / r.decode_step_s,
+                                    "output_tok_s_chip": r.decode_tok_s_chip, "memory_bound": r.memory_bound}))
     return pl.concat(frames)
 
 
@@ -207,7 +202,7 @@ def phase_points(model: ModelSpec, chip: ChipSpec, *, batches=(1, 64, 1024), pro
     rows = []
     for b in batches:
         r = decode_step(model, chip, b, context_tokens, weight_precision=weight_precision, kv_precision=kv_precision)
-        rows.append({"phase": f"decode, batch {b}", "intensity_flop_per_byte": float(r["intensity_flop_per_byte"])})
+        rows.append({"phase": f"decode, batch {b}", "intensity_flop_per_byte": float(r.intensity_flop_per_byte)})
     flops = model.prefill_flops(prompt_tokens)
     bytes_ = float(decode_weight_bytes(model, prompt_tokens, weight_precision)) \
         + model.kv_bytes_per_sequence(prompt_tokens, kv_precision)

@@ -1,18 +1,30 @@
 """The serving model: one evaluator that turns (chip, model, layout, concurrency, workload, stack) into
 decode step time, TPOT, TTFT, E2E and throughput per chip, for whole grids of configurations at once.
 
-A configuration is one *worker*: ``n_chips`` chips serving ``concurrency`` sequences together, the
-attention split ``dp`` ways by data parallelism (DP-attention) and ``n_chips / dp`` ways by tensor
-parallelism, the experts of an MoE model spread over all ``n_chips`` (expert parallelism when ``ep``,
-else tensor-parallel experts). Workers are independent, so throughput per chip does not depend on how
-many run side by side. Optionally prefill runs on separate chips (disaggregated serving).
+This is the book's one evaluator: every step time (the roofline's, the LPU's, the caveats' breakdowns)
+is :func:`evaluate` under some description, and it returns its parts with their total
+(:class:`Evaluation`), so a breakdown is the evaluation itself. The roofline is it with ideal constants
+(:meth:`Efficiency.ideal`, :func:`free_fabric`); an LPU holds weights and KV in SRAM (``memory="sram"``,
+``pp`` pipeline stages); collectives are timed by :mod:`jalapeno.network` on a topology (``fabric``).
 
-Decode step of one worker (per chip; SI units)::
+A configuration is one *worker*: ``n_chips`` chips serving ``concurrency`` sequences together, in ``pp``
+pipeline stages (default 1), a stage's attention split ``dp`` ways by data parallelism (DP-attention)
+and ``n_chips / (pp dp)`` ways by tensor parallelism, the experts of an MoE model spread over a stage's
+chips (expert parallelism when ``ep``, else tensor-parallel experts). Workers are independent, so
+throughput per chip does not depend on how many run side by side. Optionally prefill runs on separate
+chips (disaggregated serving).
+
+Decode step of one worker (per chip, summed over the stages a token visits; SI units;
+:func:`decode_step_s`)::
 
     T_decode = KV / (BW eta_m) + max( W(B) / (BW eta_m), F / (C eta_c) )      (roofline, scaling-book form)
-             + TP all-reduce: 2 per layer x (alpha + 2 (t-1)/t x B_attn h a / W_link)    (alpha-beta, switched)
-             + EP all-to-all: 2 per MoE layer x alpha + B k h (1 + 2) / N x (N-1)/N / W_link
+             + TP all-reduce: 2 per layer x network.all_reduce_s(t chips, B_attn h a; alpha0 = alpha)
+             + EP all-to-all: 2 per MoE layer x network.all_to_all_s(N chips, B k h (1 or 2) / N x (N-1)/N; alpha)
+             + PP hand-offs: pp x network.pipeline_handoff_s(B_attn h a)  [pp > 1]
              + layers x f x (tau_stack + beta x B / dp)    (per-step overhead: the stack's, and per sequence)
+
+On the default fabric (:func:`scale_up_fabric`: one switch, the chip's scale-up bandwidth, no per-hop
+latency) an all-reduce is ``alpha + 2 (t-1)/t M / W`` and a dispatch or combine ``alpha + M / W``.
 
 ``W(B)``: non-expert weights over the tensor-parallel ways plus the routed experts a step of ``B``
 tokens touches, ``E (1 - (1 - k/E)^B) / N`` expert copies per chip (Epoch AI's distinct-experts formula);
@@ -34,18 +46,22 @@ bound of mean-value analysis, the first token after ``T_prefill + T_step`` plus 
 ``lambda`` outside the chips); ``E2E = B / rate``, ``TTFT = E2E - TPOT (OSL - 1)`` includes the wait in
 the prefill queue, and throughput per chip counts input + output tokens over every chip
 (``rate x (ISL + OSL) / chips``), the benchmark's way. Speculative
-decoding (MTP) is an option, off by default: ``a`` accepted tokens per step at a draft cost.
+decoding (MTP) is an option, off by default: ``a`` accepted tokens per step at a draft cost
+(:data:`MTP_DRAFT_COST`). Weights and KV must fit in :func:`usable_hbm_fraction` of HBM.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from . import data as _data
+from . import network
+from .errors import UnknownNameError
 from .metrics import mean_request_length
-from .roofline import expected_distinct_experts
 from .specs import ChipSpec, ModelSpec, bytes_per_value
 
 #: Tokens one prefill step processes together (chunked prefill's per-step budget; TensorRT-LLM's
@@ -98,6 +114,46 @@ class Efficiency:
     def tau(self, stack: str) -> float:
         return self.tau_s.get(stack, self.tau_s.get("default", float(np.median(list(self.tau_s.values())))))
 
+    @classmethod
+    def ideal(cls) -> "Efficiency":
+        """Speed of light: every achieved fraction 1, every latency and overhead 0 (the roofline's constants)."""
+        return cls(eta_mem=1.0, eta_compute=1.0, eta_prefill=1.0, alpha_s=0.0, beta_s=0.0, tau_s={"default": 0.0},
+                   request_latency_s=0.0, mla_layer_factor=1.0)
+
+
+def expected_distinct_experts(n_experts: int, k: int, tokens):
+    """Expected number of distinct experts that ``tokens`` tokens touch with top-``k`` routing over
+    ``n_experts`` experts, routing uniform and independent: ``E (1 - (1 - k/E)^T)`` (Epoch AI,
+    inference-economics). Arrays broadcast."""
+    t = np.asarray(tokens, dtype=float)
+    return n_experts * (1.0 - (1.0 - k / n_experts) ** t)
+
+
+#: Share of on-chip SRAM that weights and KV cache may fill: all of it, as in the LPU arithmetic of the
+#: systems chapter (Groq's compiler places weights and activations statically; an assumption).
+USABLE_SRAM_FRACTION = 1.0
+
+#: Cost of one speculative-decoding draft step as a fraction of a decode step (MTP, off by default:
+#: ``mtp_tokens_per_step = 1`` makes it irrelevant). An assumption, neither published nor fitted:
+#: DeepSeek-V3's MTP module is one transformer block plus the shared output head (about 1/61 of the
+#: layers' weights), taken as 15% of a step with its launches and the verification of the draft.
+MTP_DRAFT_COST = 0.15
+
+#: Memory tiers a model may be served from: the chip's fields for each, and the usable share.
+MEMORY_TIERS = {"hbm": ("hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes", lambda: usable_hbm_fraction()),
+                "sram": ("sram_bandwidth_bytes_per_s", "sram_bytes", lambda: USABLE_SRAM_FRACTION)}
+
+#: How the chips of a tensor-parallel group share the KV cache: ``heads`` (GQA heads split over TP, up to
+#: the KV-head count, replicated beyond; an MLA latent, one per token, replicated on every chip: the
+#: serving stacks without DP-attention) or ``sequences`` (each chip holds and reads whole sequences, the
+#: ``ceil(B / tp)`` of the batch it is given: the LPU arithmetic of the systems chapter).
+KV_SHARDINGS = ("heads", "sequences")
+
+#: How request lengths relate to the nominal ISL/OSL: ``benchmark`` (InferenceX draws them from 0.9x to
+#: 1x of nominal, :func:`jalapeno.metrics.mean_request_length`), ``exact`` (every request is as long as
+#: the nominal lengths: the roofline's worked examples).
+REQUEST_LENGTHS = ("benchmark", "exact")
+
 
 def usable_hbm_fraction() -> float:
     """The share of a chip's HBM weights and KV cache may fill (``data/model_constants.csv``,
@@ -109,118 +165,329 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
 
-def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep=True, isl=8192, osl=1024,
-             precision: str = "fp4", stack: str = "default", eff: Efficiency = Efficiency(),
-             disagg: bool = False, prefill_chips=None, prefill_tp=1, mtp_tokens_per_step: float = 1.0,
-             mtp_draft_cost: float = 0.15, hbm_bandwidth_bytes_per_s: float | None = None) -> dict[str, np.ndarray]:
-    """Evaluate one worker configuration per element of the broadcast arrays ``n_chips``, ``concurrency``,
-    ``dp`` (and ``prefill_chips`` when ``disagg``).
+def scale_up_fabric(chip: ChipSpec) -> Callable[[int], network.Topology]:
+    """The default fabric of a worker on ``chip``: ``k`` chips on one switch (:func:`jalapeno.network.switched`)
+    with the chip's scale-up bandwidth / 2 as injection bandwidth (one direction) and no per-hop latency:
+    the calibrated :attr:`Efficiency.alpha_s` is the whole fixed latency of a collective on it. Raises
+    ValueError, naming the chip, when ``k > 1`` chips of a chip without a scale-up bandwidth must talk."""
+    w = (chip.scale_up_bandwidth_bytes_per_s or 0.0) / 2
 
-    ``isl``/``osl`` are the benchmark's nominal lengths (requests average 0.9x of them). Returns a dict of
-    arrays: ``tpot_s``, ``ttft_s``, ``e2e_s``, ``interactivity_tok_s_user``, ``throughput_tok_s_chip``,
-    ``decode_step_s``, ``prefill_s``, ``comm_s``, ``overhead_s``, ``chips``, ``fits`` (weights and KV in
-    HBM) and ``kv_bytes_per_chip``. Raises ValueError for non-positive chips or concurrency, or a ``dp``
-    that does not divide ``n_chips``."""
-    n, b, dp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp))
-    if np.any(n <= 0) or np.any(b <= 0) or np.any(dp <= 0):
-        raise ValueError("n_chips, concurrency and dp must be positive")
-    if np.any(np.mod(n, dp) != 0):
-        raise ValueError(f"dp must divide n_chips (got n_chips={n_chips!r}, dp={dp!r})")
-    tp = n / dp
-    w_exp, w_rest, kv_prec = recipe(model, precision)
+    def fabric(k: int) -> network.Topology:
+        if k > 1 and not w > 0:
+            raise ValueError(f"chip {chip.chip!r} has no scale-up bandwidth, so {k} chips of it cannot be timed "
+                             f"working together: give one with with_chip(chip, scale_up_bandwidth_bytes_per_s=...)")
+        return network.switched(k, injection_bandwidth_bytes_per_s=w)
+    return fabric
+
+
+def free_fabric(k: int) -> network.Topology:
+    """A fabric whose collectives take no time (infinite bandwidth, no latency): the roofline's, which
+    counts memory and compute only."""
+    return network.switched(k, injection_bandwidth_bytes_per_s=math.inf)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What :func:`evaluate` returns: every array has the broadcast shape of its inputs; SI units; all
+    per chip of a worker and per decode step (one token of every sequence decoding) unless named otherwise.
+
+    The decode step is the sum of its parts (:func:`decode_step_s` is its one definition)::
+
+        decode_step_s = kv_s + max(weights_s, compute_s) + collectives_s + overhead_s
+        weights_s     = attention_weights_s + expert_weights_s + other_weights_s
+        collectives_s = allreduce_s + all_to_all_s + handoff_s
+        tpot_s        = (decode_step_s + draft_s + prefill_interference_s) / tokens_per_step
+
+    Parts: ``weights_s`` (weight bytes read / bandwidth), split by role into ``attention_weights_s``,
+    ``expert_weights_s`` (routed experts) and ``other_weights_s`` (dense MLP, router, shared experts,
+    final norm, output head); ``kv_s`` (KV cache read); ``compute_s`` (FLOPs / FLOP/s); ``allreduce_s``
+    (tensor parallel), ``all_to_all_s`` (expert parallel), ``handoff_s`` (pipeline stages), all from
+    :mod:`jalapeno.network`; ``overhead_s`` (per-layer step overhead); ``draft_s`` (speculative draft);
+    ``prefill_interference_s`` (aggregated serving: the prefills of the other users a step carries);
+    ``prefill_s`` (one mean prompt); ``kv_transfer_s`` (disaggregated: prefill to decode worker).
+    Results: ``tpot_s``, ``ttft_s``, ``e2e_s``, ``throughput_tok_s_chip`` (input + output tokens over every
+    chip, prefill chips included), ``chips``; the layout ``n_chips``, ``concurrency``,
+    ``active_sequences`` (decoding; below ``concurrency`` when disaggregated prefill holds the rest back),
+    ``tokens_per_step``; the work ``weight_bytes_read``, ``kv_bytes_read``, ``flops``; memory
+    ``weight_bytes_per_chip``, ``kv_bytes_per_chip`` and ``fits`` (within the usable share of the tier)."""
+
+    weights_s: np.ndarray
+    attention_weights_s: np.ndarray
+    expert_weights_s: np.ndarray
+    other_weights_s: np.ndarray
+    kv_s: np.ndarray
+    compute_s: np.ndarray
+    allreduce_s: np.ndarray
+    all_to_all_s: np.ndarray
+    handoff_s: np.ndarray
+    overhead_s: np.ndarray
+    draft_s: np.ndarray
+    prefill_interference_s: np.ndarray
+    tokens_per_step: float
+    prefill_s: np.ndarray
+    kv_transfer_s: np.ndarray
+    ttft_s: np.ndarray
+    e2e_s: np.ndarray
+    throughput_tok_s_chip: np.ndarray
+    chips: np.ndarray
+    n_chips: np.ndarray
+    concurrency: np.ndarray
+    active_sequences: np.ndarray
+    weight_bytes_read: np.ndarray
+    kv_bytes_read: np.ndarray
+    flops: np.ndarray
+    weight_bytes_per_chip: np.ndarray
+    kv_bytes_per_chip: np.ndarray
+    fits: np.ndarray
+
+    @property
+    def collectives_s(self) -> np.ndarray:
+        """All-reduce + all-to-all + pipeline hand-offs (s)."""
+        return self.allreduce_s + self.all_to_all_s + self.handoff_s
+
+    @property
+    def roofline_s(self) -> np.ndarray:
+        """``kv_s + max(weights_s, compute_s)`` (s): the memory and compute part of the step."""
+        return roofline_s(self.kv_s, self.weights_s, self.compute_s)
+
+    @property
+    def decode_step_s(self) -> np.ndarray:
+        """The decode step (s): :func:`decode_step_s` of these parts."""
+        return decode_step_s(self.kv_s, self.weights_s, self.compute_s, self.collectives_s, self.overhead_s)
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token (s): ``(decode_step_s + draft_s + prefill_interference_s) / tokens_per_step``."""
+        return (self.decode_step_s + self.draft_s + self.prefill_interference_s) / self.tokens_per_step
+
+    @property
+    def interactivity_tok_s_user(self) -> np.ndarray:
+        """``1 / tpot_s`` (tok/s/user)."""
+        return 1.0 / self.tpot_s
+
+    @property
+    def decode_tok_s_chip(self) -> np.ndarray:
+        """Output tokens per second per chip of decode alone, prefill ignored: ``active_sequences x
+        tokens_per_step / (decode_step_s + draft_s) / n_chips`` (the roofline's throughput)."""
+        return self.active_sequences * self.tokens_per_step / (self.decode_step_s + self.draft_s) / self.n_chips
+
+    @property
+    def memory_bound(self) -> np.ndarray:
+        """Whether reading weights takes at least as long as the FLOPs (bool)."""
+        return self.weights_s >= self.compute_s
+
+    @property
+    def intensity_flop_per_byte(self) -> np.ndarray:
+        """Arithmetic intensity of the step: FLOPs over weight + KV bytes read (per chip)."""
+        return self.flops / (self.weight_bytes_read + self.kv_bytes_read)
+
+    #: Names :meth:`as_dict` returns: the fields and the derived quantities.
+    DERIVED = ("collectives_s", "roofline_s", "decode_step_s", "tpot_s", "interactivity_tok_s_user",
+               "decode_tok_s_chip", "memory_bound", "intensity_flop_per_byte")
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """Every field and derived quantity as arrays of the broadcast shape (``tokens_per_step`` too)."""
+        shape = np.shape(self.tpot_s)
+        out = {f.name: np.broadcast_to(np.asarray(getattr(self, f.name)), shape) for f in fields(self)}
+        out.update({k: np.broadcast_to(np.asarray(getattr(self, k)), shape) for k in self.DERIVED})
+        return out
+
+    def to_frame(self) -> "pl.DataFrame":
+        """:meth:`as_dict` flattened into a polars DataFrame, one row per configuration."""
+        import polars as pl
+
+        return pl.DataFrame({k: np.ravel(v) for k, v in self.as_dict().items()})
+
+
+def roofline_s(kv_s, weights_s, compute_s):
+    """The memory and compute part of a decode step (s; scaling-book ``inference.md``: attention reads the
+    KV cache, the matrix multiplies take the longer of their weight read and their FLOPs):
+    ``kv_s + max(weights_s, compute_s)``. Arrays broadcast."""
+    return kv_s + np.maximum(weights_s, compute_s)
+
+
+def decode_step_s(kv_s, weights_s, compute_s, collectives_s, overhead_s):
+    """The decode step (s), the one definition every module uses: :func:`roofline_s` plus what runs
+    outside it, ``kv_s + max(weights_s, compute_s) + collectives_s + overhead_s``. Arrays broadcast."""
+    return roofline_s(kv_s, weights_s, compute_s) + collectives_s + overhead_s
+
+
+def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
+    """``fn(k, mask)`` for each distinct group size ``k`` of the integer array ``sizes``, where ``mask``
+    selects its elements (collectives take one topology at a time; a grid has few distinct sizes)."""
+    out = np.zeros(sizes.shape)
+    for k in np.unique(sizes):
+        if k > 1:
+            mask = sizes == k
+            out[mask] = fn(int(k), mask)
+    return out
+
+
+def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep=True, pp=1, isl=8192, osl=1024,
+             precision: str | tuple[str, str, str] = "fp4", stack: str = "default", eff: Efficiency = Efficiency(),
+             disagg: bool = False, prefill_chips=None, prefill_tp=1, mtp_tokens_per_step: float = 1.0,
+             mtp_draft_cost: float = MTP_DRAFT_COST, hbm_bandwidth_bytes_per_s: float | None = None,
+             memory: str = "hbm", fabric: Callable[[int], network.Topology] | None = None,
+             context_tokens=None, request_lengths: str = "benchmark", kv_sharding: str = "heads") -> Evaluation:
+    """Evaluate one worker configuration per element of the broadcast arrays ``n_chips``, ``concurrency``,
+    ``dp``, ``pp`` (and ``prefill_chips`` when ``disagg``): the formulas of the module docstring.
+
+    ``n_chips`` chips in ``pp`` pipeline stages, each stage's ``n_chips / pp`` chips split ``dp`` ways
+    for attention (DP-attention) and tensor parallel within; experts spread over a stage's chips (all-to-all
+    when ``ep``). ``precision``: the benchmark's name (weights and KV by :func:`recipe`) or a tuple
+    (experts, other weights, KV cache). ``memory``: the tier weights and KV live in (:data:`MEMORY_TIERS`),
+    its bandwidth replaced by ``hbm_bandwidth_bytes_per_s`` if given. ``fabric(k)``: the topology ``k``
+    chips of the worker talk over (default :func:`scale_up_fabric`); each collective's fixed latency is
+    ``eff.alpha_s`` plus the topology's hops. ``context_tokens``: the context decode attends to (default
+    the mean ISL + half the mean OSL) and each sequence's KV held. ``request_lengths``: see
+    :data:`REQUEST_LENGTHS`. ``kv_sharding``: how a tensor-parallel group shares the KV cache
+    (:data:`KV_SHARDINGS`).
+
+    Returns an :class:`Evaluation`. Raises ValueError for non-positive chips, concurrency, ``dp`` or ``pp``,
+    a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
+    memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule."""
+    n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
+    if np.any(n <= 0) or np.any(b <= 0) or np.any(dp <= 0) or np.any(pp <= 0):
+        raise ValueError("n_chips, concurrency, dp and pp must be positive")
+    if np.any(np.mod(n, pp) != 0) or np.any(np.mod(n / pp, dp) != 0):
+        raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={n_chips!r}, "
+                         f"pp={pp!r}, dp={dp!r})")
+    if memory not in MEMORY_TIERS:
+        raise UnknownNameError("memory tier", memory, list(MEMORY_TIERS))
+    if request_lengths not in REQUEST_LENGTHS:
+        raise UnknownNameError("request-length rule", request_lengths, list(REQUEST_LENGTHS))
+    bw_field, cap_field, usable = MEMORY_TIERS[memory]
+    raw_bw = hbm_bandwidth_bytes_per_s or getattr(chip, bw_field)
+    if not raw_bw:
+        raise ValueError(f"chip {chip.chip!r} has no {memory.upper()} bandwidth figure ({bw_field})")
+    fabric = fabric or scale_up_fabric(chip)
+    stage = n / pp              # chips of one pipeline stage
+    tp = stage / dp             # tensor-parallel ways of attention
+    w_exp, w_rest, kv_prec = recipe(model, precision) if isinstance(precision, str) else precision
     b_exp, b_rest = bytes_per_value(w_exp), bytes_per_value(w_rest)
-    bw = (hbm_bandwidth_bytes_per_s or chip.hbm_bandwidth_bytes_per_s) * eff.eta_mem
+    bw = raw_bw * eff.eta_mem
     # math at the experts' precision where the chip has it, else at the activations' (W4A16 on Hopper)
     flops = chip.peak_flops_per_s(w_exp if chip.peak_dense_flops_per_s.get("fp4") or w_exp in ("fp8", "bf16")
                                   else w_rest) * eff.eta_compute
-    link = (chip.scale_up_bandwidth_bytes_per_s or 0.0) / 2  # per direction
     layers = model.num_hidden_layers
     g = model.param_groups()
-    isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
-    ctx = isl_m + osl_m / 2  # mean context while decoding
-
-    # weights per chip: non-expert parts split over TP ways, experts spread over all chips
-    rest = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + g["unembedding"] + g["final_norm"])
-    rest_bytes = rest * b_rest / tp
-    if model.is_moe:
-        touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, b)
-        expert_read = model.num_moe_layers * touched * model.expert_params() * b_exp / n
-        expert_held = g["routed_experts"] * b_exp / n
+    if request_lengths == "benchmark":
+        isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
     else:
-        expert_read = expert_held = np.zeros_like(n)
-    weights_read = rest_bytes + expert_read  # at the full concurrency (the disaggregated loop recomputes)
+        isl_m, osl_m = float(isl), float(osl)
+    ctx = isl_m + osl_m / 2 if context_tokens is None else _arr(context_tokens)  # mean context while decoding
+    held_ctx = isl + osl if context_tokens is None else ctx
+
+    # weights per chip, read in a step of all stages: non-expert parts over the TP ways, experts over a
+    # stage's chips; the output head is read every step, tied to the input embedding or not
+    non_expert_bytes = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + model.embedding_params()
+                        + g["final_norm"]) * b_rest / tp
+    attention_bytes = g["attention"] * b_rest / tp
+    other_bytes = (g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
+                   + model.embedding_params()) * b_rest / tp
+    # weights held per chip: every weight, the input embedding table included, each stage its own layers
+    held = (model.total_params() - g["routed_experts"]) * b_rest / (tp * pp) + g["routed_experts"] * b_exp / n
     # KV: sequences per attention replica; GQA heads split over TP (up to the KV-head count), MLA replicated
-    seqs = b / dp
-    kv_split = np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
-    kv_read = seqs * model.kv_bytes_per_sequence(ctx, kv_prec) / kv_split
-    kv_held = seqs * model.kv_bytes_per_sequence(isl + osl, kv_prec) / kv_split
-    fits = rest_bytes + expert_held + kv_held <= (chip.hbm_capacity_bytes or np.inf) * usable_hbm_fraction()
-    step_flops = b * model.decode_flops_per_token(ctx) / n
-    roof = kv_read / bw + np.maximum(weights_read / bw, step_flops / flops)
-
-    # communication (alpha-beta, switched scale-up domain)
-    def allreduce_at(active):
-        return np.where(tp > 1, 2 * layers * (eff.alpha_s + 2 * (tp - 1) / tp * (active / dp) * model.hidden_size
-                                              * ALLREDUCE_BYTES / max(link, 1.0)), 0.0)
-
-    allreduce = allreduce_at(b)
-    if model.is_moe and ep:
-        a2a_bytes = b * model.num_experts_per_tok * model.hidden_size * (DISPATCH_BYTES + COMBINE_BYTES) / n * (n - 1) / n
-        all2all = np.where(n > 1, model.num_moe_layers * (2 * eff.alpha_s + a2a_bytes / max(link, 1.0)), 0.0)
+    if kv_sharding not in KV_SHARDINGS:
+        raise UnknownNameError("KV sharding", kv_sharding, list(KV_SHARDINGS))
+    if kv_sharding == "sequences":
+        kv_split = tp
     else:
-        all2all = np.zeros_like(n)
-    comm = allreduce + all2all
+        kv_split = np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
+
+    def kv_read_bytes(seqs, per_sequence):  # KV one chip reads for ``seqs`` sequences per attention replica
+        return np.ceil(seqs / tp) * per_sequence if kv_sharding == "sequences" else seqs * per_sequence / kv_split
+
+    kv_held = (b / dp) * model.kv_bytes_per_sequence(held_ctx, kv_prec) / kv_split / pp
+    fits = held + kv_held <= (getattr(chip, cap_field) or np.inf) * usable()
     layer_factor = eff.mla_layer_factor if model.attention == "mla" else 1.0
-    overhead = layers * layer_factor * (eff.tau(stack) + eff.beta_s * b / dp)
-    decode = roof + comm + overhead
+    act_bytes = model.hidden_size * ALLREDUCE_BYTES  # activations of one token on the wire
 
-    def _decode_at(active):
-        """Decode step with ``active`` sequences (same layout): roofline + communication + overhead."""
+    def parts(active: np.ndarray) -> dict[str, np.ndarray]:
+        """The decode step's parts with ``active`` sequences decoding (same layout); micro-batches of
+        ``active / pp`` sequences go through the stages one after the other."""
+        micro = active / pp
         if model.is_moe:
-            t = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, active)
-            w = rest_bytes + model.num_moe_layers * t * model.expert_params() * b_exp / n
+            touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, micro)
+            expert_bytes = model.num_moe_layers * touched * model.expert_params() * b_exp / stage
         else:
-            w = rest_bytes
-        kv = (active / dp) * model.kv_bytes_per_sequence(ctx, kv_prec) / kv_split
-        f = active * model.decode_flops_per_token(ctx) / n
-        scale = active / b
-        return kv / bw + np.maximum(w / bw, f / flops) + allreduce_at(active) + all2all * scale \
-            + layers * layer_factor * (eff.tau(stack) + eff.beta_s * active / dp)
+            expert_bytes = np.zeros_like(micro)
+        kv_bytes = kv_read_bytes(micro / dp, model.kv_bytes_per_sequence(ctx, kv_prec))
+        step_flops = micro * model.decode_flops_per_token(ctx) / stage
+        allreduce = 2 * layers * _by_size(tp, lambda k, s: network.all_reduce_s(
+            fabric(k), (micro[s] / dp[s]) * act_bytes, alpha0_s=eff.alpha_s))
+        if model.is_moe and ep:
+            # timed at the worker's full concurrency and scaled to the active sequences, fixed latency
+            # included: the form data/calibration.csv was fitted with (a collective's latency does not
+            # shrink with fewer tokens; charge it whole at the next recalibration). Only disaggregated
+            # workers whose prefill holds sequences back have active < concurrency.
+            full = b / pp
 
-    # prefill of one mean prompt, on the worker's TP group (aggregated) or a prefill worker (disaggregated)
-    p_tp = _arr(prefill_tp) if disagg else tp
+            def a2a(k, s):
+                topo, kw = fabric(k), dict(remote_fraction=(k - 1) / k)
+                tok = full[s] / k
+                out = [network.moe_all_to_all_bytes(tok, model.num_experts_per_tok, model.hidden_size,
+                                                    dispatch_bytes=d, combine_bytes=c, **kw)
+                       for d, c in ((DISPATCH_BYTES, 0.0), (0.0, COMBINE_BYTES))]
+                return sum(network.all_to_all_s(topo, m, alpha0_s=eff.alpha_s) for m in out)
+            all2all = model.num_moe_layers * _by_size(stage, a2a) * (active / b)
+        else:
+            all2all = np.zeros_like(micro)
+        handoff = pp * _by_size(np.where(pp > 1, n, 1), lambda k, s: network.pipeline_handoff_s(
+            fabric(k), (micro[s] / dp[s]) * act_bytes))
+        weight_bytes = non_expert_bytes + expert_bytes
+        return {"weights_s": weight_bytes / bw, "attention_weights_s": attention_bytes / bw + 0 * micro, "expert_weights_s": expert_bytes / bw,
+                "other_weights_s": other_bytes / bw + 0 * micro, "kv_s": kv_bytes / bw, "compute_s": step_flops / flops,
+                "allreduce_s": allreduce, "all_to_all_s": all2all, "handoff_s": handoff,
+                "overhead_s": layers * layer_factor * (eff.tau(stack) + eff.beta_s * micro / dp),
+                "weight_bytes_read": weight_bytes, "kv_bytes_read": kv_bytes,
+                "flops": step_flops}
+
+    def step(p: dict[str, np.ndarray]) -> np.ndarray:
+        return decode_step_s(p["kv_s"], p["weights_s"], p["compute_s"], p["allreduce_s"] + p["all_to_all_s"] + p["handoff_s"],
+                             p["overhead_s"])
+
+    # prefill of one mean prompt, on the worker's chips of one replica (aggregated) or a prefill worker
+    # (disaggregated); one prefill step reads every weight once for up to PREFILL_CHUNK_TOKENS tokens
+    p_tp = _arr(prefill_tp) if disagg else n / dp
     p_flops = model.prefill_flops(int(round(isl_m)))
-    # one prefill step reads every weight once for up to PREFILL_CHUNK_TOKENS tokens: short prompts share it
-    all_weight_bytes = rest * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0)
+    all_weight_bytes = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
+                        + model.embedding_params()) * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0)
     share = min(1.0, isl_m / PREFILL_CHUNK_TOKENS)
     prefill = (np.maximum(p_flops / (p_tp * flops / eff.eta_compute * eff.eta_prefill), share * all_weight_bytes / (p_tp * bw))
                + share * layers * eff.tau(stack) * layer_factor)
+    draft = mtp_draft_cost * (mtp_tokens_per_step > 1)
 
-    step = decode * (1 + mtp_draft_cost * (mtp_tokens_per_step > 1))
     if disagg:
         p_chips = _arr(prefill_chips)
         capacity = (p_chips / p_tp) / prefill  # prefill requests/s
-        kv_transfer = model.kv_bytes_per_sequence(isl_m, kv_prec) / max(link, 1.0)
+        kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
         active = b.copy()
         for _ in range(8):  # sequences decoding, when prefill holds the rest back (fixed point)
-            t_act = _decode_at(active)
-            active = np.minimum(b, capacity * t_act * (osl_m - 1) / mtp_tokens_per_step)
-        tpot = _decode_at(active) * (1 + mtp_draft_cost * (mtp_tokens_per_step > 1)) / mtp_tokens_per_step
-        first = prefill + kv_transfer + step + eff.request_latency_s
+            active = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
+        interference = np.zeros_like(b)
         chips = n + p_chips
     else:
-        capacity = np.inf
-        tpot = (step + np.maximum(b / dp - 1, 0) / osl_m * prefill) / mtp_tokens_per_step
-        first = prefill + step + eff.request_latency_s
+        capacity, kv_transfer, active = np.inf, np.zeros_like(b), b
         chips = n
+    p = parts(active)
+    decode = step(p)
+    if not disagg:  # chunked prefill: the prefills of the other users of a replica, spread over OSL steps
+        interference = np.maximum(b / dp - 1, 0) / osl_m * prefill
+    tpot = (decode * (1 + draft) + interference) / mtp_tokens_per_step
+    first = prefill + kv_transfer + decode * (1 + draft) + eff.request_latency_s
     rate = np.minimum(b / (first + tpot * (osl_m - 1)), capacity)
     e2e = b / rate
-    ttft = e2e - tpot * (osl_m - 1)
-    throughput = rate * (isl_m + osl_m) / chips
-    return {"tpot_s": tpot, "ttft_s": ttft, "e2e_s": e2e, "interactivity_tok_s_user": 1.0 / tpot,
-            "throughput_tok_s_chip": throughput, "decode_step_s": decode, "prefill_s": prefill,
-            "comm_s": comm, "overhead_s": overhead, "chips": chips, "fits": fits,
-            "kv_bytes_per_chip": kv_held}
+    return Evaluation(
+        weights_s=p["weights_s"],
+        attention_weights_s=p["attention_weights_s"], expert_weights_s=p["expert_weights_s"],
+        other_weights_s=p["other_weights_s"], kv_s=p["kv_s"], compute_s=p["compute_s"], allreduce_s=p["allreduce_s"],
+        all_to_all_s=p["all_to_all_s"], handoff_s=p["handoff_s"], overhead_s=p["overhead_s"], draft_s=decode * draft,
+        prefill_interference_s=interference, tokens_per_step=float(mtp_tokens_per_step), prefill_s=prefill,
+        kv_transfer_s=kv_transfer + 0 * b, ttft_s=e2e - tpot * (osl_m - 1), e2e_s=e2e,
+        throughput_tok_s_chip=rate * (isl_m + osl_m) / chips, chips=chips, n_chips=n, concurrency=b,
+        active_sequences=active, weight_bytes_read=p["weight_bytes_read"], kv_bytes_read=p["kv_bytes_read"],
+        flops=p["flops"], weight_bytes_per_chip=held + 0 * b, kv_bytes_per_chip=kv_held, fits=fits)
 
 
 def with_chip(chip: ChipSpec, **changes) -> ChipSpec:

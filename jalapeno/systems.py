@@ -8,17 +8,19 @@ with the system's hop latency and the chip's injection bandwidth). On top of it 
   context, per memory tier (on-chip SRAM, HBM (+ SRAM), HBM + host memory):
   ``chips = ceil((W + c x KV(S)) / bytes per chip)`` (:func:`jalapeno.roofline.chips_to_hold`);
 - **LPU decode** (:func:`lpu_decode`): a model spread over ``stages`` pipeline stages of ``tp`` chips each,
-  weights and KV cache in SRAM. Per stage and micro-batch of ``b`` sequences (roofline form of the
-  serving model, scaling-book ``inference.md``)::
+  weights and KV cache in SRAM: the serving model (:func:`jalapeno.serving.evaluate`) with the SRAM
+  memory tier, ``pp = stages``, ideal constants and the system's fabric. Per stage and micro-batch of
+  ``b`` sequences::
 
       t_stage = KV_b / (S BW) + max(W(b) / (S tp BW), b F / (S tp C))
-              + 2 (L / S) x all-reduce(b h a)  [tp > 1]  + hand-off(b h a)
+              + 2 (L / S) x all-reduce(b h a)  [tp > 1]  + hand-off(b h a)  [S > 1]
 
   with ``S`` stages; ``KV_b`` the KV one chip reads: GQA heads split ``min(tp, KV heads)`` ways (``b KV /
   min(tp, heads)``, replicated beyond), an MLA latent kept whole with sequences spread over the stage's
-  chips (``ceil(b / tp) KV``); ``W(b)`` the weight
-  bytes a step of ``b`` tokens reads (:func:`jalapeno.roofline.decode_weight_bytes`), ``L`` layers,
-  ``h`` hidden size, ``a`` activation bytes. A token visits every stage: ``TPOT = S t_stage``; a full
+  chips (``ceil(b / tp) KV``, the serving model's ``kv_sharding="sequences"``); ``W(b)`` the weight
+  bytes a step of ``b`` tokens reads, ``L`` layers, ``h`` hidden size, ``a`` activation bytes; the
+  collectives from :mod:`jalapeno.network` on the stage's group and, for hand-offs, the system's fabric.
+  A token visits every stage: ``TPOT = S t_stage``; a full
   pipeline holds ``S`` micro-batches, so the system emits ``b / t_stage`` tokens/s. Hence the chapter's
   point: per chip ``b / (N t_stage)`` falls as chips are added, because the per-hop and all-reduce latencies
   grow with the chip count while the SRAM time of the whole model does not shrink below ``W / (tp BW)``.
@@ -28,8 +30,8 @@ with the system's hop latency and the chip's injection bandwidth). On top of it 
 - **TPU 8t against 8i** (:func:`tpu_all_to_all`): the decode all-to-all of the published MoE models on a
   1,024-chip 3D torus and on a Boardfly of the same size;
 - **Jalapeño's fabric** (:func:`jalapeno_fabric_scan`): which scale-up domain sizes, topologies and
-  per-hop latencies let the serving model reach the published single-user speeds, with a collective's
-  fixed latency set to ``alpha0 + diameter x hop latency``.
+  per-hop latencies let the serving model reach the published single-user speeds, each collective timed
+  on that fabric by :mod:`jalapeno.network`.
 
 Units: SI (bytes, bytes/s, FLOP/s, s). Names are case-insensitive; an unknown one raises
 UnknownNameError listing the valid names.
@@ -240,8 +242,7 @@ def _group(s: System, n: int) -> network.Topology:
 
 
 def lpu_decode(model: ModelSpec, name: str | System = "groq-3-lpx", *, stages: int, tp: int = 1, batch=1,
-               context_tokens: int = 8192, weight_bits: int = 8, kv_precision: str = "fp8",
-               activation_bytes: float = 2.0) -> dict[str, np.ndarray]:
+               context_tokens: int = 8192, weight_bits: int = 8, kv_precision: str = "fp8") -> dict[str, np.ndarray]:
     """Decode of ``model`` with weights and KV cache in on-chip SRAM: ``stages`` pipeline stages of ``tp``
     chips each (the formula in the module docstring), ``batch`` sequences per micro-batch (scalar or
     array), a full pipeline of ``stages`` micro-batches.
@@ -264,29 +265,20 @@ def lpu_decode(model: ModelSpec, name: str | System = "groq-3-lpx", *, stages: i
         raise ValueError(f"batch must be positive, got {batch!r}")
     n = stages * tp
     prec = WEIGHT_BITS[weight_bits]
-    kv_seq = model.kv_bytes_per_sequence(context_tokens, kv_precision)
-    if model.attention == "gqa":  # heads split over the stage's chips (replicated beyond the KV-head count)
-        kv_split = min(tp, model.num_key_value_heads or 1)
-        kv_read, replicas = b / kv_split, tp / kv_split
-    else:  # an MLA latent cannot be split by head: each chip of the stage holds whole sequences
-        kv_read, replicas = np.ceil(b / tp), 1.0
-    # per stage, per micro-batch
-    t_w = np.asarray(roofline.decode_weight_bytes(model, b, prec), dtype=float) / (stages * tp * bw)
-    t_kv = kv_read * kv_seq / (stages * bw)
-    t_c = b * model.decode_flops_per_token(context_tokens) / (stages * tp * flops)
-    msg = b * model.hidden_size * activation_bytes
-    group = _group(s, tp)
-    t_ar = 2 * (model.num_hidden_layers / stages) * np.asarray(network.all_reduce_s(group, msg)) if tp > 1 else 0.0 * b
-    t_hand = np.asarray(network.pipeline_handoff_s(s.topology, msg)) if n > 1 else 0.0 * b
-    t_stage = t_kv + np.maximum(t_w, t_c) + t_ar + t_hand
-    # capacity: all weights once, the KV of every sequence in the pipeline (GQA: replicated beyond the KV heads)
-    conc = stages * b
-    held = model.total_params() * weight_bits / 8 + conc * kv_seq * replicas
-    tpot = stages * t_stage
-    return {"chips": np.full_like(b, n), "concurrency": conc, "fits": held <= n * sram,
-            "sram_s": stages * (t_kv + t_w), "compute_s": stages * t_c, "roofline_s": stages * (t_kv + np.maximum(t_w, t_c)),
-            "allreduce_s": stages * t_ar, "handoff_s": stages * t_hand, "tpot_s": tpot,
-            "interactivity_tok_s_user": 1.0 / tpot, "output_tok_s": b / t_stage, "output_tok_s_chip": b / t_stage / n}
+    chip = serving.with_chip(s.chip, peak_dense_flops_per_s={prec: flops})  # the system's FP8 rate, the only one published
+
+    def fabric(k: int) -> network.Topology:  # a stage's chips talk inside their group, stages across the system
+        return _group(s, k) if k <= tp else s.topology
+
+    r = serving.evaluate(model, chip, n_chips=n, pp=stages, concurrency=stages * b, ep=False, memory="sram",
+                         precision=(prec, prec, kv_precision), context_tokens=context_tokens, fabric=fabric,
+                         kv_sharding="sequences" if model.attention == "mla" else "heads",
+                         eff=serving.Efficiency.ideal())
+    tpot = r.decode_step_s
+    return {"chips": np.full_like(b, n), "concurrency": stages * b, "fits": r.fits, "sram_s": r.kv_s + r.weights_s,
+            "compute_s": r.compute_s, "roofline_s": r.roofline_s, "allreduce_s": r.allreduce_s,
+            "handoff_s": r.handoff_s, "tpot_s": tpot, "interactivity_tok_s_user": 1.0 / tpot,
+            "output_tok_s": r.decode_tok_s_chip * n, "output_tok_s_chip": r.decode_tok_s_chip}
 
 
 def lpu_layouts(model: ModelSpec, name: str | System = "groq-3-lpx", *, max_chips: int | None = None, batch: int = 1,
@@ -414,7 +406,7 @@ def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | Non
                        kv_bytes=kv_sequences * model.kv_bytes_per_sequence(ctx, kv_precision))
     pre = serving.evaluate(model, gpu, n_chips=prefill_tp, concurrency=1, isl=isl, osl=osl, precision=precision,
                            eff=eff, stack=stack)
-    t_prefill = float(np.asarray(pre["prefill_s"]))
+    t_prefill = float(pre.prefill_s)
     rows = []
     for tp in (t for t in (1, 2, 4, 8, 16, 32, 64) if t <= s.n_chips):
         for st in range(1, min(model.num_hidden_layers, s.n_chips // tp) + 1):
@@ -509,15 +501,17 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
     ``scenario``, its scale-up bandwidth overridden by ``scale_up_bandwidth_bytes_per_s`` when given) with
     the constants of :func:`jalapeno.subject.fit_jalapeno` (``fit``, default the scenario's), except what
     the scan varies on purpose: the domain size (``domain_sizes``, where the fit lets a worker span the
-    scenario's whole domain) and each collective's fixed latency, ``alpha0 + diameter x hop latency``
-    (where the fit keeps the calibrated one). Columns: ``model``, ``fabric``, ``chips``,
-    ``diameter_hops``, ``hop_latency_s``, ``tpot_s``, ``target_tpot_s``
+    scenario's whole domain) and each collective's fixed latency. Each collective is timed on that fabric
+    by :mod:`jalapeno.network` (a fixed ``alpha0`` plus its hops: an all-reduce crosses the diameter
+    twice, a dispatch or combine once), where the fit keeps the calibrated latency. Columns: ``model``,
+    ``fabric``, ``chips``, ``diameter_hops``, ``hop_latency_s``, ``tpot_s``, ``target_tpot_s``
     (:func:`jalapeno.subject.target_tpot_s`), ``fits``, ``consistent`` (fits in HBM and reaches the
     published speed: TPOT <= target)."""
     hops = np.asarray(hop_latencies_s if hop_latencies_s is not None else np.geomspace(0.05e-6, 10e-6, 25))
     overrides = {} if scale_up_bandwidth_bytes_per_s is None else {"scale_up_bandwidth_bytes_per_s": scale_up_bandwidth_bytes_per_s}
     chip = subject.jalapeno_chip(scenario, **overrides)
-    base = (fit or subject.fit_jalapeno(scenario)).efficiency
+    e = replace((fit or subject.fit_jalapeno(scenario)).efficiency, alpha_s=alpha0_s)
+    injection = chip.scale_up_bandwidth_bytes_per_s / 2  # one direction
     rows = []
     for model_name, claim_id, kind in subject.SPEED_TARGETS:
         m = specs.model(model_name)
@@ -526,11 +520,12 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
             for n in domain_sizes:
                 d = fabric_topology(fab, n).diameter_hops()
                 for h in hops:
-                    e = replace(base, alpha_s=alpha0_s + d * h)
+                    def fabric(k, fab=fab, h=h):
+                        return fabric_topology(fab, k, hop_latency_s=h, injection_bandwidth_bytes_per_s=injection)
                     r = serving.evaluate(m, chip, n_chips=n, concurrency=1, isl=isl, osl=osl, precision=precision,
-                                         eff=e, stack="jalapeno")
-                    tpot = float(np.asarray(r["tpot_s"]))
-                    fits = bool(np.asarray(r["fits"]))
+                                         eff=e, stack="jalapeno", fabric=fabric)
+                    tpot = float(r.tpot_s)
+                    fits = bool(r.fits)
                     rows.append({"model": m.model, "fabric": fab, "chips": n, "diameter_hops": d, "hop_latency_s": float(h),
                                  "tpot_s": tpot, "target_tpot_s": target, "fits": fits, "consistent": fits and tpot <= target})
     return pl.DataFrame(rows)

@@ -103,9 +103,9 @@ def test_serving_point_without_prefix_cache_reproduces_evaluate(eff):
     c = point.call(ctx, ctx, out)
     r = serving.evaluate(jp.model("gpt-oss-120b"), chip, n_chips=1, concurrency=8, isl=8192, osl=1024, eff=eff,
                          stack="jalapeno")
-    assert c.ttft_s == pytest.approx(float(r["ttft_s"]))
-    assert c.tpot_s == pytest.approx(float(r["tpot_s"]))
-    assert c.call_s == pytest.approx(float(r["e2e_s"]))      # E2E = TTFT + TPOT (OSL - 1)
+    assert c.ttft_s == pytest.approx(float(r.ttft_s))
+    assert c.tpot_s == pytest.approx(float(r.tpot_s))
+    assert c.call_s == pytest.approx(float(r.e2e_s))      # E2E = TTFT + TPOT (OSL - 1)
     cached = point.call(ctx, 1024, out)                       # prefix cache: only the new tokens prefilled
     assert cached.ttft_s < c.ttft_s and cached.tpot_s < c.tpot_s
 

@@ -62,9 +62,9 @@ def test_latency_identities_and_littles_law(eff):
     r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("h200"), n_chips=np.array([1, 2]), concurrency=np.array([8, 64]),
                          eff=eff, stack="vllm")
     osl = mean_request_length(1024)
-    np.testing.assert_allclose(r["e2e_s"], r["ttft_s"] + r["tpot_s"] * (osl - 1))
-    np.testing.assert_allclose(r["throughput_tok_s_chip"],
-                               np.array([8, 64]) * (mean_request_length(8192) + osl) / r["e2e_s"] / np.array([1, 2]))
+    np.testing.assert_allclose(r.e2e_s, r.ttft_s + r.tpot_s * (osl - 1))
+    np.testing.assert_allclose(r.throughput_tok_s_chip,
+                               np.array([8, 64]) * (mean_request_length(8192) + osl) / r.e2e_s / np.array([1, 2]))
 
 
 def _chip(**changes):
@@ -74,9 +74,9 @@ def _chip(**changes):
 def test_more_bandwidth_or_flops_never_slower(eff):
     m, c = jp.model("deepseek-r1"), np.array([1, 16, 256, 2048])
     kw = dict(n_chips=8, concurrency=c, dp=8, eff=eff, stack="sglang")
-    base = serving.evaluate(m, _chip(), **kw)["tpot_s"]
-    faster_mem = serving.evaluate(m, _chip(hbm_bandwidth_bytes_per_s=10e12), **kw)["tpot_s"]
-    faster_math = serving.evaluate(m, _chip(peak_dense_flops_per_s={"fp4": 2e16, "fp8": 1e16, "bf16": 5e15}), **kw)["tpot_s"]
+    base = serving.evaluate(m, _chip(), **kw).tpot_s
+    faster_mem = serving.evaluate(m, _chip(hbm_bandwidth_bytes_per_s=10e12), **kw).tpot_s
+    faster_math = serving.evaluate(m, _chip(peak_dense_flops_per_s={"fp4": 2e16, "fp8": 1e16, "bf16": 5e15}), **kw).tpot_s
     assert np.all(faster_mem <= base) and np.all(faster_math <= base)
     assert np.any(faster_mem < base)
 
@@ -84,8 +84,9 @@ def test_more_bandwidth_or_flops_never_slower(eff):
 def test_kv_capacity_caps_concurrency(eff):
     m, chip = jp.model("gpt-oss-120b"), jp.chip("h100")
     conc = np.arange(1, 400)
-    fits = serving.evaluate(m, chip, n_chips=1, concurrency=conc, eff=eff)["fits"]
-    weights = (m.total_params() - m.param_groups()["routed_experts"] - m.param_groups()["embedding"]) * 2 \
+    fits = serving.evaluate(m, chip, n_chips=1, concurrency=conc, eff=eff).fits
+    # every weight is held, the input embedding table included: BF16 but the MXFP4 routed experts
+    weights = (m.total_params() - m.param_groups()["routed_experts"]) * 2 \
         + m.param_groups()["routed_experts"] * jp.specs.bytes_per_value("mxfp4")
     by_hand = int((0.92 * chip.hbm_capacity_bytes - weights) // m.kv_bytes_per_sequence(8192 + 1024))
     assert fits[:by_hand].all() and not fits[by_hand:].any()
@@ -95,19 +96,19 @@ def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
     m, chip = jp.model("gpt-oss-120b"), jp.chip("gb200")
     r = serving.evaluate(m, chip, n_chips=2, concurrency=2048, dp=2, eff=eff, disagg=True, prefill_chips=1,
                          prefill_tp=1, stack="dynamo-trt")
-    rate = 2048 / r["e2e_s"]
-    assert float(rate) == pytest.approx(1 / float(r["prefill_s"]), rel=1e-6)
+    rate = 2048 / r.e2e_s
+    assert float(rate) == pytest.approx(1 / float(r.prefill_s), rel=1e-6)
 
 
 def test_speculative_decoding_raises_interactivity(eff):
     kw = dict(n_chips=4, concurrency=4, eff=eff, stack="trt")
     plain = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), **kw)
     mtp = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), mtp_tokens_per_step=1.8, **kw)
-    assert float(mtp["interactivity_tok_s_user"]) > 1.4 * float(plain["interactivity_tok_s_user"])
+    assert float(mtp.interactivity_tok_s_user) > 1.4 * float(plain.interactivity_tok_s_user)
 
 
 def test_bad_layout_is_refused(eff):
-    with pytest.raises(ValueError, match="dp must divide n_chips"):
+    with pytest.raises(ValueError, match="dp the chips of a stage"):
         serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=6, concurrency=8, dp=4, eff=eff)
     with pytest.raises(ValueError, match="must be positive"):
         serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=-1, eff=eff)
@@ -232,7 +233,7 @@ def test_short_prompts_share_one_weight_read_per_prefill_step():
     weight_bytes = rest * 2.0 + g["routed_experts"] * jp.specs.bytes_per_value("mxfp4")  # BF16 rest, MXFP4 experts
     for isl, share in ((1024, 921.5 / 8192), (8192, 7372.5 / 8192)):
         r = serving.evaluate(m, c, n_chips=1, concurrency=1, isl=isl, eff=e, stack="default")
-        assert float(r["prefill_s"]) == pytest.approx(share * weight_bytes / c.hbm_bandwidth_bytes_per_s, rel=1e-9)
+        assert float(r.prefill_s) == pytest.approx(share * weight_bytes / c.hbm_bandwidth_bytes_per_s, rel=1e-9)
 
 
 def test_mla_layers_pay_the_fitted_overhead_factor():
@@ -240,11 +241,11 @@ def test_mla_layers_pay_the_fitted_overhead_factor():
     base = serving.Efficiency(tau_s={"default": 50e-6}, beta_s=0.0)
     one, two = (serving.evaluate(m, c, n_chips=8, concurrency=1, eff=replace(base, mla_layer_factor=f), stack="default")
                 for f in (1.0, 2.0))
-    assert float(two["overhead_s"]) == pytest.approx(2 * float(one["overhead_s"]))
-    assert float(one["overhead_s"]) == pytest.approx(61 * 50e-6)  # 61 layers x 50 µs
+    assert float(two.overhead_s) == pytest.approx(2 * float(one.overhead_s))
+    assert float(one.overhead_s) == pytest.approx(61 * 50e-6)  # 61 layers x 50 µs
     gqa = serving.evaluate(jp.model("gpt-oss-120b"), c, n_chips=8, concurrency=1,
                            eff=replace(base, mla_layer_factor=2.0), stack="default")
-    assert float(gqa["overhead_s"]) == pytest.approx(36 * 50e-6)  # a GQA model is not affected
+    assert float(gqa.overhead_s) == pytest.approx(36 * 50e-6)  # a GQA model is not affected
 
 
 def test_one_jalapeno_builder_from_its_unknowns_plus_overrides():
@@ -265,3 +266,66 @@ def test_one_jalapeno_builder_from_its_unknowns_plus_overrides():
 def test_a_chip_without_a_scale_up_domain_needs_max_chips():
     with pytest.raises(ValueError, match="no published scale-up domain; give max_chips"):
         frontier.sweep(jp.chip("jalapeno"), "gpt-oss-120b")
+
+
+
+def test_one_decode_step_by_hand_gpt_oss_on_gb200_at_batch_1():
+    # gpt-oss-120b (data/models.csv: 36 layers, hidden 2880, vocab 201,088 untied, 64 query heads and 8 KV
+    # heads of 64, 18 layers with a 128-token window, 128 experts of width 2880, top-4) on one GB200 (8 TB/s,
+    # 10 PFLOP/s dense FP4), the benchmark's recipe: MXFP4 experts (4.25 bits), BF16 elsewhere and KV;
+    # ideal constants, so the step is the KV read plus the weight read (batch 1 is far from compute-bound)
+    ctx = (6553 + 8192) / 2 + (819 + 1024) / 2 / 2           # mean ISL + half the mean OSL: 7,833.25 tokens
+    attention = 36 * (2 * 2880 * 64 * 64 + 2 * 2880 * 8 * 64 + 2 * 2880)  # q, o; k, v; two norms a layer
+    router, head, final_norm = 36 * 2880 * 128, 201088 * 2880, 2880
+    expert = 3 * 2880 * 2880
+    weight_bytes = (attention + router + head + final_norm) * 2 + 36 * 4 * expert * 4.25 / 8   # 4 experts a layer
+    kv_bytes = (18 * ctx + 18 * 128) * 2 * 8 * 64 * 2       # full layers hold the context, sliding ones 128 tokens
+    active = attention + router + head + final_norm + 36 * 4 * expert
+    flops = 2 * active + 2 * 64 * (64 + 64) * (18 * ctx + 18 * 128)
+    assert weight_bytes == 4_999_824_000 and kv_bytes == 293_483_520
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), n_chips=1, concurrency=1,
+                         eff=serving.Efficiency.ideal())
+    assert float(r.weights_s) == pytest.approx(weight_bytes / 8e12, rel=1e-9)
+    assert float(r.kv_s) == pytest.approx(kv_bytes / 8e12, rel=1e-9)
+    assert float(r.compute_s) == pytest.approx(flops / 10e15, rel=1e-9)
+    assert float(r.collectives_s) == 0 and float(r.overhead_s) == 0
+    by_hand = kv_bytes / 8e12 + weight_bytes / 8e12           # 36.7 us + 625.0 us
+    assert float(r.decode_step_s) == pytest.approx(by_hand, rel=1e-9)
+    assert float(r.tpot_s) == pytest.approx(by_hand, rel=1e-9)  # one user: no other prefills interleaved
+
+
+@pytest.mark.parametrize("model, concurrency, n_chips, dp", [
+    ("gpt-oss-120b", 64, 8, 1), ("deepseek-r1", 64, 8, 8), ("deepseek-r1", 4096, 8, 8)])
+def test_the_parts_add_up_to_the_step_and_the_collectives_come_from_network(eff, model, concurrency, n_chips, dp):
+    m, c = jp.model(model), jp.chip("gb200")
+    r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, eff=eff, stack="trt")
+    step = float(r.kv_s) + max(float(r.weights_s), float(r.compute_s)) + float(r.allreduce_s) \
+        + float(r.all_to_all_s) + float(r.handoff_s) + float(r.overhead_s)
+    assert float(r.decode_step_s) == pytest.approx(step, rel=1e-12)
+    assert float(r.weights_s) == pytest.approx(float(r.attention_weights_s + r.expert_weights_s + r.other_weights_s))
+    # the collectives, by hand from the alpha-beta model on an NVLink switch of 0.9 TB/s a direction
+    tp, w, a = n_chips / dp, 0.9e12, eff.alpha_s
+    allreduce = 2 * m.num_hidden_layers * (a + 2 * (tp - 1) / tp * (concurrency / dp) * m.hidden_size * 2 / w) if tp > 1 else 0.0
+    moe = m.num_experts_per_tok * concurrency / n_chips * m.hidden_size * 3 * (n_chips - 1) / n_chips
+    assert float(r.allreduce_s) == pytest.approx(allreduce, rel=1e-12)
+    assert float(r.all_to_all_s) == pytest.approx(m.num_moe_layers * (2 * a + moe / w), rel=1e-12)
+    assert float(r.tpot_s) == pytest.approx(float(r.decode_step_s + r.prefill_interference_s), rel=1e-12)
+
+
+def test_evaluation_as_a_table():
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), n_chips=np.array([1, 2]), concurrency=np.array([[1], [64]]))
+    df = r.to_frame()
+    assert df.height == 4 and {"tpot_s", "decode_step_s", "weights_s", "fits"} <= set(df.columns)
+    np.testing.assert_allclose(df["tpot_s"].to_numpy(), np.ravel(r.tpot_s))
+
+
+def test_bad_memory_tier_or_pipeline_is_refused():
+    m, c = jp.model("gpt-oss-120b"), jp.chip("gb200")
+    with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
+        serving.evaluate(m, c, n_chips=1, concurrency=1, memory="dram")
+    with pytest.raises(ValueError, match="no SRAM bandwidth"):
+        serving.evaluate(m, c, n_chips=1, concurrency=1, memory="sram")
+    with pytest.raises(ValueError, match="pp must divide n_chips"):
+        serving.evaluate(m, c, n_chips=4, concurrency=1, pp=3)
+    with pytest.raises(ValueError, match="has no scale-up bandwidth"):
+        serving.evaluate(m, jp.chip("jalapeno"), n_chips=2, concurrency=1)

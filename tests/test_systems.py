@@ -206,7 +206,7 @@ def test_fabric_scan_uses_the_pareto_chapters_jalapeno():
     assert layout["n_chips"] == 64 and layout["interactivity_tok_s_user"] == pytest.approx(700, rel=0.005)
     r = serving.evaluate(jp.model("deepseek-r1"), subject.jalapeno_chip(), n_chips=64, concurrency=1,
                          eff=fit.efficiency, stack="jalapeno")
-    assert 1 / float(r["tpot_s"]) == pytest.approx(700, rel=0.005)
+    assert 1 / float(r.tpot_s) == pytest.approx(700, rel=0.005)
 
 
 def test_systems_frontiers_are_the_pareto_chapters():
@@ -232,7 +232,8 @@ def test_fabric_scan_is_monotone_in_hop_latency():
     ds = best.filter((pl.col("model") == "deepseek-r1") & (pl.col("chips") == 16)).sort("fabric")
     sw, t3 = ds.row(0, named=True), ds.row(1, named=True)
     assert sw["fabric"] == "switched" and t3["fabric"] == "torus3d"
-    assert sw["max_hop_latency_s"] > t3["max_hop_latency_s"]  # more hops, less time per hop
+    # more hops, less time per hop (None: not even the shortest scanned hop latency is consistent)
+    assert sw["max_hop_latency_s"] > (t3["max_hop_latency_s"] or 0.0)
 
 
 def test_jalapeno_requirements():
