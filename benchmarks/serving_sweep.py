@@ -15,7 +15,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core
 import numpy as np  # noqa: E402
 
 import jalapeno as jp  # noqa: E402
-from jalapeno import calibration, frontier, serving  # noqa: E402
+from jalapeno import calibration, pareto, serving  # noqa: E402
 
 
 def main() -> None:
@@ -36,11 +36,11 @@ def main() -> None:
             total += r.tpot_s.size
     elapsed = time.perf_counter() - started
     t0 = time.perf_counter()
-    frontier.frontier("gb200", "deepseek-r1", eff=eff)
+    pareto.frontier("gb200", "deepseek-r1", eff=eff)
     one = time.perf_counter() - t0
     print(f"{len(chips)} chips x {len(models)} models x {2 * len(sizes)} layouts x {conc.size} concurrencies "
           f"= {total:,} configurations in {elapsed:.2f} s")
-    print(f"one full frontier (gb200, deepseek-r1, {2 * len(sizes) * len(frontier.CONCURRENCY)} configurations): {one * 1e3:.0f} ms")
+    print(f"one full frontier (gb200, deepseek-r1, {2 * len(sizes) * len(pareto.CONCURRENCY)} configurations): {one * 1e3:.0f} ms")
     print(f"{total / elapsed:,.0f} configurations/s")
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, data, frontier, serving, specs, subject
+from . import calibration, data, pareto, serving, specs, subject
 from .comparison import e2e_decomposition
 from .power import PowerStack
 from .errors import UnknownNameError
@@ -243,7 +243,7 @@ def serving_point(chip: ChipSpec | str, model: ModelSpec | str, point: dict, *, 
     """A :class:`ServingPoint` at a frontier row ``point`` (``n_chips``, ``dp``, ``concurrency``)."""
     c, m = specs.chip(chip), specs.model(model)
     return ServingPoint(c, m, eff, stack, float(point["n_chips"]), float(point["dp"]), float(point["concurrency"]),
-                        precision or frontier.DEFAULT_PRECISION.get(m.model, "fp8"), label or c.chip)
+                        precision or pareto.DEFAULT_PRECISION.get(m.model, "fp8"), label or c.chip)
 
 
 def frontier_servers(model: str = "gpt-oss-120b", baseline: str = "gb200", *,
@@ -260,9 +260,9 @@ def frontier_servers(model: str = "gpt-oss-120b", baseline: str = "gb200", *,
     fit_j = jalapeno_fit or subject.fit_jalapeno(scenario)
     eff_j = fit_j.efficiency
     eff_b = calibration.load()
-    stack_b = frontier.best_stack(eff_b)
+    stack_b = pareto.best_stack(eff_b)
     j_front = subject.jalapeno_frontier(model, scenario, fit=fit_j, isl=isl, osl=osl)
-    b_front = frontier.frontier(baseline, model, isl=isl, osl=osl, max_chips=max_chips, eff=eff_b, stack=stack_b)
+    b_front = pareto.frontier(baseline, model, isl=isl, osl=osl, max_chips=max_chips, eff=eff_b, stack=stack_b)
     out = {}
     for name, chip, front, eff, stack in (("jalapeno", subject.jalapeno_chip(scenario), j_front, eff_j, "jalapeno"),
                                           (baseline, specs.chip(baseline), b_front, eff_b, stack_b)):

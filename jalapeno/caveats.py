@@ -21,7 +21,7 @@ Sections (the caveats chapter follows them):
 
 SI units throughout (W, s, bytes, FLOP/s); ratios are Jalapeño / other unless named otherwise. Every
 number comes from ``data/`` (claims, specs, ``whatif_ranges.csv``, ``public_facts.csv``) or from the
-serving model (:mod:`jalapeno.serving`, :mod:`jalapeno.frontier`).
+serving model (:mod:`jalapeno.serving`, :mod:`jalapeno.pareto`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from . import calibration, frontier, measured, metrics, power, serving, specs, subject
+from . import calibration, pareto, measured, metrics, power, serving, specs, subject
 from .comparison import baseline_summary
 from .data import claim_value, fact, whatif
 from .errors import UnknownNameError
@@ -130,9 +130,9 @@ def front_ratios(new: pl.DataFrame, old: pl.DataFrame) -> dict[str, float]:
 
     ``per_kw_at_peak``: highest tok/s/kW; ``single_user``: highest interactivity (1 / best TBT);
     ``e2e``: old's lowest E2E / new's lowest E2E; ``matched``: tok/s/kW at old's highest interactivity
-    (:func:`jalapeno.frontier.matched_ratio`; NaN when new cannot reach it), with that interactivity as
+    (:func:`jalapeno.pareto.matched_ratio`; NaN when new cannot reach it), with that interactivity as
     ``matched_at``."""
-    m = frontier.matched_ratio(new, old)
+    m = pareto.matched_ratio(new, old)
     return {"per_kw_at_peak": float(new["tok_s_per_kw"].max() / old["tok_s_per_kw"].max()),
             "single_user": float(new["interactivity_tok_s_user"].max() / old["interactivity_tok_s_user"].max()),
             "e2e": float(old["e2e_s"].min() / new["e2e_s"].min()),
@@ -166,7 +166,7 @@ def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, fit
                      max_chips: int = 8) -> pl.DataFrame:
     """Each published kind of ratio (:data:`METRICS`) of Jalapeño's modeled frontier (``scenario`` of its
     unknowns, fitted constants ``fit``, default :func:`jalapeno.subject.fit_jalapeno`) against the published baseline of each model
-    (:data:`jalapeno.frontier.PUBLISHED_RATIOS`; :func:`jalapeno.frontier.baseline_frontier`: measured
+    (:data:`jalapeno.pareto.PUBLISHED_RATIOS`; :func:`jalapeno.pareto.baseline_frontier`: measured
     where InferenceMAX measured it, else transferred from measured layouts) and against
     Vera Rubin in each case (modeled, at most ``max_chips`` chips per decode worker, like a modeled
     baseline).
@@ -177,12 +177,12 @@ def vera_rubin_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, fit
     rows = []
     for m in models:
         key = specs.model(m).model
-        _, base_chip = frontier.PUBLISHED_RATIOS.get(key, (None, "gb300"))
-        old = frontier.baseline_frontier(key, base_chip, power_basis=power_basis, max_chips=max_chips)
+        _, base_chip = pareto.PUBLISHED_RATIOS.get(key, (None, "gb300"))
+        old = pareto.baseline_frontier(key, base_chip, power_basis=power_basis, max_chips=max_chips)
         new = subject.jalapeno_frontier(key, scenario, fit=fit, power_basis=power_basis)
         vs_base = front_ratios(new, old)
         for case in cases:
-            vr = frontier.frontier(vera_rubin_chip(case), key, power_basis=power_basis, max_chips=max_chips)
+            vr = pareto.frontier(vera_rubin_chip(case), key, power_basis=power_basis, max_chips=max_chips)
             vs_vr = front_ratios(new, vr)
             for metric in METRICS:
                 pub, ids = published_ratio(key, metric)
@@ -213,7 +213,7 @@ def shape_sweep(model: str = "gpt-oss-120b", baseline: str = "gb200", shapes=SHA
     rows = []
     for isl, osl in shapes:
         new = subject.jalapeno_frontier(model, scenario, fit=fit, isl=isl, osl=osl, power_basis=power_basis)
-        old = frontier.frontier(baseline, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips)
+        old = pareto.frontier(baseline, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips)
         r = front_ratios(new, old)
         rows.append({"isl": isl, "osl": osl, "shape": f"{isl // 1024}k/{osl // 1024}k", **r,
                      "jalapeno_peak_tok_s_kw": float(new["tok_s_per_kw"].max()),
@@ -290,7 +290,7 @@ def decode_breakdown(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips: f
     Raises what ``evaluate`` raises."""
     m, c = specs.model(model), specs.chip(chip)
     eff = eff or calibration.load()
-    precision = precision or frontier.DEFAULT_PRECISION.get(m.model, "fp8")
+    precision = precision or pareto.DEFAULT_PRECISION.get(m.model, "fp8")
     r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, isl=isl, osl=osl,
                          precision=precision, stack=stack, eff=eff, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
     memory_bound = bool(r.memory_bound)
@@ -390,7 +390,7 @@ def pareto_shape_table(new: pl.DataFrame, old: pl.DataFrame, fractions=(0.25, 0.
     if np.any((f <= 0) | (f > 1)):
         raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}")
     x = f * float(old["interactivity_tok_s_user"].max())
-    y_old, y_new = frontier.throughput_at(old, x, column), frontier.throughput_at(new, x, column)
+    y_old, y_new = pareto.throughput_at(old, x, column), pareto.throughput_at(new, x, column)
     return pl.DataFrame({"fraction": f, "interactivity_tok_s_user": x, "old": y_old, "new": y_new,
                          "ratio": y_new / y_old})
 
@@ -471,7 +471,7 @@ SECTION_CLAIMS = {
 
 
 def section_claims(registry: pl.DataFrame, section: str) -> pl.DataFrame:
-    """The rows of the claims registry (:func:`jalapeno.claims.claims`) a section qualifies, in the order
+    """The rows of the claims registry (:func:`jalapeno.registry.claims`) a section qualifies, in the order
     of :data:`SECTION_CLAIMS`: ``claim_id``, ``value``, ``value_high``, ``unit``, ``chapter``, ``status``.
     UnknownNameError for an unknown section."""
     if section not in SECTION_CLAIMS:

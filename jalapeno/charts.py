@@ -338,7 +338,7 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
 
 
 def ratio_curves(df: pl.DataFrame) -> alt.Chart:
-    """Ratio of two frontiers against interactivity (from :func:`jalapeno.frontier.ratio_curve`), one line
+    """Ratio of two frontiers against interactivity (from :func:`jalapeno.pareto.ratio_curve`), one line
     per ``label``; log scales show the blow-up near the baseline's maximum interactivity."""
     return alt.Chart(df).mark_line().encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),

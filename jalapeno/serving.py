@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from . import data as _data
-from . import network
+from . import network, specs
 from .errors import UnknownNameError
 from .metrics import mean_request_length
 from .specs import ChipSpec, ModelSpec, bytes_per_value
@@ -323,7 +323,7 @@ def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
     return out
 
 
-def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep=True, pp=1, isl=8192, osl=1024,
+def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurrency, dp=1, ep=True, pp=1, isl=8192, osl=1024,
              precision: str | tuple[str, str, str] = "fp4", stack: str = "default", eff: Efficiency = Efficiency(),
              disagg: bool = False, prefill_chips=None, prefill_tp=1, mtp_tokens_per_step: float = 1.0,
              mtp_draft_cost: float = MTP_DRAFT_COST, hbm_bandwidth_bytes_per_s: float | None = None,
@@ -345,7 +345,10 @@ def evaluate(model: ModelSpec, chip: ChipSpec, *, n_chips, concurrency, dp=1, ep
 
     Returns an :class:`Evaluation`. Raises ValueError for non-positive chips, concurrency, ``dp`` or ``pp``,
     a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
-    memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule."""
+    memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
+    model or precision (``model`` and ``chip`` may be names)."""
+    model = model if isinstance(model, ModelSpec) else specs.model(model)
+    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
     if np.any(n <= 0) or np.any(b <= 0) or np.any(dp <= 0) or np.any(pp <= 0):
         raise ValueError("n_chips, concurrency, dp and pp must be positive")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, data, frontier, power, serving, specs
+from . import calibration, data, pareto, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec
 
@@ -109,7 +109,7 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
     :data:`FIT_STARTS`); every other constant stays at the calibration on measured chips (``base``), so
     the matched-interactivity ratios and every Kimi K2.5 figure are predictions, not fits. The frontiers
     are those of :func:`jalapeno_chip` (``scenario``) over ``concurrency_cap`` (see
-    :func:`jalapeno.frontier.sweep`; by default the benchmark's own range, on the assumption that OpenAI
+    :func:`jalapeno.pareto.sweep`; by default the benchmark's own range, on the assumption that OpenAI
     ran the same harness). UnknownNameError for an unknown scenario."""
     if base is None and concurrency_cap == "benchmark":
         return _fit_default(scenario)
@@ -126,9 +126,9 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
 
     def fun(z):
         e = make(z)
-        g = frontier.frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
+        g = pareto.frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
         fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
-        d = frontier.frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
+        d = pareto.frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
         got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
                d["interactivity_tok_s_user"].max()]
         return np.log(np.array(got) / targets)
@@ -159,11 +159,11 @@ def jalapeno_frontier(model: str, scenario: str = "central", *, fit: JalapenoFit
                       **options) -> pl.DataFrame:
     """Jalapeño's modeled frontier for ``model`` under one scenario of its unknowns, with the constants of
     ``fit`` (default :func:`fit_jalapeno` over the same ``concurrency_cap``); ``options`` pass to
-    :func:`jalapeno.frontier.frontier`. ValueError when ``fit`` was made for another scenario."""
+    :func:`jalapeno.pareto.frontier`. ValueError when ``fit`` was made for another scenario."""
     fit = fit or fit_jalapeno(scenario, concurrency_cap=options.get("concurrency_cap", "benchmark"))
     if fit.scenario != scenario:
         raise ValueError(f"the fit is for the {fit.scenario!r} scenario, the frontier asks for {scenario!r}")
-    return frontier.frontier(jalapeno_chip(scenario), model, eff=fit.efficiency, stack="jalapeno",
+    return pareto.frontier(jalapeno_chip(scenario), model, eff=fit.efficiency, stack="jalapeno",
                              **options).with_columns(pl.lit(scenario).alias("scenario"))
 
 
@@ -176,20 +176,20 @@ def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), *, power_ba
     (``ratio = jalapeno_retention x peak_ratio x baseline_steepness``): Jalapeño's throughput at ``x*``
     over its own peak, the two peaks' ratio, the baseline's peak over its throughput at ``x*``.
     ``implied_retention`` is the retention the published ratio implies given the other two factors.
-    ``baselines`` overrides the chip of :data:`jalapeno.frontier.PUBLISHED_RATIOS`; ``baseline_how`` and
-    ``baseline_max_chips`` pass to :func:`jalapeno.frontier.baseline_frontier`; ``fits`` passes
+    ``baselines`` overrides the chip of :data:`jalapeno.pareto.PUBLISHED_RATIOS`; ``baseline_how`` and
+    ``baseline_max_chips`` pass to :func:`jalapeno.pareto.baseline_frontier`; ``fits`` passes
     :func:`fit_jalapeno` results per scenario (fitted over the same ``concurrency_cap`` when not given)."""
     fits = fits or {sc: fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in SCENARIOS}
     rows = []
     for m in models:
-        claim_id, chip = frontier.PUBLISHED_RATIOS.get(m, (None, "gb300"))
+        claim_id, chip = pareto.PUBLISHED_RATIOS.get(m, (None, "gb300"))
         chip = (baselines or {}).get(m, chip)
-        old = frontier.baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how,
+        old = pareto.baseline_frontier(m, chip, power_basis=power_basis, how=baseline_how,
                                          max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
         old_peak = float(old["tok_s_per_kw"].max())
         for sc, f in fits.items():
             new = jalapeno_frontier(m, sc, fit=f, power_basis=power_basis, concurrency_cap=concurrency_cap)
-            r = frontier.matched_ratio(new, old)
+            r = pareto.matched_ratio(new, old)
             new_peak = float(new["tok_s_per_kw"].max())
             peak_ratio, steepness = new_peak / old_peak, old_peak / r["old"]
             published = data.claim_value(claim_id) if claim_id else float("nan")
@@ -248,7 +248,7 @@ def min_chips_for_speed(model: str, scenario: str = "central", *, fit: JalapenoF
     chip, m = jalapeno_chip(scenario), specs.model(model)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= chip.scale_up_domain_chips]
     for n in sizes:
-        r = serving.evaluate(m, chip, n_chips=float(n), concurrency=1.0, precision=frontier.DEFAULT_PRECISION.get(m.model, "fp8"),
+        r = serving.evaluate(m, chip, n_chips=float(n), concurrency=1.0, precision=pareto.DEFAULT_PRECISION.get(m.model, "fp8"),
                              eff=fit.efficiency, stack="jalapeno")
         if bool(np.asarray(r["fits"])) and float(np.asarray(r["tpot_s"])) <= target * (1 + 1e-9):
             return n

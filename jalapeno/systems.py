@@ -45,10 +45,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, frontier, network, roofline, serving, specs, subject
+from . import calibration, pareto, network, roofline, serving, specs, subject
 from . import data as _data
 from .errors import UnknownNameError
-from .frontier import best_stack  # noqa: F401  (the systems chapter's notebook uses it from here)
+from .pareto import best_stack  # noqa: F401  (the systems chapter's notebook uses it from here)
 from .metrics import mean_request_length, pareto_envelope
 from .specs import ChipSpec, ModelSpec
 
@@ -362,7 +362,7 @@ def system_frontiers(model: ModelSpec, gpu: ChipSpec, *, eff: serving.Efficiency
                      kv_precision: str = "fp8", isl: int = 8192, osl: int = 1024,
                      concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Three ways to build an inference system for ``model``, as frontiers of throughput per chip against
-    interactivity: ``gpu`` alone (:func:`jalapeno.frontier.frontier` with the calibrated constants ``eff``
+    interactivity: ``gpu`` alone (:func:`jalapeno.pareto.frontier` with the calibrated constants ``eff``
     and the best measured stack), Jalapeño (:func:`jalapeno.subject.jalapeno_frontier`: the ``scenario``
     chip with its fitted constants, the same as the Pareto chapter's) and ``gpu`` prefill + LPU decode
     (:func:`disaggregated_frontier`). The two serving-model frontiers span ``concurrency_cap`` (default the
@@ -370,9 +370,9 @@ def system_frontiers(model: ModelSpec, gpu: ChipSpec, *, eff: serving.Efficiency
     Columns ``system``, ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``n_chips``,
     ``concurrency``."""
     eff = eff or calibration.load()
-    stack = frontier.best_stack(eff)
+    stack = pareto.best_stack(eff)
     cols = ["interactivity_tok_s_user", "throughput_tok_s_chip", "n_chips", "concurrency"]
-    gpu_front = frontier.frontier(gpu, model, isl=isl, osl=osl, eff=eff, stack=stack, concurrency_cap=concurrency_cap,
+    gpu_front = pareto.frontier(gpu, model, isl=isl, osl=osl, eff=eff, stack=stack, concurrency_cap=concurrency_cap,
                                   power_basis=None)  # per chip, not per kW: the LPU's power is not published
     jal_front = subject.jalapeno_frontier(model.model, scenario, fit=fit, isl=isl, osl=osl, concurrency_cap=concurrency_cap,
                                           power_basis=None)
@@ -398,7 +398,7 @@ def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | Non
     and queueing are not modelled. Columns ``system``, ``interactivity_tok_s_user``,
     ``throughput_tok_s_chip``, ``n_chips``, ``concurrency``, ``lpu_chips``, ``gpu_chips``."""
     eff = eff or calibration.load()
-    stack = stack or frontier.best_stack(eff)
+    stack = stack or pareto.best_stack(eff)
     b = np.asarray(batches if batches is not None else 2.0 ** np.arange(0, 9))
     isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
     ctx = int(isl_m + osl_m / 2)

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, caveats, claims, data, frontier, power, subject
+from jalapeno import calibration, caveats, registry, data, pareto, power, subject
 
 
 @pytest.fixture(scope="module")
@@ -166,10 +166,10 @@ def test_shape_sweep(fit):
 
 
 def test_pareto_shape_table_ends_at_the_matched_ratio(fit):
-    old = frontier.baseline_frontier("gpt-oss-120b", "gb200")
+    old = pareto.baseline_frontier("gpt-oss-120b", "gb200")
     new = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit)
     t = caveats.pareto_shape_table(new, old)
-    assert t["ratio"][-1] == pytest.approx(frontier.matched_ratio(new, old)["ratio"])
+    assert t["ratio"][-1] == pytest.approx(pareto.matched_ratio(new, old)["ratio"])
     assert np.all(np.diff(t["ratio"].to_numpy()) > 0)            # the nearer the end, the larger the ratio
     with pytest.raises(ValueError, match="fractions must lie in"):
         caveats.pareto_shape_table(new, old, fractions=(0.5, 1.2))
@@ -215,13 +215,13 @@ def test_caveats_claims_checks():
             "financing-weeks-before-benchmark": "1.14 weeks", "nvidia-revenue-yoy-growth": "95.7–98.3 %",
             "semianalysis-beat-every-chip": "100 %"}
     for cid, computed in want.items():
-        r = claims.CHECKS[cid]()
+        r = registry.CHECKS[cid]()
         assert r.agrees and r.computed == computed, cid
 
 
 def test_a_public_fact_can_make_a_check_fail(edit_data):
     edit_data("public_facts.csv", "cuda_introduced_year,2006,", "cuda_introduced_year,2000,")
-    r = claims.CHECKS["cuda-ecosystem-years"]()
+    r = registry.CHECKS["cuda-ecosystem-years"]()
     assert not r.agrees and r.computed == "26 years"
     edit_data("public_facts.csv", "nvidia_q2_fy2026_revenue,46700000000,", "nvidia_q2_fy2026_revenue,40000000000,")
-    assert not claims.CHECKS["nvidia-revenue-yoy-growth"]().agrees
+    assert not registry.CHECKS["nvidia-revenue-yoy-growth"]().agrees

@@ -4,12 +4,12 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import claims, comparison, metrics
+from jalapeno import comparison, metrics, registry
 
 
 @pytest.fixture(scope="module")
-def registry():
-    return claims.claims()
+def table():
+    return registry.claims()
 
 
 def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
@@ -23,28 +23,28 @@ def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
     assert round(s["interactivity_tok_s_user"]) == 535  # published 535 tok/s
 
 
-def test_reproduced_claims_are_the_four_gb200_numbers(registry):
-    got = set(registry.filter(pl.col("status") == "reproduced")["claim_id"])
+def test_reproduced_claims_are_the_four_gb200_numbers(table):
+    got = set(table.filter(pl.col("status") == "reproduced")["claim_id"])
     assert got == {"gptoss-gb200-tok-per-kw", "gptoss-gb200-tbt", "gptoss-gb200-e2e", "gptoss-gb200-single-user"}
 
 
-def test_no_claim_is_inconsistent_and_every_check_ran(registry):
-    assert registry.filter(pl.col("status").is_in(["inconsistent", "not reproduced"])).is_empty()
-    checked = registry.filter(pl.col("claim_id").is_in(list(claims.CHECKS)))
-    assert checked.height == len(claims.CHECKS)
+def test_no_claim_is_inconsistent_and_every_check_ran(table):
+    assert table.filter(pl.col("status").is_in(["inconsistent", "not reproduced"])).is_empty()
+    checked = table.filter(pl.col("claim_id").is_in(list(registry.CHECKS)))
+    assert checked.height == len(registry.CHECKS)
     assert set(checked["status"]) <= {"reproduced", "consistent", "modeled", "model disagrees"}
 
 
 def test_an_arithmetic_check_can_fail(edit_data):
     edit_data("claims.csv", "groq-lpx-rack-sram,128,", "groq-lpx-rack-sram,140,")
-    row = claims.claim("groq-lpx-rack-sram")
+    row = registry.claim("groq-lpx-rack-sram")
     assert row["status"] == "inconsistent" and row["computed"] == "128"
 
 
 def test_printed_rounding_intervals():
     assert metrics.rounds_to(1.868, 1.87, 2) and not metrics.rounds_to(1.876, 1.87, 2)
     assert metrics.half_ulp(2) == pytest.approx(0.005)
-    row = claims.claim("gptoss-jalapeno-single-user")
+    row = registry.claim("gptoss-jalapeno-single-user")
     assert row["status"] == "consistent" and row["computed"] == "1439–1460"  # 1/0.695 ms .. 1/0.685 ms
 
 
@@ -94,4 +94,4 @@ def test_claim_ids_and_seeds():
     (1342, None, "count", "1,342"),
 ])
 def test_claimed_text(value, high, unit, text):
-    assert claims.claimed_text(value, high, unit) == text
+    assert registry.claimed_text(value, high, unit) == text

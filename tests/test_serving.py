@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, frontier, serving, subject
+from jalapeno import calibration, pareto, serving, subject
 from jalapeno.metrics import mean_request_length
 
 
@@ -115,7 +115,7 @@ def test_bad_layout_is_refused(eff):
 
 
 def test_frontier_is_a_pareto_envelope():
-    f = frontier.frontier("GB200", "gptoss")
+    f = pareto.frontier("GB200", "gptoss")
     x, y = f["interactivity_tok_s_user"].to_numpy(), f["throughput_tok_s_chip"].to_numpy()
     assert np.all(np.diff(x) > 0) and np.all(np.diff(y) <= 0)
     assert {"tpot_s", "ttft_s", "e2e_s", "tp", "ep", "concurrency", "tok_s_per_kw", "power_basis"} <= set(f.columns)
@@ -124,11 +124,11 @@ def test_frontier_is_a_pareto_envelope():
 
 def test_frontier_inputs_are_checked():
     with pytest.raises(jp.UnknownNameError, match="valid power bases: rated, sustained, all-in-proportional, all-in-per-chip"):
-        frontier.frontier("gb200", "gpt-oss-120b", power_basis="peak")
+        pareto.frontier("gb200", "gpt-oss-120b", power_basis="peak")
     with pytest.raises(jp.UnknownNameError, match="unknown chip"):
-        frontier.frontier("gb400", "gpt-oss-120b")
+        pareto.frontier("gb400", "gpt-oss-120b")
     with pytest.raises(ValueError, match="does not fit"):
-        frontier.frontier("h100", "kimi-k2.5", max_chips=2)
+        pareto.frontier("h100", "kimi-k2.5", max_chips=2)
 
 
 @pytest.mark.parametrize("scenario", subject.SCENARIOS)
@@ -146,34 +146,34 @@ def test_jalapeno_fit_hits_its_four_published_points(scenario):
     d = subject.jalapeno_frontier("deepseek-r1", scenario, fit=fit)
     assert d["interactivity_tok_s_user"].max() == pytest.approx(700, rel=0.005)
     # the other constants stay at the calibration on measured chips
-    base = frontier.calibration.load()
+    base = calibration.load()
     assert (eff.eta_mem, eff.eta_compute, eff.beta_s) == (base.eta_mem, base.eta_compute, base.beta_s)
 
 
 def test_transferring_a_measured_frontier_onto_itself_changes_nothing():
-    got = frontier.transferred_frontier("deepseek-r1", "gb200", source_model="deepseek-r1", source_chip="gb200")
-    want = frontier.measured_frontier("deepseek-r1", "gb200")
+    got = pareto.transferred_frontier("deepseek-r1", "gb200", source_model="deepseek-r1", source_chip="gb200")
+    want = pareto.measured_frontier("deepseek-r1", "gb200")
     np.testing.assert_allclose(got["interactivity_tok_s_user"], want["interactivity_tok_s_user"], rtol=1e-12)
     np.testing.assert_allclose(got["throughput_tok_s_chip"], want["throughput_tok_s_chip"], rtol=1e-12)
 
 
 def test_transferred_frontier_keeps_the_measured_layouts():
     # GB300 has GB200's 8 TB/s per GPU: at the measured DeepSeek-R1 layouts the model moves TPOT by < 5 %
-    gb300 = frontier.transferred_frontier("deepseek-r1", "gb300", source_model="deepseek-r1", source_chip="gb200")
-    gb200 = frontier.measured_frontier("deepseek-r1", "gb200")
+    gb300 = pareto.transferred_frontier("deepseek-r1", "gb300", source_model="deepseek-r1", source_chip="gb200")
+    gb200 = pareto.measured_frontier("deepseek-r1", "gb200")
     assert gb300["interactivity_tok_s_user"].max() == pytest.approx(gb200["interactivity_tok_s_user"].max(), rel=0.05)
     assert gb300["tok_s_per_kw"].max() < gb300["throughput_tok_s_chip"].max()  # per kW at GB300's 1.4 kW
 
 
 def test_baseline_frontier_says_where_it_comes_from():
-    assert frontier.baseline_frontier("gpt-oss-120b", "gb200")["source"][0] == "measured"
-    assert frontier.baseline_frontier("deepseek-r1", "gb300")["source"][0] == "transferred"
-    assert frontier.baseline_frontier("kimi-k2.5", "gb300")["source"][0] == "transferred"
-    assert frontier.baseline_frontier("deepseek-r1", "gb300", how="modeled")["source"][0] == "modeled"
+    assert pareto.baseline_frontier("gpt-oss-120b", "gb200")["source"][0] == "measured"
+    assert pareto.baseline_frontier("deepseek-r1", "gb300")["source"][0] == "transferred"
+    assert pareto.baseline_frontier("kimi-k2.5", "gb300")["source"][0] == "transferred"
+    assert pareto.baseline_frontier("deepseek-r1", "gb300", how="modeled")["source"][0] == "modeled"
     with pytest.raises(ValueError, match="no measured deepseek-r1 points on gb300"):
-        frontier.baseline_frontier("deepseek-r1", "gb300", how="measured")
+        pareto.baseline_frontier("deepseek-r1", "gb300", how="measured")
     with pytest.raises(jp.UnknownNameError, match="transferred"):
-        frontier.baseline_frontier("deepseek-r1", "gb300", how="copied")
+        pareto.baseline_frontier("deepseek-r1", "gb300", how="copied")
 
 
 def test_ratio_is_the_product_of_its_three_factors():
@@ -206,22 +206,22 @@ def test_matched_ratios_against_the_published_ones():
 def test_frontiers_stay_within_the_benchmarks_concurrency_range():
     # the top of the measured 8k/1k sweeps: gpt-oss-120b conc 512 on 4 GB200s (Dynamo-TRT, 1 prefill + 3
     # decode GPUs); DeepSeek-R1 conc 8192 on 72 GB200s (Dynamo-SGLang); Kimi K2.5 borrows DeepSeek-R1's
-    assert frontier.benchmark_concurrency_cap("gpt-oss-120b") == 512 / 4
-    assert frontier.benchmark_concurrency_cap("deepseek-r1") == pytest.approx(8192 / 72)
-    assert frontier.benchmark_concurrency_cap("kimi-k2.5") == frontier.benchmark_concurrency_cap("deepseek-r1")
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b") == 512 / 4
+    assert pareto.benchmark_concurrency_cap("deepseek-r1") == pytest.approx(8192 / 72)
+    assert pareto.benchmark_concurrency_cap("kimi-k2.5") == pareto.benchmark_concurrency_cap("deepseek-r1")
     # an unmeasured shape takes the nearest measured one; a model with no measured source is not capped
-    assert frontier.benchmark_concurrency_cap("gpt-oss-120b", isl=32768) == 128
-    assert frontier.benchmark_concurrency_cap("gpt-oss-120b", isl=1024, osl=8192) == pytest.approx(2560 / 3)  # 1k/1k
-    assert frontier.benchmark_concurrency_cap("gemma-4-31b") is None
-    capped = frontier.frontier("b200", "gpt-oss-120b")
-    free = frontier.frontier("b200", "gpt-oss-120b", concurrency_cap=None)
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b", isl=32768) == 128
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b", isl=1024, osl=8192) == pytest.approx(2560 / 3)  # 1k/1k
+    assert pareto.benchmark_concurrency_cap("gemma-4-31b") is None
+    capped = pareto.frontier("b200", "gpt-oss-120b")
+    free = pareto.frontier("b200", "gpt-oss-120b", concurrency_cap=None)
     assert (capped["concurrency"] / capped["n_chips"]).max() <= 128
     assert (free["concurrency"] / free["n_chips"]).max() > 128
     assert free["throughput_tok_s_chip"].max() > capped["throughput_tok_s_chip"].max()
-    assert frontier.frontier("b200", "gpt-oss-120b", concurrency_cap="none").equals(free)
+    assert pareto.frontier("b200", "gpt-oss-120b", concurrency_cap="none").equals(free)
     for bad in (-1, "bench", True):
         with pytest.raises(ValueError, match=f"concurrency_cap must be 'benchmark', 'none'.*got {bad!r}"):
-            frontier.frontier("b200", "gpt-oss-120b", concurrency_cap=bad)
+            pareto.frontier("b200", "gpt-oss-120b", concurrency_cap=bad)
 
 
 def test_short_prompts_share_one_weight_read_per_prefill_step():
@@ -265,7 +265,7 @@ def test_one_jalapeno_builder_from_its_unknowns_plus_overrides():
 
 def test_a_chip_without_a_scale_up_domain_needs_max_chips():
     with pytest.raises(ValueError, match="no published scale-up domain; give max_chips"):
-        frontier.sweep(jp.chip("jalapeno"), "gpt-oss-120b")
+        pareto.sweep(jp.chip("jalapeno"), "gpt-oss-120b")
 
 
 

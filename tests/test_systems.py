@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, claims, network, serving, subject
+from jalapeno import calibration, registry, network, serving, subject
 from jalapeno import systems as sy
 
 
@@ -248,26 +248,26 @@ def test_jalapeno_requirements():
 # ---- the claims this chapter settles ----------------------------------------------------------------------------
 
 def test_systems_claims_are_checked():
-    t = claims.claims().filter(pl.col("chapter") == "systems")
+    t = registry.claims().filter(pl.col("chapter") == "systems")
     status = dict(zip(t["claim_id"], t["status"]))
     for cid in ("groq-lpu-sram", "groq-lpx-chips-per-rack", "groq-lpx-rack-sram", "groq-lpx-rack-sram-bandwidth",
                 "groq-lpx-chips-deepseek-v3", "groq-lpx-racks-deepseek-v3", "tpu8i-hbm-stacks", "tpu8i-extra-hbm-stacks"):
         assert status[cid] == "consistent", cid
     for cid in ("tpu8i-boardfly-hops", "tpu8t-torus-hops", "groq-gemma4-tok-s"):
         assert status[cid] == "modeled", cid
-    assert claims.claim("tpu8t-torus-hops")["computed"] == "16 hops"
-    assert claims.claim("tpu8i-boardfly-hops")["computed"] == "7 hops"
+    assert registry.claim("tpu8t-torus-hops")["computed"] == "16 hops"
+    assert registry.claim("tpu8i-boardfly-hops")["computed"] == "7 hops"
 
 
 def test_a_hop_count_check_can_fail(edit_data):
     edit_data("systems.csv", ",torus,8x8x16,", ",torus,4x16x16,")
-    row = claims.claim("tpu8t-torus-hops")
+    row = registry.claim("tpu8t-torus-hops")
     assert row["status"] == "model disagrees" and row["computed"] == "18 hops"
 
 
 def test_the_rack_bandwidth_check_can_fail(edit_data):
     edit_data("claims.csv", "groq-lpx-rack-sram-bandwidth,40,", "groq-lpx-rack-sram-bandwidth,50,")
-    row = claims.claim("groq-lpx-rack-sram-bandwidth")
+    row = registry.claim("groq-lpx-rack-sram-bandwidth")
     assert row["status"] == "inconsistent" and row["computed"] == "40.0 PB/s"
 
 

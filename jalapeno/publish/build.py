@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import shutil
@@ -156,8 +157,6 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     a change of the table of contents or the configuration starts it afresh, and so does a failed
     render. Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are
     errors)."""
-    import hashlib
-
     render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
     book = render / "src"
     settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))

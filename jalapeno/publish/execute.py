@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -183,8 +184,6 @@ def _end_with_parent(parent_pid: int) -> None:
     worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
     process group) is left to the build, which then sends SIGTERM; on Linux the kernel sends SIGTERM
     when the build dies (``PR_SET_PDEATHSIG``), also after a SIGKILL."""
-    import signal
-
     def stop(signum, frame):
         _end_descendants(timeout_s=2.0)
         os._exit(128 + signum)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .. import specs, systems
 from ..errors import ParameterError, UnknownNameError
 
 
@@ -75,17 +76,10 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def _names(kind: str) -> Callable[[], list[str]]:
-    def valid() -> list[str]:
-        from .. import specs, systems
-
-        return {"chip": specs.chip_names, "model": specs.model_names, "system": systems.system_names,
-                "precision": lambda: list(specs.BYTES_PER_VALUE)}[kind]()
-    return valid
-
-
 #: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
-NAME_KINDS = {kind: _names(kind) for kind in ("chip", "model", "system", "precision")}
+NAME_KINDS: dict[str, Callable[[], list[str]]] = {
+    "chip": specs.chip_names, "model": specs.model_names, "system": systems.system_names,
+    "precision": lambda: list(specs.BYTES_PER_VALUE)}
 
 _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
 

@@ -20,7 +20,7 @@ from typing import Callable
 
 import polars as pl
 
-from . import caveats, data, frontier, measured, metrics, network, specs, subject, systems
+from . import caveats, data, pareto, measured, metrics, network, specs, subject, systems
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import claim_value, date_of_claim, fact
@@ -238,7 +238,7 @@ def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "bench
     """Lowest and highest, over Jalapeño's scenarios (fitted constants ``fits``, default
     :func:`jalapeno.subject.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
     Kimi K2.5 frontier against its published baseline's, both over ``concurrency_cap``."""
-    old = frontier.baseline_frontier("kimi-k2.5", frontier.PUBLISHED_RATIOS["kimi-k2.5"][1],
+    old = pareto.baseline_frontier("kimi-k2.5", pareto.PUBLISHED_RATIOS["kimi-k2.5"][1],
                                      concurrency_cap=concurrency_cap)
     vals = [caveats.front_ratios(subject.jalapeno_frontier("kimi-k2.5", sc, fit=(fits or {}).get(sc),
                                                           concurrency_cap=concurrency_cap), old)[metric]
@@ -265,8 +265,8 @@ for _id, _metric, _label in (("kimi-per-watt-ratio", "per_kw_at_peak", "highest 
 @check("headline-interactive-ratio")
 def _() -> Result:
     vals = {m: caveats.front_ratios(subject.jalapeno_frontier(m, "central"),
-                                    frontier.baseline_frontier(m, chip))["single_user"]
-            for m, (_, chip) in frontier.PUBLISHED_RATIOS.items()}
+                                    pareto.baseline_frontier(m, chip))["single_user"]
+            for m, (_, chip) in pareto.PUBLISHED_RATIOS.items()}
     low, high = v("headline-interactive-ratio"), hi("headline-interactive-ratio")
     ok = all(low * (1 - RATIO_TOLERANCE) <= x <= high * (1 + RATIO_TOLERANCE) for x in vals.values())
     return Result(", ".join(f"{x:.2f}x" for x in vals.values()), ok,

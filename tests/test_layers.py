@@ -1,0 +1,39 @@
+"""The package's layers run one way (pyproject.toml, [tool.importlinter]), with no import hidden in a
+function to dodge a cycle."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_layers_contract_holds():
+    lint = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Contracts: 1 kept, 0 broken." in proc.stdout
+
+
+def test_the_contract_names_every_module():
+    import tomllib
+
+    layers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]["layers"]
+    named = {m.strip().removeprefix("jalapeno.") for layer in layers for m in layer.split("|")}
+    modules = {p.stem for p in (ROOT / "jalapeno").glob("*.py") if p.stem != "__init__"}
+    packages = {p.parent.name for p in (ROOT / "jalapeno").glob("*/__init__.py")}
+    assert named == modules | packages
+
+
+def test_no_module_of_the_package_is_imported_inside_a_function():
+    late = []
+    for path in sorted((ROOT / "jalapeno").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("jalapeno")):
+                    late.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                elif isinstance(node, ast.Import) and any(a.name.startswith("jalapeno") for a in node.names):
+                    late.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert late == []
