@@ -84,7 +84,10 @@ _DEFAULT_RECIPE = {"fp4": ("nvfp4", "fp8", "fp8"), "fp8": ("fp8", "fp8", "fp8"),
 
 
 def recipe(model: ModelSpec, precision: str) -> tuple[str, str, str]:
-    """(expert weights, other weights, KV cache) precisions for ``model`` served at ``precision``."""
+    """(expert weights, other weights, KV cache) precisions for ``model`` served at ``precision`` (one of
+    ``fp4``, ``fp8``, ``bf16``: the benchmark's names); UnknownNameError for another precision."""
+    if precision not in _DEFAULT_RECIPE:
+        raise UnknownNameError("precision", precision, list(_DEFAULT_RECIPE))
     return RECIPES.get((model.model, precision), _DEFAULT_RECIPE[precision])
 
 
@@ -349,6 +352,9 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     model or precision (``model`` and ``chip`` may be names)."""
     model = model if isinstance(model, ModelSpec) else specs.model(model)
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
+    model.check_context(np.max(_arr(isl)) + np.max(_arr(osl)), "ISL + OSL")
+    if context_tokens is not None:
+        model.check_context(np.max(_arr(context_tokens)), "context_tokens")
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
     if np.any(n <= 0) or np.any(b <= 0) or np.any(dp <= 0) or np.any(pp <= 0):
         raise ValueError("n_chips, concurrency, dp and pp must be positive")
