@@ -1,0 +1,66 @@
+"""The claims chapter module: its counts add up to the claims of data/claims.csv, the tables follow the
+book's order of chapters, a status filter shows only that status, and every key and slot the notebook
+uses is computed."""
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from jalapeno import data
+from jalapeno.chapters import claims as chapter
+from jalapeno.errors import UnknownNameError
+from jalapeno.publish import params, scenarios
+
+NOTEBOOK = Path(scenarios.notebook_path("claims"))
+
+
+@pytest.fixture(scope="module")
+def ch():
+    return chapter.compute(**params.declared(NOTEBOOK))
+
+
+def _sources(kind: str) -> str:
+    nb = json.loads(NOTEBOOK.read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+
+
+def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
+    keys = set(re.findall(r"\{glue:md\}`([^`]+)`", _sources("markdown")))
+    assert keys and keys <= set(ch.numbers), sorted(keys - set(ch.numbers))
+    tables = re.findall(r'ch\.tables\["([^"]+)"\]', _sources("code"))
+    assert tables and set(tables) <= set(ch.tables)
+
+
+def test_counts_cover_every_claim_of_the_csv(ch):
+    with open(data.data_dir() / "claims.csv", newline="", encoding="utf-8") as f:
+        n = sum(1 for _ in csv.DictReader(f))
+    assert ch.values["n_claims"] == n
+    assert sum(ch.values[f"n_{s.replace(' ', '_')}"] for s in chapter.STATUSES) == n
+    by = ch.tables["by-chapter"]
+    assert by["total"].sum() == n
+    assert by.columns == ["chapter", *chapter.STATUSES, "total"]
+
+
+def test_tables_follow_the_books_order_of_chapters(ch):
+    order = data.chapters()
+    for name in ("by-chapter", "claims"):
+        seen = ch.tables[name]["chapter"].unique(maintain_order=True).to_list()
+        assert seen == [c for c in order if c in seen]
+
+
+def test_a_status_filter_shows_only_that_status(ch):
+    status = next(s for s in chapter.STATUSES if ch.values[f"n_{s.replace(' ', '_')}"])
+    only = chapter.compute(show_status=status)
+    rows, key = only.tables["claims"], f"n_{status.replace(' ', '_')}"
+    assert set(rows["status"]) == {status}
+    assert rows.height == only.values[key] == ch.values[key]
+    assert only.numbers["shown"] == f"the {rows.height} with status {status!r}"
+    assert ch.numbers["shown"] == "all claims" and ch.tables["claims"].height == ch.values["n_claims"]
+
+
+def test_an_unknown_status_is_named():
+    with pytest.raises(UnknownNameError, match="'done'"):
+        chapter.compute(show_status="done")
