@@ -1,45 +1,30 @@
 """The caveats chapter module: the published numbers its prose quotes, worked by hand (per-watt figures,
 HBM per stack, Amdahl, the business arithmetic), and every key and slot the notebook uses."""
 
-import json
-import re
-from pathlib import Path
-
 import pytest
+
+import chapter_sources
 
 from jalapeno.chapters import caveats as chapter
 from jalapeno.errors import UnknownNameError
-from jalapeno.publish import params, scenarios
 
-NOTEBOOK = Path(scenarios.notebook_path("caveats"))
-
-
-@pytest.fixture(scope="module")
-def defaults():
-    return params.declared(NOTEBOOK)
+NAME = "caveats"
 
 
-@pytest.fixture(scope="module")
-def ch(defaults):
-    return chapter.compute(**defaults)
-
-
-def _sources(kind: str) -> str:
-    nb = json.loads(NOTEBOOK.read_text())
-    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 
 def test_every_key_the_prose_quotes_is_computed(ch):
-    keys = set(re.findall(r"\{glue:md\}`([^`]+)`", _sources("markdown")))
-    assert keys and keys <= set(ch.numbers), sorted(keys - set(ch.numbers))
+    assert chapter_sources.missing_keys(NAME, ch) == []
 
 
 def test_every_slot_the_notebook_shows_is_computed(ch):
-    code = _sources("code")
-    tables = re.findall(r'ch\.tables\["([^"]+)"\]', code)
-    figures = re.findall(r'figure\(ch, "([^"]+)"\)', code)
-    assert tables and set(tables) <= set(ch.tables)
-    assert figures and set(figures) <= set(ch.figures)
+    tables, figures = chapter_sources.shown_slots(NAME)
+    assert tables and tables <= set(ch.tables)
+    assert figures and figures == set(ch.figures)
+    assert {f.name for f in ch.figures.values()} == {
+        "caveats-vera-rubin-remaining", "caveats-power-bases", "caveats-shape-sweep-gpt-oss-120b-gb200",
+        "caveats-amdahl-gpt-oss-120b", "caveats-hbm-per-gw", "caveats-pareto-shape"}   # the exported names
 
 
 def test_the_published_figures_quoted(ch):

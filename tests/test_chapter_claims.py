@@ -3,35 +3,25 @@ book's order of chapters, a status filter shows only that status, and every key 
 uses is computed."""
 
 import csv
-import json
-import re
-from pathlib import Path
 
 import pytest
+
+import chapter_sources
 
 from jalapeno import data
 from jalapeno.chapters import claims as chapter
 from jalapeno.errors import UnknownNameError
-from jalapeno.publish import params, scenarios
 
-NOTEBOOK = Path(scenarios.notebook_path("claims"))
-
-
-@pytest.fixture(scope="module")
-def ch():
-    return chapter.compute(**params.declared(NOTEBOOK))
+NAME = "claims"
 
 
-def _sources(kind: str) -> str:
-    nb = json.loads(NOTEBOOK.read_text())
-    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 
 def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
-    keys = set(re.findall(r"\{glue:md\}`([^`]+)`", _sources("markdown")))
-    assert keys and keys <= set(ch.numbers), sorted(keys - set(ch.numbers))
-    tables = re.findall(r'ch\.tables\["([^"]+)"\]', _sources("code"))
-    assert tables and set(tables) <= set(ch.tables)
+    assert chapter_sources.missing_keys(NAME, ch) == []
+    tables, figures = chapter_sources.shown_slots(NAME)
+    assert tables == set(ch.tables) and not figures
 
 
 def test_counts_cover_every_claim_of_the_csv(ch):
