@@ -48,7 +48,7 @@ import polars as pl
 from . import calibration, pareto, network, roofline, serving, specs, subject
 from . import data as _data
 from .errors import UnknownNameError
-from .pareto import best_stack  # noqa: F401  (the systems chapter's notebook uses it from here)
+from .pareto import best_stack  # noqa: F401  (re-exported: tests/test_systems.py uses it from here)
 from .metrics import mean_request_length, pareto_envelope
 from .specs import ChipSpec, ModelSpec
 
@@ -57,6 +57,9 @@ WEIGHT_BITS = {4: "fp4", 8: "fp8", 16: "bf16"}
 
 #: Memory tiers of :func:`capacity_table`.
 TIERS = ("sram", "hbm", "hbm+host")
+
+#: The kinds of hypothetical scale-up fabric :func:`fabric_topology` builds.
+FABRICS = ("switched", "ring", "torus2d", "torus3d", "dragonfly")
 
 
 @dataclass(frozen=True)
@@ -161,14 +164,17 @@ def sram_capacity_table(models: list[ModelSpec], name: str = "groq-3-lpx", *, we
                         concurrency: int = 0, context_tokens: int = 8192, kv_precision: str = "fp8") -> pl.DataFrame:
     """Chips (and racks) whose SRAM holds each model's weights at ``weight_bits`` plus the KV cache of
     ``concurrency`` sequences of ``context_tokens`` (:func:`jalapeno.roofline.sram_chips`): ``model``,
-    ``weight_bytes``, ``kv_bytes``, ``chips``, ``racks`` (fractional), ``whole_racks``."""
+    ``weight_bytes``, ``kv_bytes``, ``chips``, ``chips_exact`` (``(weight + KV bytes) / SRAM bytes per
+    chip``, before rounding up to whole chips), ``racks`` (fractional), ``whole_racks``."""
     s = system(name)
     rows = []
     for m in models:
         kv = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
         n = roofline.sram_chips(m, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv)
-        rows.append({"model": m.model, "weight_bytes": m.total_params() * weight_bits / 8, "kv_bytes": float(kv),
-                     "chips": n, "racks": n / s.n_chips, "whole_racks": math.ceil(n / s.n_chips)})
+        w = m.total_params() * weight_bits / 8
+        rows.append({"model": m.model, "weight_bytes": w, "kv_bytes": float(kv), "chips": n,
+                     "chips_exact": (w + kv) / s.chip.sram_bytes, "racks": n / s.n_chips,
+                     "whole_racks": math.ceil(n / s.n_chips)})
     return pl.DataFrame(rows)
 
 
@@ -488,7 +494,7 @@ def fabric_topology(kind: str, n: int, **kw) -> network.Topology:
     if kind == "dragonfly":
         a = min(n, 8)
         return network.dragonfly((a, n // a) if n > a and n % a == 0 else (n,), **kw)
-    raise UnknownNameError("fabric", kind, ["switched", "ring", "torus2d", "torus3d", "dragonfly"])
+    raise UnknownNameError("fabric", kind, list(FABRICS))
 
 
 def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("switched", "torus3d"),

@@ -60,6 +60,7 @@ def test_deepseek_v3_in_sram():
     row = sy.sram_capacity_table([m], weight_bits=8).row(0, named=True)
     assert m.total_params() / 500e6 == pytest.approx(1342.05, abs=0.05)
     assert row["chips"] == 1343 and row["whole_racks"] == 6
+    assert row["chips_exact"] == pytest.approx(671.026e9 / 500e6)  # the seed's "about 1342", before the ceiling
     assert row["racks"] == pytest.approx(1343 / 256)
     # 64 sequences of 8,192 tokens of MLA cache at FP8: 61 layers x (512 + 64) values x 1 byte per token
     kv = 64 * 61 * 576 * 8192

@@ -1,0 +1,382 @@
+"""The *Systems and networks* chapter (``notebooks/systems.ipynb``): fabrics as graphs, what a collective
+costs, TPU 8t against 8i, the Groq 3 LPX rack, GPU prefill + LPU decode, Jalapeño's fabric and capacity.
+
+:func:`compute` returns the chapter's quoted numbers, tables and figures; the physics is in
+:mod:`jalapeno.systems`, :mod:`jalapeno.network`, :mod:`jalapeno.subject` and :mod:`jalapeno.serving`.
+This module only picks, converts to display units (µs, ms, GB, TB/s) and formats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .. import calibration, charts, comparison, data, network, registry, specs, subject
+from .. import systems as sy
+from ..errors import UnknownNameError
+from ..specs import ModelSpec
+from . import Chapter
+
+#: The two TPU fabrics of the comparison and the suffix of their quoted keys.
+_TPUS = (("tpu-8t-1024", "8t"), ("tpu-8i-pod", "8i"))
+
+#: The models whose TPU all-to-all the prose quotes (``n/a`` when not among the chosen ``models``).
+_QUOTED_A2A_MODELS = ("gpt-oss-120b", "deepseek-r1", "kimi-k2.5")
+
+#: Decode tokens per chip of the TPU all-to-all drop-down (the ``decode_tokens_per_chip`` parameter is added).
+_TPU_TOKEN_GRID = (1.0, 8.0, 64.0, 256.0)
+
+#: Fabrics and per-hop latencies (s) of the Jalapeño fabric scan.
+_SCAN_FABRICS = ("switched", "torus2d", "torus3d", "dragonfly")
+_SCAN_HOP_LATENCIES_S = np.geomspace(0.05e-6, 10e-6, 49)
+
+#: Components of :func:`jalapeno.systems.lpu_budget` the prose quotes, and their key.
+_BUDGET_KEYS = (("SRAM reads (weights + KV)", "sram"), ("pipeline hand-offs", "hops"),
+                ("tensor-parallel all-reduce", "ar"), ("left for everything else", "left"))
+
+
+def compute(*, models: list[str], systems: list[str], system: str, model: str, topology: str, size: int,
+            context_tokens: int, contexts: list[int], concurrency: int, weight_bits: int, weight_precision: str,
+            kv_precision: str, gpu: str, decode_tokens_per_chip: int, scenario: str,
+            jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float) -> Chapter:
+    """Everything the systems chapter shows, for the notebook's parameters.
+
+    Parameters (the notebook's parameters cell holds the defaults and the ranges):
+    ``models`` and ``model`` (names of ``data/models.csv``: the models of every section, the model of the
+    collectives and the disaggregation comparison); ``systems`` and ``system`` (names of
+    ``data/systems.csv``: the fabrics tabulated, the fabric whose collectives are tabulated);
+    ``topology`` (one of :data:`jalapeno.systems.FABRICS`) and ``size`` (chips) describe a what-if fabric,
+    ``size`` also the chip count of the TPU comparison (a multiple of 32); ``context_tokens`` and
+    ``contexts`` (tokens) and ``concurrency`` (sequences) size the KV cache; ``weight_bits`` (the LPU's
+    weights: 4, 8 or 16), ``weight_precision`` (the capacity section) and ``kv_precision`` (every KV
+    cache) are precisions; ``gpu`` (a chip name) prefills for the LPUs and serves alone;
+    ``decode_tokens_per_chip`` is the decode batch per chip of the TPU all-to-all; ``scenario`` (``low``,
+    ``central``, ``high``) picks Jalapeño's unknowns; ``jalapeno_scale_up_tb_s`` (TB/s, both directions,
+    ``None``: the scenario's) its scale-up bandwidth in the fabric scan; ``alpha0_us`` (µs) the fixed
+    software latency of each of its collectives; ``comm_share`` (0..1) the share of the published TPOT
+    the decode all-to-all may take when sizing a Jalapeño system's bandwidth.
+
+    Returns a :class:`jalapeno.chapters.Chapter`: the ``sys_*`` numbers its prose quotes, the tables
+    ``fabrics``, ``collectives``, ``deepseek_ep``, ``tpu_all_to_all``, ``lpx_sram``, ``gemma_budget``,
+    ``system_frontiers``, ``jalapeno_fabric``, ``jalapeno_requirements``, ``capacity``, ``claims`` and the
+    figures ``topology_hops``, ``collectives``, ``tpu_all_to_all``, ``gemma_budget``, ``lpu_scaling``,
+    ``system_frontiers``, ``jalapeno_fabric``, ``capacity``.
+
+    Raises UnknownNameError for an unknown model, system, chip, precision, topology or scenario, and
+    ValueError where a section's model refuses the input (e.g. a ``size`` that is not a multiple of 32).
+    """
+    if topology not in sy.FABRICS:
+        raise UnknownNameError("topology", topology, list(sy.FABRICS))
+    ch = Chapter()
+    chosen = [specs.model(m) for m in models]
+    focus_system, focus_model, gpu_chip = sy.system(system), specs.model(model), specs.chip(gpu)
+    fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, the same fit as the Pareto chapter's
+
+    whatif = _fabrics(ch, systems, focus_system, topology, size)
+    _collectives(ch, systems, focus_system, focus_model, whatif, context_tokens)
+    _deepseek_check(ch)
+    _tpus(ch, chosen, size, decode_tokens_per_chip)
+    _lpx(ch, chosen, weight_bits, concurrency, context_tokens, kv_precision)
+    _gemma_record(ch, weight_bits, context_tokens, kv_precision)
+    _frontiers(ch, focus_model, gpu_chip, scenario, fit, weight_bits, kv_precision)
+    _jalapeno_fabric(ch, chosen, scenario, fit, jalapeno_scale_up_tb_s, alpha0_us, comm_share, concurrency,
+                     context_tokens, kv_precision)
+    _capacity(ch, chosen, systems, contexts, context_tokens, concurrency, weight_precision, kv_precision)
+    ch.tables["claims"] = registry.claims().filter(pl.col("chapter") == "systems").select(
+        "claim_id", "value", "unit", "status", "computed", "check")
+    return ch
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return " x ".join(map(str, shape))
+
+
+def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str) -> str:
+    """Quote ``value`` with ``fmt``, or ``n/a`` when it is ``None`` (a model or system the parameters left out)."""
+    return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt)
+
+
+def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology: str, size: int):
+    """Fabrics as graphs: hop counts of the systems, the TPU fabrics at ``size`` and the what-if fabric."""
+    fabric = sy.systems_table(systems)
+    ch.tables["fabrics"] = fabric.select(
+        "system", "chip", "topology", "chips", "ports_per_chip", "diameter_hops", "average_hops",
+        (pl.col("hop_latency_s") * 1e6).alias("hop_latency_us"), "hop_latency_status",
+        (pl.col("link_bandwidth_bytes_per_s") / 1e9).alias("link_GB_s"),
+        (pl.col("bisection_bandwidth_bytes_per_s") / 1e12).alias("bisection_TB_s"))
+    tpu = sy.tpu_topologies(size)
+    t8t, t8i = tpu["tpu-8t-1024"].topology, tpu["tpu-8i-pod"].topology
+    shapes = network.torus_shapes(size)
+    pod = sy.system("tpu-8i-pod").topology
+    lpx_topo = sy.system("groq-3-lpx").topology
+    ch.quote("sys_size", size, "{:,}")
+    ch.quote("sys_torus_shape", _shape(t8t.shape))
+    ch.quote("sys_torus_hops", t8t.diameter_hops())
+    ch.quote("sys_torus_avg", t8t.average_hops(), "{:.1f}")
+    ch.quote("sys_torus_next_shape", _shape(shapes[1][0]) if len(shapes) > 1 else "none")
+    ch.quote("sys_torus_next_hops", shapes[1][1] if len(shapes) > 1 else 0)
+    ch.quote("sys_boardfly_shape", _shape(t8i.shape))
+    ch.quote("sys_boardfly_hops", t8i.diameter_hops())
+    ch.quote("sys_boardfly_bound", t8i.diameter_bound_hops())
+    ch.quote("sys_boardfly_avg", t8i.average_hops(), "{:.1f}")
+    ch.quote("sys_pod_chips", pod.n_chips, "{:,}")
+    ch.quote("sys_pod_hops", pod.diameter_hops())
+    ch.quote("sys_hop_cut_pct", 100 * (1 - t8i.diameter_hops() / t8t.diameter_hops()), "{:.0f}")
+    ch.quote("sys_claim_torus", data.claim_value("tpu8t-torus-hops"), "{:.0f}")
+    ch.quote("sys_claim_boardfly", data.claim_value("tpu8i-boardfly-hops"), "{:.0f}")
+    ch.quote("sys_lpx_shape", lpx_topo.label)
+    ch.quote("sys_lpx_hops", lpx_topo.diameter_hops())
+    whatif = sy.fabric_topology(topology, size, hop_latency_s=focus_system.topology.hop_latency_s,
+                                injection_bandwidth_bytes_per_s=focus_system.topology.injection_bandwidth_bytes_per_s)
+    ch.quote("sys_whatif", whatif.label)
+    ch.quote("sys_whatif_hops", whatif.diameter_hops())
+    ch.quote("sys_whatif_avg", whatif.average_hops(), "{:.2f}")
+    ch.quote("sys_focus_name", focus_system.display_name)
+    ch.figure("topology_hops", charts.topology_hops(
+        network.size_sweep(), fabric.select("system", "chips", "diameter_hops", "average_hops")), "systems-topology-hops")
+    return whatif
+
+
+def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus_model: ModelSpec,
+                 whatif: network.Topology, context_tokens: int) -> None:
+    """What a collective costs on the focus system for the focus model, and against message size."""
+    ct = network.collective_table(focus_system.topology, hidden_size=focus_model.hidden_size,
+                                  prefill_tokens=context_tokens, experts_per_token=focus_model.num_experts_per_tok or 1)
+    ch.tables["collectives"] = ct.select(
+        "phase", "collective", pl.col("message_bytes").alias("message_B"), (pl.col("time_s") * 1e6).alias("time_us"),
+        (pl.col("latency_s") * 1e6).alias("latency_us"), "latency_bound")
+
+    def row(phase: str, collective: str) -> dict:
+        return ct.filter((pl.col("phase") == phase) & (pl.col("collective") == collective)).row(0, named=True)
+
+    dec, pre = row("decode", "all-reduce"), row("prefill", "all-reduce")
+    ch.quote("sys_dec_ar_us", dec["time_s"] * 1e6, "{:.2f}")
+    ch.quote("sys_dec_ar_lat_pct", 100 * dec["latency_s"] / dec["time_s"], "{:.0f}")
+    ch.quote("sys_pre_ar_us", pre["time_s"] * 1e6, "{:,.0f}")
+    ch.quote("sys_pre_ar_lat_pct", 100 * pre["latency_s"] / pre["time_s"], "{:.0f}")
+    ch.quote("sys_ctx", context_tokens, "{:,}")
+    ch.quote("sys_focus_model", focus_model.display_name)
+    topologies = {s.system: s.topology for s in map(sy.system, systems)}
+    sweep = network.message_sweep(topologies | {f"what-if {whatif.label}": whatif})
+    marks = pl.DataFrame({"label": ["decode, 1 token", f"prefill, {context_tokens:,} tokens"],
+                          "message_bytes": [focus_model.hidden_size * 2.0, context_tokens * focus_model.hidden_size * 2.0]})
+    ch.figure("collectives", charts.collective_times(sweep, marks), "systems-collectives")
+
+
+def _deepseek_check(ch: Chapter) -> None:
+    """DeepSeek-V3's all-to-all bound on expert-parallel decode (:func:`jalapeno.network.deepseek_ep_example`)."""
+    ex = network.DEEPSEEK_EP_EXAMPLE
+    real_hidden = specs.model("deepseek-r1").hidden_size
+    ds = network.deepseek_ep_example()
+    ds_nvl = network.deepseek_ep_example(bandwidth_bytes_per_s=ex["nvlink_bytes_per_s"])
+    ds_7168 = network.deepseek_ep_example(hidden_size=real_hidden)
+    ch.quote("sys_ds_tokens", ex["tokens_per_chip"])
+    ch.quote("sys_ds_experts", ex["experts_per_token"])
+    ch.quote("sys_ds_hidden", ex["hidden_size"], "{:,}")
+    ch.quote("sys_ds_ib_gb", ex["infiniband_bytes_per_s"] / 1e9, "{:.0f}")
+    ch.quote("sys_ds_nvl_gb", ex["nvlink_bytes_per_s"] / 1e9, "{:.0f}")
+    ch.quote("sys_ds_layers", ex["layers"])
+    ch.quote("sys_ds_layer_us", ds["per_layer_s"] * 1e6, "{:.2f}")
+    ch.quote("sys_ds_tpot_ms", ds["tpot_s"] * 1e3, "{:.2f}")
+    ch.quote("sys_ds_tok_s", ds["tok_s_user"], "{:.1f}")
+    ch.quote("sys_ds_nvl_tok_s", ds_nvl["tok_s_user"], "{:,.0f}")
+    ch.quote("sys_ds_7168_us", ds_7168["per_layer_s"] * 1e6, "{:.1f}")
+    ch.quote("sys_ds_7168_tok_s", ds_7168["tok_s_user"], "{:.1f}")
+    ch.quote("sys_ds_real_hidden", real_hidden, "{:,}")
+    cases = (("InfiniBand, paper's hidden size", ds), ("NVLink 5, paper's hidden size", ds_nvl),
+             ("InfiniBand, DeepSeek-V3's hidden size", ds_7168))
+    ch.tables["deepseek_ep"] = pl.DataFrame([
+        {"case": name, "bytes_per_layer": float(r["bytes_per_layer"]), "per_layer_us": r["per_layer_s"] * 1e6,
+         "tpot_ms": r["tpot_s"] * 1e3, "tok_s_user": r["tok_s_user"]} for name, r in cases])
+
+
+def _tpus(ch: Chapter, chosen: list[ModelSpec], size: int, decode_tokens_per_chip: int) -> None:
+    """TPU 8t against 8i: the decode all-to-all of each chosen MoE model, against DeepSeek-R1's budget."""
+    tokens = float(decode_tokens_per_chip)
+    tpu_a2a = sy.tpu_all_to_all(chosen, size=size, tokens_per_chip=sorted({tokens, *_TPU_TOKEN_GRID}))
+    shown = tpu_a2a.filter(pl.col("tokens_per_chip") == tokens)
+    ch.tables["tpu_all_to_all"] = shown.select(
+        "model", "system", "topology", "diameter_hops", "average_hops",
+        (pl.col("latency_per_layer_s") * 1e6).alias("latency_per_layer_us"),
+        (pl.col("per_layer_s") * 1e6).alias("per_layer_us"), (pl.col("per_token_s") * 1e3).alias("per_token_ms"))
+    per_token = {(r["model"], r["system"]): r["per_token_s"] for r in shown.iter_rows(named=True)}
+    for name in _QUOTED_A2A_MODELS:
+        key = name.replace("-", "_").replace(".", "_")
+        for system_name, suffix in _TPUS:
+            v = per_token.get((name, system_name))
+            _quote_or_na(ch, f"sys_a2a_{key}_{suffix}", None if v is None else v * 1e3, "{:.2f}")
+    ratios = [per_token[(m.model, "tpu-8t-1024")] / per_token[(m.model, "tpu-8i-pod")] for m in chosen if m.is_moe]
+    _quote_or_na(ch, "sys_a2a_ratio_lo", min(ratios) if ratios else None, "{:.1f}")
+    _quote_or_na(ch, "sys_a2a_ratio_hi", max(ratios) if ratios else None, "{:.1f}")
+    ch.quote("sys_tpu_tokens", decode_tokens_per_chip, "{:,}")
+    dsr1_tpot = subject.target_tpot_s("dsr1-jalapeno-single-user", "tok_s")
+    ch.quote("sys_dsr1_budget_ms", dsr1_tpot * 1e3, "{:.2f}")
+    ch.quote("sys_dsr1_claim", data.claim_value("dsr1-jalapeno-single-user"), "{:,.0f}")
+    for system_name, suffix in _TPUS:
+        v = per_token.get(("deepseek-r1", system_name))
+        _quote_or_na(ch, f"sys_a2a_share_{suffix}", None if v is None else 100 * v / dsr1_tpot, "{:.0f}")
+    ch.figure("tpu_all_to_all", charts.tpu_all_to_all(tpu_a2a, tokens), "systems-tpu-all-to-all")
+
+
+def _lpx(ch: Chapter, chosen: list[ModelSpec], weight_bits: int, concurrency: int, context_tokens: int,
+         kv_precision: str) -> None:
+    """Groq 3 LPX: the rack's totals from the chip data and the LPUs that hold each model in SRAM."""
+    rack = sy.lpx_rack_totals()
+    ch.quote("sys_lpx_chips", rack["chips"], "{:,}")
+    ch.quote("sys_lpx_sram_mb", rack["sram_bytes_per_chip"] / 1e6, "{:,.0f}")
+    ch.quote("sys_lpx_sram_gb", rack["sram_bytes"] / 1e9, "{:,.0f}")
+    ch.quote("sys_lpx_bw_tb", rack["sram_bandwidth_bytes_per_s"] / rack["chips"] / 1e12, "{:.2f}")
+    ch.quote("sys_lpx_bw_pb", rack["sram_bandwidth_bytes_per_s"] / 1e15, "{:.1f}")
+    ch.quote("sys_lpx_flops_pf", rack["peak_fp8_flops_per_s"] / 1e15, "{:,.0f}")
+    ch.quote("sys_claim_sram_gb", data.claim_value("groq-lpx-rack-sram"), "{:,.0f}")
+    ch.quote("sys_claim_bw_pb", data.claim_value("groq-lpx-rack-sram-bandwidth"), "{:,.0f}")
+    with_kv = {"concurrency": concurrency, "context_tokens": context_tokens, "kv_precision": kv_precision}
+    sram0 = sy.sram_capacity_table(chosen, weight_bits=weight_bits)
+    sram_kv = sy.sram_capacity_table(chosen, weight_bits=weight_bits, **with_kv)
+    ch.tables["lpx_sram"] = sram0.select(
+        "model", (pl.col("weight_bytes") / 1e9).alias("weight_GB"), pl.col("chips").alias("lpus_weights_only"),
+        pl.col("racks").alias("racks_weights_only")).join(sram_kv.select(
+            "model", (pl.col("kv_bytes") / 1e9).alias("kv_GB"), pl.col("chips").alias("lpus_with_kv"),
+            pl.col("racks").alias("racks_with_kv")), on="model")
+    ch.quote("sys_bits", weight_bits)
+    ch.quote("sys_conc", concurrency, "{:,}")
+    dsv3 = [specs.model("deepseek-r1")]  # the seed's arithmetic is about DeepSeek-V3/R1 whatever the chosen models
+    d0 = sy.sram_capacity_table(dsv3, weight_bits=weight_bits).row(0, named=True)
+    dk = sy.sram_capacity_table(dsv3, weight_bits=weight_bits, **with_kv).row(0, named=True)
+    ch.quote("sys_ds_sram_exact", d0["chips_exact"], "{:,.1f}")
+    ch.quote("sys_ds_lpus", d0["chips"], "{:,}")
+    ch.quote("sys_ds_racks", d0["racks"], "{:.2f}")
+    ch.quote("sys_ds_lpus_kv", dk["chips"], "{:,}")
+    ch.quote("sys_ds_racks_kv", dk["racks"], "{:.2f}")
+    ch.quote("sys_claim_ds_chips", data.claim_value("groq-lpx-chips-deepseek-v3"), "{:,.0f}")
+
+
+def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precision: str) -> None:
+    """The LPX's Gemma record as a per-token budget, how LPU layouts spend it, and adding LPUs."""
+    record_claim = registry.claim("groq-gemma4-tok-s")
+    gemma = specs.model(record_claim["model"])
+    record = record_claim["value"]
+    kw = {"weight_bits": weight_bits, "context_tokens": context_tokens, "kv_precision": kv_precision}
+    best = sy.best_lpu_speed(gemma, **kw)
+    budget = sy.lpu_budget(gemma, record, **kw)
+    ch.tables["gemma_budget"] = budget.pivot(on="component", index=["layout", "chips"], values="time_s").with_columns(
+        pl.exclude("layout", "chips") * 1e6)
+    best_budget = budget.filter(pl.col("layout") == f"{best['stages']} stages x {best['tp']}")
+    part = {r["component"]: r for r in best_budget.iter_rows(named=True)}
+    ch.quote("sys_record", record, "{:,.0f}")
+    ch.quote("sys_gemma", gemma.display_name)
+    ch.quote("sys_budget_us", 1e6 / record, "{:.0f}")
+    ch.quote("sys_best_layout", f"{best['stages']} stages of {best['tp']} LPUs ({best['chips']:.0f} chips)")
+    ch.quote("sys_best_tok_s", best["interactivity_tok_s_user"], "{:,.0f}")
+    for name, key in _BUDGET_KEYS:
+        ch.quote(f"sys_best_{key}_us", part[name]["time_s"] * 1e6, "{:.0f}")
+        ch.quote(f"sys_best_{key}_pct", 100 * part[name]["share"], "{:.0f}")
+    ch.quote("sys_best_compute_us", part["compute beyond SRAM"]["time_s"] * 1e6, "{:.0f}")
+    at_best = sy.lpu_decode(gemma, stages=best["stages"], tp=best["tp"], **kw)
+    ch.quote("sys_best_compute_total_us", float(at_best["compute_s"]) * 1e6, "{:.0f}")
+    ch.quote("sys_lpu_hop_us", sy.system("groq-3-lpx").topology.hop_latency_s * 1e6, "{:.1f}")
+    sync = part["pipeline hand-offs"]["time_s"] + part["tensor-parallel all-reduce"]["time_s"]
+    ch.quote("sys_best_bigger", "synchronisation (hand-offs and all-reduces), not SRAM bandwidth,"
+             if sync > part["SRAM reads (weights + KV)"]["time_s"] else "SRAM bandwidth, not synchronisation,")
+    ch.figure("gemma_budget", charts.budget_split(
+        budget, f"{gemma.display_name} at {record:,.0f} tok/s: where the per-token budget goes"), "systems-gemma-budget")
+
+    scaling = sy.lpu_scaling(gemma, **kw)
+    wide = scaling.filter(pl.col("tp") == scaling["tp"].max()).sort("chips")
+    first, last = wide.row(0, named=True), wide.row(-1, named=True)
+    ch.quote("sys_scale_tp", int(last["tp"]))
+    ch.quote("sys_scale_first_chips", int(first["chips"]))
+    ch.quote("sys_scale_last_chips", int(last["chips"]))
+    ch.quote("sys_scale_first_thr", first["output_tok_s_chip"], "{:,.0f}")
+    ch.quote("sys_scale_last_thr", last["output_tok_s_chip"], "{:,.0f}")
+    ch.quote("sys_scale_first_user", first["interactivity_tok_s_user"], "{:,.0f}")
+    ch.quote("sys_scale_last_user", last["interactivity_tok_s_user"], "{:,.0f}")
+    ch.figure("lpu_scaling", charts.lpu_scaling(scaling), "systems-lpu-scaling")
+
+
+def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, scenario: str,
+               fit: subject.JalapenoFit, weight_bits: int, kv_precision: str) -> None:
+    """GPU prefill + LPU decode against a GPU-only and a Jalapeño system (:func:`jalapeno.systems.system_frontiers`)."""
+    fronts = sy.system_frontiers(focus_model, gpu_chip, eff=calibration.load(), scenario=scenario, fit=fit,
+                                 weight_bits=weight_bits, kv_precision=kv_precision)
+    ch.quote("sys_scenario", scenario)
+    summary = fronts.group_by("system", maintain_order=True).agg(
+        pl.col("interactivity_tok_s_user").max().alias("max_interactivity"),
+        pl.col("throughput_tok_s_chip").max().alias("max_throughput_per_chip"))
+    ch.tables["system_frontiers"] = summary
+    top = {r["system"]: r for r in summary.iter_rows(named=True)}
+    ch.quote("sys_gpu_name", gpu_chip.display_name)
+    for key, label in (("gpu", f"{gpu_chip.chip}, GPU only"), ("jal", "Jalapeño"),
+                       ("lpu", f"{gpu_chip.chip} prefill + LPU decode")):
+        r = top.get(label, {})
+        _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
+        _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
+    ch.figure("system_frontiers", charts.system_frontiers(
+        fronts, f"{focus_model.display_name}: three ways to build an inference system"), "systems-frontiers")
+
+
+def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: subject.JalapenoFit,
+                     jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float, concurrency: int,
+                     context_tokens: int, kv_precision: str) -> None:
+    """Which Jalapeño fabrics are consistent with its published speeds, and what one system for a whole
+    workload takes (:func:`jalapeno.systems.jalapeno_fabric_scan`, :func:`jalapeno.systems.jalapeno_requirements`)."""
+    jchip = subject.jalapeno_chip(scenario)
+    up_bw = jalapeno_scale_up_tb_s * 1e12 if jalapeno_scale_up_tb_s else jchip.scale_up_bandwidth_bytes_per_s
+    scan = sy.jalapeno_fabric_scan(scenario=scenario, fit=fit, scale_up_bandwidth_bytes_per_s=up_bw,
+                                   alpha0_s=alpha0_us * 1e-6, fabrics=_SCAN_FABRICS,
+                                   hop_latencies_s=_SCAN_HOP_LATENCIES_S)
+    hop_budget = sy.max_consistent_hop_latency(scan)
+    ch.tables["jalapeno_fabric"] = hop_budget.filter(pl.col("model") == "deepseek-r1").select(
+        "fabric", "chips", "diameter_hops", (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"),
+        (pl.col("best_tpot_s") * 1e3).alias("best_tpot_ms")).pivot(on="fabric", index=["chips"],
+                                                                    values="max_hop_latency_us")
+    ch.quote("sys_tau_us", fit.efficiency.tau_s["jalapeno"] * 1e6, "{:.1f}")
+    ch.quote("sys_mla", fit.efficiency.mla_layer_factor, "{:.2f}")
+    ch.quote("sys_domain", int(jchip.scale_up_domain_chips))
+    ch.quote("sys_ds_fastest_chips", int(subject.fastest_layout("deepseek-r1", scenario, fit=fit)["n_chips"]))
+    ch.quote("sys_ds_roofline_chips", comparison.published_vs_roofline().filter(
+        (pl.col("model") == "deepseek-r1") & (pl.col("chip") == "jalapeno"))["min_chips"][0])
+    ds_ok = hop_budget.filter((pl.col("model") == "deepseek-r1") & pl.col("max_hop_latency_s").is_not_null())
+    ch.quote("sys_ds_min_chips", int(ds_ok["chips"].min()))
+    switched = ds_ok.filter(pl.col("fabric") == "switched")
+    torus = ds_ok.filter(pl.col("fabric") == "torus3d").sort("chips")
+    ch.quote("sys_ds_sw_hop_us", switched["max_hop_latency_s"].max() * 1e6, "{:.1f}")
+    torus_lo = torus.sort("max_hop_latency_s").row(0, named=True)
+    ch.quote("sys_ds_t3_hop_us", torus_lo["max_hop_latency_s"] * 1e6, "{:.2f}")
+    ch.quote("sys_ds_t3_hop_hi_us", torus["max_hop_latency_s"].max() * 1e6, "{:.2f}")
+    ch.quote("sys_ds_t3_lo_chips", int(torus_lo["chips"]))
+    nvl_hop_s = sy.system("gb300-nvl72").topology.hop_latency_s
+    ch.quote("sys_nvl_hop_us", nvl_hop_s * 1e6, "{:.1f}")
+    ch.quote("sys_jal_bw", up_bw / 1e12, "{:.1f}")
+    ch.figure("jalapeno_fabric", charts.fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
+    ch.quote("sys_comm_share_pct", 100 * comm_share, "{:.0f}")
+    req = sy.jalapeno_requirements(chosen, concurrency=concurrency, context_tokens=context_tokens,
+                                   kv_precision=kv_precision, comm_share=comm_share, hop_latency_s=nvl_hop_s)
+    ch.tables["jalapeno_requirements"] = req.select(
+        "model", (pl.col("bytes_needed") / 1e9).alias("GB_to_hold"), "chips",
+        (pl.col("target_tpot_s") * 1e3).alias("published_tpot_ms"),
+        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_GB_s_needed"))
+
+
+def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts: list[int], context_tokens: int,
+              concurrency: int, weight_precision: str, kv_precision: str) -> None:
+    """Chips that hold each model and its users' KV cache, per system and memory tier."""
+    ctxs = sorted(set(int(c) for c in contexts) | {int(context_tokens)})
+    kw = {"contexts": ctxs, "concurrency": concurrency, "weight_precision": weight_precision,
+          "kv_precision": kv_precision}
+    cap = pl.concat([sy.capacity_table(chosen, systems, **kw), sy.jalapeno_capacity(chosen, **kw)])
+    ch.tables["capacity"] = cap.filter(pl.col("context_tokens") == context_tokens).pivot(
+        on="tier", index=["system", "model"], values="chips")
+    long_ctx = max(ctxs)
+    ch.quote("sys_long_ctx", long_ctx, "{:,}")
+    ch.quote("sys_wprec", weight_precision)
+    quoted = (("sys_cap_lpx_chips", "groq-3-lpx", "sram", "chips", "{:,}"),
+              ("sys_cap_lpx_racks", "groq-3-lpx", "sram", "systems_needed", "{:.1f}"),
+              ("sys_cap_jal_chips", "jalapeno", "hbm", "chips", "{:,}"),
+              ("sys_cap_gb200_hbm", "gb200-nvl72", "hbm", "chips", "{:,}"),
+              ("sys_cap_gb200_host", "gb200-nvl72", "hbm+host", "chips", "{:,}"))
+    for key, system_name, tier, column, fmt in quoted:  # the prose quotes DeepSeek-R1 (n/a if not chosen)
+        r = cap.filter((pl.col("system") == system_name) & (pl.col("model") == "deepseek-r1")
+                       & (pl.col("context_tokens") == long_ctx) & (pl.col("tier") == tier))
+        _quote_or_na(ch, key, None if r.is_empty() else r[column][0], fmt)
+    ch.figure("capacity", charts.capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")

@@ -1,0 +1,73 @@
+"""The systems chapter's module: its defaults reproduce the published numbers the chapter checks, and it
+provides every number, table and figure the notebook shows."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import jalapeno as jp
+from jalapeno.chapters import systems as chapter
+from jalapeno.publish import params
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "systems.ipynb"
+
+
+@pytest.fixture(scope="module")
+def ch():
+    return chapter.compute(**params.declared(NOTEBOOK))
+
+
+def _cells(kind: str) -> str:
+    nb = json.loads(NOTEBOOK.read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+
+
+def test_fabric_diameters_are_the_seeds(ch):
+    # "3D Torus 路径可达 16 hops" and "BoardFly（路径上限 7 hops）" (data/claims.csv: tpu8t-torus-hops,
+    # tpu8i-boardfly-hops): 1,024 chips as an 8 x 8 x 16 torus, 4 + 4 + 8 hops; the 8i pod's Boardfly.
+    assert ch.numbers["sys_torus_shape"] == "8 x 8 x 16"
+    assert ch.values["sys_torus_hops"] == 16
+    assert ch.values["sys_pod_hops"] == 7
+
+
+def test_lpx_rack_is_the_published_rack(ch):
+    # 256 LPUs x 500 MB = 128 GB of SRAM, 40 PB/s (claims groq-lpx-rack-sram, groq-lpx-rack-sram-bandwidth).
+    assert ch.values["sys_lpx_sram_gb"] == pytest.approx(128)
+    assert ch.values["sys_lpx_bw_pb"] == pytest.approx(40)
+    # "完整跑 DeepSeek V3 需要约 1342 颗芯片": 671 B parameters at 8 bits over 500 MB is about 1,342 LPUs' worth.
+    assert ch.values["sys_ds_sram_exact"] == pytest.approx(1342, abs=0.5)
+    assert ch.values["sys_ds_lpus"] == pytest.approx(1342, abs=1)
+
+
+def test_deepseek_ep_bound_is_the_papers(ch):
+    # DeepSeek-V3 technical report (arXiv:2412.19437), the EP decode example: 120.96 µs per layer,
+    # a TPOT of 14.76 ms, about 67 tok/s over 50 GB/s InfiniBand and about 1,200 tok/s at NVL72's 900 GB/s.
+    assert ch.numbers["sys_ds_layer_us"] == "120.96"
+    assert ch.numbers["sys_ds_tpot_ms"] == "14.76"
+    assert 67 <= ch.values["sys_ds_tok_s"] < 68
+    assert ch.values["sys_ds_nvl_tok_s"] == pytest.approx(1200, rel=0.02)
+
+
+def test_gemma_record_budget_is_the_record(ch):
+    # Groq's 3,400 tok/s on Gemma 4 31B (claim groq-gemma4-tok-s) is 1 / 3,400 s = 294 µs per token.
+    assert ch.numbers["sys_record"] == "3,400"
+    assert ch.numbers["sys_budget_us"] == "294"
+
+
+def test_every_quoted_key_and_every_displayed_slot_is_computed(ch):
+    quoted = set(re.findall(r"\{glue:md\}`(\w+)`", _cells("markdown")))
+    assert quoted and quoted <= set(ch.numbers)
+    code = _cells("code")
+    tables = set(re.findall(r'ch\.tables\["(\w+)"\]', code))
+    figures = set(re.findall(r'figure\(ch, "(\w+)"\)', code))
+    assert tables == set(ch.tables) and figures == set(ch.figures)
+    assert {f.name for f in ch.figures.values()} >= {"systems-topology-hops", "systems-collectives",
+                                                      "systems-jalapeno-fabric", "systems-capacity"}
+
+
+def test_an_unknown_topology_names_the_parameter_and_the_choices():
+    p = params.declared(NOTEBOOK) | {"topology": "hypercube"}
+    with pytest.raises(jp.UnknownNameError, match="topology 'hypercube'.*switched, ring, torus2d, torus3d, dragonfly"):
+        chapter.compute(**p)
