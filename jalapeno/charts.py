@@ -22,7 +22,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from . import comparison, power
+from . import power
 
 THEME = "jalapeno"
 RENDERER = "jalapeno"
@@ -267,49 +267,19 @@ def explorable(chart: alt.Chart | alt.LayerChart, *knobs: Knob) -> alt.Chart | a
     return out.add_params(*(p for p, _ in pairs))
 
 
-def _grid(start: float, stop: float, step: float, value: float) -> tuple[float, ...]:
-    n = int(round((stop - start) / step))
-    return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {float(value)}))
-
-
-def power_bases_explorable(summary: dict[str, object], baseline_hw: str = "gb200", *,
-                           jalapeno_sustained_w: float | None = None, jalapeno_allin_w: float | None = None,
-                           sustained_range_w: tuple[float, float, float] = (300.0, 700.0, 25.0),
-                           allin_range_w: tuple[float, float, float] = (700.0, 1750.0, 12.5)) -> alt.Chart:
+def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
+                           jalapeno_allin_w: float) -> alt.Chart:
     """:func:`power_bases` with two sliders: Jalapeño's sustained power and its all-in power per chip.
 
-    The grid is :func:`jalapeno.comparison.power_basis_table` evaluated at every slider position
-    (``(start, stop, step)`` in watts, plus the effective value of the notebook's parameters, where the
-    sliders start). The baseline's bars do not move: its sustained draw is not published (its rated
-    power stands in) and its all-in power is InferenceX's."""
-    def table(sustained: float | None, allin: float | None) -> pl.DataFrame:
-        return comparison.power_basis_table(summary, jalapeno_sustained_w=sustained, jalapeno_allin_w=allin,
-                                            baseline_hw=baseline_hw)
-
-    base = table(jalapeno_sustained_w, jalapeno_allin_w)
-    row = {r["basis"]: r for r in base.iter_rows(named=True)}
-    s0, a0 = row["sustained"]["jalapeno_w"], row["all-in-proportional"]["jalapeno_w"]
-    rows = []
-    for r in base.iter_rows(named=True):
-        rows.append({"basis": r["basis"], "chip": "baseline", "watts": r["baseline_w"],
-                     "tok_s_kw": r["baseline_tok_s_kw"], "ratio": None,
-                     "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
-    rows.append({"basis": "rated", "chip": "jalapeno", "watts": row["rated"]["jalapeno_w"],
-                 "tok_s_kw": row["rated"]["jalapeno_tok_s_kw"], "ratio": row["rated"]["ratio"],
-                 "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
-    for basis, knob, grid in (("sustained", "jalapeno_sustained_w", _grid(*sustained_range_w, s0)),
-                              ("all-in-proportional", "jalapeno_allin_w", _grid(*allin_range_w, a0))):
-        for w in grid:
-            r = table(w if basis == "sustained" else s0, w if basis == "all-in-proportional" else a0) \
-                .filter(pl.col("basis") == basis).row(0, named=True)
-            rows.append({"basis": basis, "chip": "jalapeno", "watts": r["jalapeno_w"], "tok_s_kw": r["jalapeno_tok_s_kw"],
-                         "ratio": r["ratio"], "jalapeno_sustained_w": w if basis == "sustained" else None,
-                         "jalapeno_allin_w": w if basis == "all-in-proportional" else None})
-    df = pl.DataFrame(rows, schema={"basis": pl.String, "chip": pl.String, "watts": pl.Float64,
-                                    "tok_s_kw": pl.Float64, "ratio": pl.Float64,
-                                    "jalapeno_sustained_w": pl.Float64, "jalapeno_allin_w": pl.Float64})
-    top = float(df["tok_s_kw"].max()) * 1.05
-    chart = alt.Chart(df).mark_bar().encode(
+    Draws a precomputed grid (:func:`jalapeno.comparison.power_basis_grid`: columns ``basis``, ``chip``,
+    ``watts``, ``tok_s_kw``, ``ratio``, ``jalapeno_sustained_w``, ``jalapeno_allin_w``; a knob column is
+    empty on the rows that do not depend on it). The sliders take the grid's values of the two knob
+    columns and start at ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (W), which must be among them;
+    the static SVG shows that position. Raises ValueError for a starting value off the grid."""
+    sustained = tuple(grid["jalapeno_sustained_w"].drop_nulls().unique().sort().to_list())
+    allin = tuple(grid["jalapeno_allin_w"].drop_nulls().unique().sort().to_list())
+    top = float(grid["tok_s_kw"].max()) * 1.05
+    chart = alt.Chart(grid).mark_bar().encode(
         x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"], axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
@@ -319,8 +289,8 @@ def power_bases_explorable(summary: dict[str, object], baseline_hw: str = "gb200
                  alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
     ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)", width=420)
     return explorable(chart,
-                      Knob("jalapeno_sustained_w", _grid(*sustained_range_w, s0), s0, "Jalapeño sustained power (W)"),
-                      Knob("jalapeno_allin_w", _grid(*allin_range_w, a0), a0, "Jalapeño all-in power per chip (W)"))
+                      Knob("jalapeno_sustained_w", sustained, jalapeno_sustained_w, "Jalapeño sustained power (W)"),
+                      Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))
 
 
 def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart:

@@ -135,6 +135,55 @@ def power_basis_table(baseline: dict[str, object], *, jalapeno_sustained_w: floa
     return pl.DataFrame(out)
 
 
+def _grid(start: float, stop: float, step: float, value: float) -> tuple[float, ...]:
+    """``start`` to ``stop`` by ``step`` (rounded to 1e-9), with ``value`` added, sorted."""
+    n = int(round((stop - start) / step))
+    return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {float(value)}))
+
+
+def power_basis_grid(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,
+                     jalapeno_allin_w: float | None = None, baseline_hw: str = "gb200",
+                     sustained_range_w: tuple[float, float, float] = (300.0, 700.0, 25.0),
+                     allin_range_w: tuple[float, float, float] = (700.0, 1750.0, 12.5)) -> pl.DataFrame:
+    """:func:`power_basis_table` at every position of two sliders (Jalapeño's sustained power and its
+    all-in power per chip), one bar per row, for :func:`jalapeno.charts.power_bases_explorable`.
+
+    Each range is ``(start, stop, step)`` in watts; the grid adds the effective value of
+    ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (as :func:`power_basis_table` resolves them), where
+    the sliders start. Columns: ``basis``, ``chip`` (``jalapeno`` or ``baseline``), ``watts`` (W),
+    ``tok_s_kw``, ``ratio`` (Jalapeño / baseline, empty on the baseline's rows),
+    ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (W: the slider position a row belongs to, empty
+    where the row does not depend on that slider). The baseline's bars do not move: its sustained draw is
+    not published (its rated power stands in) and its all-in power is InferenceX's. Errors as
+    :func:`power_basis_table`."""
+    def table(sustained: float | None, allin: float | None) -> pl.DataFrame:
+        return power_basis_table(baseline, jalapeno_sustained_w=sustained, jalapeno_allin_w=allin,
+                                 baseline_hw=baseline_hw)
+
+    base = table(jalapeno_sustained_w, jalapeno_allin_w)
+    row = {r["basis"]: r for r in base.iter_rows(named=True)}
+    s0, a0 = row["sustained"]["jalapeno_w"], row["all-in-proportional"]["jalapeno_w"]
+    rows = []
+    for r in base.iter_rows(named=True):
+        rows.append({"basis": r["basis"], "chip": "baseline", "watts": r["baseline_w"],
+                     "tok_s_kw": r["baseline_tok_s_kw"], "ratio": None,
+                     "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
+    rows.append({"basis": "rated", "chip": "jalapeno", "watts": row["rated"]["jalapeno_w"],
+                 "tok_s_kw": row["rated"]["jalapeno_tok_s_kw"], "ratio": row["rated"]["ratio"],
+                 "jalapeno_sustained_w": None, "jalapeno_allin_w": None})
+    for basis, grid in (("sustained", _grid(*sustained_range_w, s0)),
+                        ("all-in-proportional", _grid(*allin_range_w, a0))):
+        for w in grid:
+            r = table(w if basis == "sustained" else s0, w if basis == "all-in-proportional" else a0) \
+                .filter(pl.col("basis") == basis).row(0, named=True)
+            rows.append({"basis": basis, "chip": "jalapeno", "watts": r["jalapeno_w"], "tok_s_kw": r["jalapeno_tok_s_kw"],
+                         "ratio": r["ratio"], "jalapeno_sustained_w": w if basis == "sustained" else None,
+                         "jalapeno_allin_w": w if basis == "all-in-proportional" else None})
+    return pl.DataFrame(rows, schema={"basis": pl.String, "chip": pl.String, "watts": pl.Float64,
+                                      "tok_s_kw": pl.Float64, "ratio": pl.Float64,
+                                      "jalapeno_sustained_w": pl.Float64, "jalapeno_allin_w": pl.Float64})
+
+
 def e2e_decomposition(osl_nominal: int = 1024) -> pl.DataFrame:
     """What TTFT each published E2E implies if it came from the same requests as the published TBT:
     ``TTFT = E2E - TBT x (mean OSL - 1)``, with the benchmark's mean output length."""

@@ -39,3 +39,22 @@ def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
     assert (tmp_path / "two-points.svg").read_text().startswith("<svg")
     with pytest.raises(ValueError, match="figure name"):
         charts.figure(chart, "Bad Name")
+
+
+def test_power_bases_explorable_draws_a_precomputed_grid():
+    grid = comparison.power_basis_grid(comparison.baseline_summary())
+    spec = charts.power_bases_explorable(grid, jalapeno_sustained_w=550.0, jalapeno_allin_w=1225.0).to_dict()
+    bind = {p["name"]: p["bind"] for p in spec["params"]}
+    assert (bind["knob_jalapeno_sustained_w"]["min"], bind["knob_jalapeno_sustained_w"]["max"],
+            bind["knob_jalapeno_sustained_w"]["step"]) == (300.0, 700.0, 25.0)
+    # Jalapeño at 1,225 W all-in: 85,448 tok/s/kW x 0.7 kW / 1.225 kW
+    at = grid.filter(pl.col("jalapeno_allin_w") == 1225.0)["tok_s_kw"].item()
+    assert at == pytest.approx(85_448 * 0.7 / 1.225)
+    with pytest.raises(ValueError, match="not on its grid"):
+        charts.power_bases_explorable(grid, jalapeno_sustained_w=551.0, jalapeno_allin_w=1225.0)
+
+
+def test_charts_draw_and_never_run_a_model():
+    import jalapeno.charts as module
+
+    assert not {"comparison", "serving", "pareto", "systems", "caveats", "agents"} & set(vars(module))

@@ -1,0 +1,144 @@
+"""The chapter *Reading the numbers* (``notebooks/reading-the-numbers.ipynb``): the GB200 side of the
+gpt-oss-120b comparison rebuilt from the raw InferenceMAX points, every headline ratio recomputed from
+the published absolute numbers, the per-watt figures under three power bases, what the published E2E
+latencies imply, and the status of every claim of the seeds.
+
+The computations are those of :mod:`jalapeno.comparison` (the baseline side, the ratios, the power bases,
+the E2E decomposition) and :mod:`jalapeno.registry` (the claims); this module picks the numbers the prose
+quotes and the tables and figures it shows.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .. import charts, comparison, measured, metrics, registry
+from ..data import claim_value
+from . import Chapter
+
+#: The statuses the prose counts, in its order; each is quoted as ``n_<status with _ for spaces>``.
+STATUSES = ("reproduced", "consistent", "inconsistent", "modeled", "model disagrees", "open", "not reproducible")
+
+#: The run-to-run spread of the peak tok/s/kW (a fraction) below which the prose calls it negligible
+#: next to the ratios discussed (the smallest of which differ by a few tenths).
+NEGLIGIBLE_SPREAD = 0.05
+
+
+def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalapeno_sustained_w: float,
+            jalapeno_allin_w: float | None) -> Chapter:
+    """The chapter's numbers, tables and figures, for Jalapeño's one published workload (gpt-oss-120b at
+    8k/1k, :data:`jalapeno.comparison.PUBLISHED_WORKLOAD`).
+
+    Parameters (the notebook's parameters cell holds the defaults): ``baseline``, a chip of the measured
+    data (``gb200``, ``b200``, ``b200-trt``, ...); ``run_id``, ``"auto"`` (the run the published figures
+    cite, else the latest) or a run id; ``baseline_power_w`` (W), the power the baseline's throughput is
+    divided by (``None``: its rated TDP); ``jalapeno_sustained_w`` (W), Jalapeño's sustained draw;
+    ``jalapeno_allin_w`` (W), Jalapeño's all-in power per chip (``None``: its TDP scaled by the
+    baseline's all-in / TDP ratio, the ``all-in-proportional`` basis of :mod:`jalapeno.power`).
+
+    Returns a :class:`~jalapeno.chapters.Chapter` with tables ``runs``, ``ratios``, ``power_bases``,
+    ``e2e`` and ``claims`` and figures ``measured`` and ``power_bases``. Raises UnknownNameError for an
+    unknown chip or run, ValueError for a non-positive power or a baseline without a published all-in
+    power."""
+    ch = Chapter()
+    model, isl, osl = comparison.PUBLISHED_WORKLOAD
+
+    # The baseline side, from the raw data
+    s = comparison.baseline_summary(model, baseline, isl=isl, osl=osl, run_id=run_id, power_w=baseline_power_w)
+    ch.quote("run", s["run_id"])
+    ch.quote("peak_conc", s["peak_conc"])
+    ch.quote("peak_tput", s["peak_tput_per_gpu"], "{:,.0f}")
+    ch.quote("power_kw", s["power_w"] / 1e3, "{:.1f}")
+    ch.quote("tok_per_kw", s["tok_s_per_kw"], "{:,.0f}")
+    ch.quote("single_conc", s["single_conc"])
+    ch.quote("tpot_ms", s["tpot_s"] * 1e3, "{:.3f}")
+    ch.quote("e2e_s", s["e2e_s"], "{:.3f}")
+    ch.quote("ttft_s", s["ttft_s"], "{:.3f}")
+    ch.quote("interactivity", s["interactivity_tok_s_user"], "{:.1f}")
+    ch.quote("pub_tok_per_kw", claim_value("gptoss-gb200-tok-per-kw"), "{:,.0f}")
+    ch.quote("pub_tbt", claim_value("gptoss-gb200-tbt"), "{:.2f}")
+    ch.quote("pub_e2e", claim_value("gptoss-gb200-e2e"), "{:.2f}")
+    ch.quote("pub_single", claim_value("gptoss-gb200-single-user"), "{:.0f}")
+    isl_mean, osl_mean = metrics.mean_request_length(isl), metrics.mean_request_length(osl)
+    ch.quote("prompt_share", 100 * isl_mean / (isl_mean + osl_mean), "{:.0f}")
+    agreement = comparison.compare_published(s)
+    n_agree = int(agreement["agrees"].sum())
+    ch.quote("agreement", "all four published GB200 numbers are reproduced to their printed rounding" if n_agree == 4
+             else f"{n_agree} of the four published GB200 numbers are reproduced (the published ones are for "
+                  "GB200, gpt-oss-120b, 8k/1k, run 20786863188)")
+    pts = measured.points(model, baseline, isl=isl, osl=osl)
+    ch.figure("measured", charts.measured_points(pts, s["run_id"]), f"measured-{model}-{baseline}-{isl}-{osl}")
+
+    # Run-to-run spread
+    runs = comparison.runs_table(model, baseline, isl=isl, osl=osl, power_w=baseline_power_w)
+    spread = runs["tok_s_per_kw"].max() / runs["tok_s_per_kw"].min() - 1
+    ch.quote("n_runs", runs.height)
+    ch.quote("run_spread_pct", 100 * spread, "{:.2f}")
+    ch.quote("spread_verdict", "run-to-run noise of this size is far below every ratio discussed here"
+             if spread < NEGLIGIBLE_SPREAD else "noise of this size matters when reading ratios of a few tenths")
+    ch.tables["runs"] = runs
+
+    # Every headline ratio, recomputed
+    claim = claim_value
+    ch.quote("r_watt", f"{claim('headline-per-watt-ratio')}–{claim('headline-per-watt-ratio', high=True)}x")
+    ch.quote("r_e2e", f"{claim('headline-e2e-ratio')}–{claim('headline-e2e-ratio', high=True)}x")
+    ch.quote("r_e2e_pct", f"{claim('headline-e2e-reduction-pct'):.0f}–"
+                          f"{claim('headline-e2e-reduction-pct', high=True):.0f} %")
+    ch.quote("r_su_gptoss", claim("single-user-speed-ratio-gptoss"), "{}x")
+    ch.quote("r_su_dsr1", claim("single-user-speed-ratio-dsr1"), "{}x")
+    ch.quote("j_single", claim("gptoss-jalapeno-single-user"), "{:,.0f}")
+    ch.quote("j_tbt", claim("gptoss-jalapeno-tbt"), "{:.2f}")
+    # the lowest unrounded TBT that prints as the published one (printed with 2 decimals, in ms)
+    ch.quote("j_tbt_low", claim("gptoss-jalapeno-tbt") - metrics.half_ulp(2), "{:.3f}")
+    ch.quote("j_e2e", claim("gptoss-jalapeno-e2e"), "{:.2f}")
+    ch.quote("j_tdp_kw", claim("jalapeno-tdp") / 1e3, "{:.1f}")
+    ch.quote("b_tdp_kw", s["power_w"] / 1e3, "{:.1f}")
+    ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}")
+    ratios = comparison.headline_ratios()
+    ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}")
+    ch.quote("e2e_ratio", float(ratios.filter(pl.col("ratio") == "E2E latency, gpt-oss")["computed"][0]), "{:.2f}")
+    ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
+    ch.quote("n_ratios", ratios.height)
+    ch.tables["ratios"] = ratios
+
+    # Per watt under three power bases
+    bases = comparison.power_basis_table(s, jalapeno_sustained_w=jalapeno_sustained_w,
+                                         jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
+    for row in bases.iter_rows(named=True):
+        key = {"all-in-proportional": "allin"}.get(row["basis"], row["basis"])
+        ch.quote(f"ratio_{key}", row["ratio"], "{:.2f}")
+        ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
+        ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
+    ch.tables["power_bases"] = bases
+    grid = comparison.power_basis_grid(s, jalapeno_sustained_w=jalapeno_sustained_w,
+                                       jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
+    start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
+    ch.figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
+                                                           jalapeno_allin_w=start["all-in-proportional"]),
+              f"power-bases-{model}-{baseline}")
+
+    # What the end-to-end latencies imply
+    dec = comparison.e2e_decomposition(osl)
+    osls = comparison.implied_osl(isl, osl)
+    ch.quote("mean_osl", metrics.mean_request_length(osl), "{:.1f}")
+    ch.quote("implied_osl_median", osls["implied_osl"].median(), "{:.1f}")
+    j = dec.filter(pl.col("chip") == "jalapeno").row(0, named=True)
+    g = dec.filter(pl.col("chip") == "gb200").row(0, named=True)
+    ch.quote("j_ttft", j["implied_ttft_s"], "{:.2f}")
+    ch.quote("g_ttft", g["implied_ttft_s"], "{:.3f}")
+    ch.quote("j_decode", j["decode_s"], "{:.2f}")
+    ch.quote("ttft_ratio", j["implied_ttft_s"] / s["ttft_s"], "{:.1f}")
+    ch.tables["e2e"] = dec
+
+    # Every claim of the seeds
+    claims = registry.claims()
+    counts = dict(claims.group_by("status").len().iter_rows())
+    for status in STATUSES:
+        ch.quote(f"n_{status.replace(' ', '_')}", counts.get(status, 0))
+    ch.quote("n_claims", claims.height)
+    disagree = claims.filter(pl.col("status") == "model disagrees")["claim_id"].to_list()
+    ch.quote("disagree_text", f"{len(disagree)} where the model disagrees ({', '.join(disagree)}; see their chapters)"
+             if disagree else "none where the model disagrees")
+    ch.tables["claims"] = claims.select("claim_id", "claimed", "status", "computed", "quantity", "chapter", "seeds",
+                                        "check")
+    return ch

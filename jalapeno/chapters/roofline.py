@@ -1,0 +1,147 @@
+"""The chapter *Roofline* (``notebooks/roofline.ipynb``): ridge points, where prefill and decode sit on
+each chip's roofline, the speed-of-light batch-1 decode bound of each model on each chip, how close the
+best single-user speeds come to it, the prefill bound, and what holding the weights in SRAM costs.
+
+Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.roofline`, imported here as
+``bounds`` so that it is not confused with this module); the measured and published speeds are those of
+:func:`jalapeno.comparison.published_vs_roofline`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .. import charts, comparison, specs
+from .. import roofline as bounds
+from ..data import claim_value
+from . import Chapter
+
+#: The decode batches of the batch sweep: powers of two from 1 to 4,096 sequences.
+SWEEP_BATCHES = 2 ** np.arange(0, 13)
+
+#: The model the LPU section always includes: the seeds' LPU chip count is stated for DeepSeek-V3/R1.
+LPU_CLAIM_MODEL = "deepseek-r1"
+
+
+def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bits: int, kv_precision: str,
+               concurrency: int, context_tokens: int) -> pl.DataFrame:
+    """What holding each model in on-chip SRAM takes: its weights at ``weight_bits`` plus the KV cache of
+    ``concurrency`` sequences of ``context_tokens`` at ``kv_precision``, over ``chip``'s SRAM per chip
+    (:func:`jalapeno.roofline.sram_chips`), in racks of ``groq-lpx-chips-per-rack`` chips (a claim).
+
+    Columns: ``model``, ``weight_GB`` and ``kv_GB`` (1e9 bytes), ``lpus`` (chips), ``racks`` (fractional).
+    Raises ValueError for a chip without SRAM."""
+    if not chip.sram_bytes:
+        raise ValueError(f"chip {chip.chip!r} has no published SRAM capacity")
+    per_rack = int(claim_value("groq-lpx-chips-per-rack"))
+    rows = []
+    for m in models:
+        kv_bytes = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
+        n = bounds.sram_chips(m, chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes)
+        rows.append({"model": m.model, "weight_GB": m.total_params() * weight_bits / 8 / 1e9, "kv_GB": kv_bytes / 1e9,
+                     "lpus": n, "racks": n / per_rack})
+    return pl.DataFrame(rows)
+
+
+def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_precision: str, kv_precision: str,
+            focus_model: str, focus_chip: str, lpu: str, lpu_weight_bits: int, lpu_concurrency: int) -> Chapter:
+    """The chapter's numbers, tables and figures.
+
+    Parameters (the notebook's parameters cell holds the defaults): ``models`` and ``chips``, names from
+    ``data/models.csv`` and ``data/chips.csv``; ``context_tokens`` (tokens), the context of each decoded
+    sequence and the length of the prompt whose prefill is bounded; ``weight_precision`` and
+    ``kv_precision``, precision names (``fp4``, ``mxfp4``, ``nvfp4``, ``fp8``, ``bf16``); ``focus_model``
+    and ``focus_chip``, the pair whose phases are placed on the roofline and whose prefill is bounded;
+    ``lpu``, the SRAM chip of the last section; ``lpu_weight_bits`` (bits per weight in SRAM);
+    ``lpu_concurrency`` (sequences whose KV cache the SRAM also holds).
+
+    Returns a :class:`~jalapeno.chapters.Chapter` with tables ``ridges``, ``bounds``, ``fraction`` and
+    ``sram``, and figures ``roofline``, ``batch_sweep`` and ``fraction``. Raises UnknownNameError for an
+    unknown model, chip or precision, ValueError for an ``lpu`` without SRAM."""
+    ch = Chapter()
+    M = [specs.model(m) for m in models]
+    C = [specs.chip(c) for c in chips]
+    focus_m, focus_c = specs.model(focus_model), specs.chip(focus_chip)
+
+    # Decode is memory-bound: 2/b FLOPs per byte
+    ridges = bounds.ridge_table(C)
+    for p in ("fp4", "fp8", "bf16"):
+        ch.quote(f"ai_{p}", 2 / specs.bytes_per_value(p), "{:.0f}")
+    ch.quote("ridge_min", ridges["ridge_flop_per_byte"].min(), "{:,.0f}")
+    ch.quote("ridge_max", ridges["ridge_flop_per_byte"].max(), "{:,.0f}")
+    ch.tables["ridges"] = ridges.select(
+        "chip", "precision", (pl.col("peak_flops_per_s") / 1e15).alias("peak PFLOP/s"),
+        (pl.col("hbm_bandwidth_bytes_per_s") / 1e12).alias("HBM TB/s"),
+        "ridge_flop_per_byte", "decode_intensity_flop_per_byte")
+
+    # The focus model's phases on the rooflines
+    phases = bounds.phase_points(focus_m, focus_c, prompt_tokens=context_tokens, context_tokens=context_tokens,
+                                 weight_precision=weight_precision, kv_precision=kv_precision)
+    ch.quote("prefill_intensity", phases["intensity_flop_per_byte"][-1], "{:,.0f}")
+    ch.quote("decode1_intensity", phases["intensity_flop_per_byte"][0], "{:.1f}")
+    ch.quote("focus_ridge", focus_c.ridge_point_flop_per_byte(weight_precision), "{:,.0f}")
+    ch.figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
+
+    # The batch-1 bound, chip by chip
+    ch.quote("focus_label", f"{focus_m.display_name} on {focus_c.display_name}")
+    ch.quote("ctx", context_tokens, "{:,}")
+    decode = bounds.decode_bounds(M, C, context_tokens=context_tokens, weight_precision=weight_precision,
+                                  kv_precision=kv_precision)
+    ch.tables["bounds"] = decode.with_columns(
+        (pl.col("weight_bytes") / 1e9).alias("weight_GB"), (pl.col("batch1_step_s") * 1e3).alias("batch1_step_ms")
+    ).select("model", "chip", "weight_GB", "min_chips", "batch1_step_ms", "batch1_interactivity_tok_s_user",
+             "critical_batch")
+
+    # Throughput against interactivity along the batch
+    sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
+                               context_tokens=context_tokens, weight_precision=weight_precision,
+                               kv_precision=kv_precision)
+    ch.figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
+
+    # How close the best single-user speeds come
+    frac = comparison.published_vs_roofline(context_tokens=context_tokens, weight_precision=weight_precision,
+                                            kv_precision=kv_precision)
+
+    def row(m: str, c: str) -> dict:
+        hit = frac.filter((pl.col("model") == m) & (pl.col("chip") == c))
+        return hit.row(0, named=True) if hit.height else {"fraction_of_bound": float("nan"),
+                                                          "tok_s_user": float("nan"), "min_chips": 0}
+
+    ch.quote("j_gptoss_frac", 100 * row("gpt-oss-120b", "jalapeno")["fraction_of_bound"], "{:.0f}")
+    ch.quote("g_gptoss_frac", 100 * row("gpt-oss-120b", "gb200")["fraction_of_bound"], "{:.0f}")
+    ch.quote("j_dsr1_frac", 100 * row("deepseek-r1", "jalapeno")["fraction_of_bound"], "{:.0f}")
+    ch.quote("g_dsr1_speed", row("deepseek-r1", "gb200")["tok_s_user"], "{:.0f}")
+    ch.quote("j_gptoss_speed", row("gpt-oss-120b", "jalapeno")["tok_s_user"], "{:,.0f}")
+    ch.quote("j_dsr1_speed", row("deepseek-r1", "jalapeno")["tok_s_user"], "{:,.0f}")
+    ch.quote("j_hbm_gb", specs.chip("jalapeno").hbm_capacity_bytes / 1e9, "{:.0f}")
+    ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"])
+    ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}")
+    ch.tables["fraction"] = frac
+    ch.figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
+
+    # The prefill bound
+    ch.quote("prefill_ms", 1e3 * bounds.prefill_time_s(focus_m, focus_c, context_tokens,
+                                                       weight_precision=weight_precision), "{:.1f}")
+    ch.quote("focus_chip_name", focus_c.display_name)
+
+    # Groq's answer: weights in SRAM
+    lpu_chip = specs.chip(lpu)
+    lpu_rack = int(claim_value("groq-lpx-chips-per-rack"))
+    lpu_models = list({m.model: m for m in M + [specs.model(LPU_CLAIM_MODEL)]}.values())
+    sram = sram_table(lpu_models, lpu_chip, weight_bits=lpu_weight_bits, kv_precision=kv_precision,
+                      concurrency=lpu_concurrency, context_tokens=context_tokens)
+    ch.quote("lpu_name", lpu_chip.display_name)
+    ch.quote("lpu_sram_mb", lpu_chip.sram_bytes / 1e6, "{:,.0f}")
+    claimed = sram.filter(pl.col("model") == LPU_CLAIM_MODEL).row(0, named=True)
+    bare = bounds.sram_chips(specs.model(LPU_CLAIM_MODEL), lpu_chip.sram_bytes, weight_bits=lpu_weight_bits)
+    ch.quote("lpu_bits", lpu_weight_bits)
+    ch.quote("lpu_conc", lpu_concurrency)
+    ch.quote("lpu_chips_dsr1", claimed["lpus"], "{:,}")
+    ch.quote("lpu_racks_dsr1", claimed["racks"], "{:.2f}")
+    ch.quote("lpu_chips_bare", bare, "{:,}")
+    ch.quote("lpu_racks_bare", bare / lpu_rack, "{:.2f}")
+    ch.quote("lpu_rack", lpu_rack)
+    ch.quote("lpu_claim", claim_value("groq-lpx-chips-deepseek-v3"), "{:,.0f}")
+    ch.tables["sram"] = sram
+    return ch

@@ -1,0 +1,74 @@
+"""The reading-the-numbers chapter module: the published GB200 figures rebuilt from the raw data, the
+ratios and power bases worked by hand, the sentences it chooses, and every key and slot the notebook uses."""
+
+import pytest
+from chapter_checks import assert_notebook_uses_are_computed, ch, defaults  # noqa: F401  (fixtures)
+
+from jalapeno.chapters import reading_the_numbers as chapter
+from jalapeno.errors import UnknownNameError
+from jalapeno.metrics import rounds_to
+
+NAME = "reading-the-numbers"
+
+
+def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
+    assert_notebook_uses_are_computed(ch, NAME)
+
+
+def test_figures_keep_their_export_names(ch):
+    assert {f.name for f in ch.figures.values()} == {"measured-gpt-oss-120b-gb200-8192-1024",
+                                                     "power-bases-gpt-oss-120b-gb200"}
+
+
+def test_the_published_gb200_figures_are_rebuilt_from_the_raw_points(ch):
+    # seed 000: 53,952 tok/s/GPU at concurrency 512 over 1.2 kW = 44,960 tok/s/kW; TBT 1.87 ms, E2E 1.80 s
+    assert ch.numbers["run"] == "20786863188" and ch.numbers["peak_conc"] == "512"
+    assert ch.numbers["peak_tput"] == "53,952" and ch.numbers["power_kw"] == "1.2"
+    assert rounds_to(ch.values["tok_per_kw"], 44_960, 0)
+    assert rounds_to(ch.values["tpot_ms"], 1.87, 2)
+    assert rounds_to(ch.values["e2e_s"], 1.80, 2)
+    assert rounds_to(ch.values["interactivity"], 535, 0)
+    assert ch.numbers["agreement"] == "all four published GB200 numbers are reproduced to their printed rounding"
+
+
+def test_headline_ratios_worked_by_hand(ch):
+    assert ch.values["per_watt_ratio"] == pytest.approx(85_448 / 44_960, abs=5e-4)   # 1.90
+    assert ch.values["e2e_ratio"] == pytest.approx(1.80 / 1.03, abs=5e-4)           # 1.75
+    assert ch.numbers["tbt_ratio"] == "2.7"                                          # 1.87 / 0.69
+    assert ch.numbers["r_watt"] == "1.5–1.9x" and ch.numbers["r_e2e"] == "1.7–3.6x"
+    assert ch.numbers["j_tbt_low"] == "0.685"                                        # 0.69 ms printed to 2 decimals
+
+
+def test_power_bases_worked_by_hand(ch):
+    # Jalapeño: 85,448 tok/s/kW x 0.7 kW per chip; GB200: 53,952 tok/s per GPU (printed to the unit: rel 1e-5)
+    j_tput, b_tput = 85_448 * 0.7, 53_952
+    assert ch.values["ratio_rated"] == pytest.approx((j_tput / 0.7) / (b_tput / 1.2), rel=1e-5)
+    assert ch.values["ratio_sustained"] == pytest.approx((j_tput / 0.55) / (b_tput / 1.2), rel=1e-5)   # 2.42
+    # all-in, proportional: Jalapeño's TDP scaled by GB200's all-in / TDP (2,100 / 1,200 W) = 1,225 W
+    assert ch.values["jw_allin"] == pytest.approx(700 * 2100 / 1200) and ch.values["bw_allin"] == 2100
+    assert ch.values["ratio_allin"] == pytest.approx(ch.values["ratio_rated"])
+
+
+def test_benchmark_lengths_worked_by_hand(ch):
+    # lengths drawn uniformly from [floor(0.8 L), L]: (819 + 1,024) / 2 = 921.5 and (6,553 + 8,192) / 2 = 7,372.5
+    assert ch.numbers["mean_osl"] == "921.5"
+    assert ch.values["prompt_share"] == pytest.approx(100 * 7372.5 / (7372.5 + 921.5))
+    # GB200's published E2E and TBT are one operating point: 1.80 s - 1.87 ms x 920.5 = 0.079 s
+    assert ch.values["g_ttft"] == pytest.approx(1.80 - 1.87e-3 * 920.5)
+
+
+def test_claims_counts_add_up(ch):
+    counted = sum(ch.values[f"n_{s.replace(' ', '_')}"] for s in chapter.STATUSES)
+    assert ch.values["n_claims"] == ch.tables["claims"].height
+    assert counted <= ch.values["n_claims"]
+
+
+def test_a_changed_baseline_power_is_said_in_words(defaults):
+    ch = chapter.compute(**{**defaults, "baseline_power_w": 1000.0})
+    assert ch.numbers["tok_per_kw"] == "53,952"                    # 53,952 tok/s over 1.0 kW
+    assert ch.numbers["agreement"].startswith("3 of the four published GB200 numbers")
+
+
+def test_an_unknown_run_is_refused(defaults):
+    with pytest.raises(UnknownNameError, match="123"):
+        chapter.compute(**{**defaults, "run_id": "123"})
