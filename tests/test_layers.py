@@ -37,3 +37,18 @@ def test_no_module_of_the_package_is_imported_inside_a_function():
                 elif isinstance(node, ast.Import) and any(a.name.startswith("jalapeno") for a in node.names):
                     late.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert late == []
+
+
+def test_the_readme_public_api_runs_as_shown():
+    """The README's Python block (the public API) runs as printed."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```python\n(import jalapeno as jp\n.*?)```", readme, re.S)
+    assert block, "the README shows the public API in a ```python block"
+    namespace: dict = {}
+    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    jp = namespace["jp"]
+    assert {"chip", "model", "evaluate", "frontier", "claims"} <= set(jp.__all__)
+    r = namespace["r"]
+    assert float(r.tpot_s) > 0 and float(r.decode_step_s) == float(r.roofline_s + r.collectives_s + r.overhead_s)
