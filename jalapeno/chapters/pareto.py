@@ -16,9 +16,10 @@ from dataclasses import replace
 
 import polars as pl
 
-from .. import calibration, charts, comparison, data, measured, power, registry, subject
+from .. import calibration, charts, comparison, data, measured, power, registry, specs, subject
 from .. import pareto as frontiers
 from ..data import claim_value
+from ..errors import UnknownNameError
 from . import Chapter
 
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
@@ -31,9 +32,9 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
 
     Parameters (the notebook's parameters cell holds their defaults and ranges):
 
-    - ``models``: model names (``data/models.csv``) whose frontiers and matched ratios are shown; the
-      published ratios exist for ``gpt-oss-120b``, ``deepseek-r1`` and ``kimi-k2.5``
-      (:data:`jalapeno.pareto.PUBLISHED_RATIOS`), and the prose quotes all three.
+    - ``models``: the models whose frontiers and matched ratios are shown, each one with a published ratio
+      (``gpt-oss-120b``, ``deepseek-r1``, ``kimi-k2.5``: :data:`jalapeno.pareto.PUBLISHED_RATIOS`),
+      including :data:`DISCUSSED_MODELS`; the first is the one the ratio-curve sentence quotes.
     - ``baseline_chips``: chip names drawn next to Jalapeño in the frontier figures.
     - ``power_basis``: a basis of :data:`jalapeno.power.POWER_BASES` for the per-kW throughputs (tok/s/kW)
       of the ratios and the starting basis of the explorable figures.
@@ -48,8 +49,11 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``unknowns``, ``constants``, ``ratio_summary``,
     ``ratios``, ``factors``, ``sensitivity``. Figures: ``frontiers-<model>`` for each model (exported as
     ``pareto-<model with dashes>``) and ``ratio-curves``. Raises UnknownNameError for an unknown model,
-    chip or power basis, ValueError for a bad ``concurrency_cap`` or a workload that fits nowhere.
+    chip, power basis or concurrency range and for a model without a published matched ratio; ValueError
+    when ``models`` leaves out gpt-oss-120b or DeepSeek-R1 (the prose discusses their factors) or for a
+    workload that fits nowhere.
     """
+    _check(models, baseline_chips, power_basis, concurrency_cap)
     ch = Chapter()
     fits = {sc: subject.fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in subject.SCENARIOS}
     _unknowns_and_fit(ch, fits, concurrency_cap)
@@ -63,6 +67,31 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
     _sensitivity(ch, ratios, fits, models=models, power_basis=power_basis, baseline_max_chips=baseline_max_chips,
                  concurrency_cap=concurrency_cap)
     return ch
+
+
+#: The concurrency ranges the chapter's prose discusses (see :func:`jalapeno.pareto.sweep`).
+CONCURRENCY_CAPS = ("benchmark", "none")
+
+#: The models whose ratio factors the prose discusses one by one: ``models`` must include them.
+DISCUSSED_MODELS = ("gpt-oss-120b", "deepseek-r1")
+
+
+def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
+    """UnknownNameError for a model without a published matched ratio, an unknown chip, power basis or
+    concurrency range; ValueError when ``models`` leaves out a model the prose discusses."""
+    for m in models:
+        if m not in frontiers.PUBLISHED_RATIOS:
+            raise UnknownNameError("model with a published matched ratio", m, list(frontiers.PUBLISHED_RATIOS))
+    missing = [m for m in DISCUSSED_MODELS if m not in models]
+    if missing:
+        raise ValueError(f"models must include {', '.join(missing)}: the chapter discusses its ratio's factors; "
+                         f"got {models!r}")
+    for c in baseline_chips:
+        specs.chip(c)
+    if power_basis not in power.POWER_BASES:
+        raise UnknownNameError("power basis", power_basis, power.POWER_BASES)
+    if concurrency_cap not in CONCURRENCY_CAPS:
+        raise UnknownNameError("concurrency cap", concurrency_cap, CONCURRENCY_CAPS)
 
 
 def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:

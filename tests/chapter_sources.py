@@ -1,0 +1,52 @@
+"""What a chapter notebook quotes and shows, read from its committed cells (for tests/test_chapter_*.py)."""
+
+import json
+import re
+
+import pytest
+
+from jalapeno.publish import params, scenarios
+
+
+def _cells(name: str, kind: str) -> str:
+    nb = json.loads(scenarios.notebook_path(name).read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+
+
+def defaults(name: str) -> dict[str, object]:
+    """The notebook's parameters with their defaults (its parameters cell)."""
+    return params.declared(scenarios.notebook_path(name))
+
+
+def quoted_keys(name: str) -> set[str]:
+    """Every key the notebook's prose quotes (``{glue:md}`key```)."""
+    return set(re.findall(r"\{glue:md\}`([^`]+)`", _cells(name, "markdown")))
+
+
+def shown_slots(name: str) -> tuple[set[str], set[str]]:
+    """The table slots (``ch.tables["slot"]``) and figure slots (``figure(ch, "slot")``) its code shows."""
+    code = _cells(name, "code")
+    return set(re.findall(r'ch\.tables\["([^"]+)"\]', code)), set(re.findall(r'figure\(ch, "([^"]+)"\)', code))
+
+
+def fixtures(name: str, module):
+    """Module-scoped pytest fixtures ``defaults`` (the notebook's parameters) and ``ch`` (its chapter
+    module's ``compute(**defaults)``, computed once): ``defaults, ch = fixtures("pareto", chapter)``."""
+
+    @pytest.fixture(scope="module", name="defaults")
+    def defaults_():
+        return defaults(name)
+
+    @pytest.fixture(scope="module")
+    def ch(defaults):
+        return module.compute(**defaults)
+
+    return defaults_, ch
+
+
+def missing_keys(name: str, chapter) -> list[str]:
+    """The keys the notebook's prose quotes that ``chapter`` (a Chapter) does not compute; fails when the
+    prose quotes none (a check that could not fail)."""
+    keys = quoted_keys(name)
+    assert keys, f"{name}: the prose quotes no key"
+    return sorted(keys - set(chapter.numbers))
