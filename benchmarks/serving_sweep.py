@@ -1,13 +1,32 @@
-"""Benchmark: configurations of the serving model evaluated per second, and the time of one frontier.
+"""Benchmark: how fast the serving model evaluates configurations, and how long a frontier takes.
 
-Sweeps every chip with a known HBM bandwidth and compute x every model x chips per worker (1-64) x
-TP/DP attention x 16,384 concurrencies, one array evaluation per (chip, model) pair, on one core.
-Run: .venv/bin/python benchmarks/serving_sweep.py   (the last line is configurations per second)
+What it counts, like with like:
+
+- the grid: every chip with a known HBM bandwidth, compute, capacity and scale-up bandwidth (Jalapeño in
+  its central scenario) x every model x chips per
+  worker (1-64) x attention layout (TP, or DP-attention where it differs: no duplicate (1 chip, dp 1)
+  pair) x concurrencies 1..N; every configuration is evaluated, and the share whose weights and KV cache
+  fit in HBM is reported apart (a frontier keeps only those);
+- the rates: configurations per second aggregated (one evaluation) and disaggregated (prefill chips
+  matched to the decode workers' request rate: two evaluations, as ``pareto.sweep`` does), each
+  evaluated in cache-sized chunks (:func:`jalapeno.serving.evaluate_grid`), and, with ``--unchunked``,
+  the aggregated grid in one call for comparison;
+- the frontier: ``jalapeno.frontier("gb200", "deepseek-r1")`` cold (the first call in this process,
+  data files loaded) and warm (the median of ``--repeat`` later calls).
+
+It prints the machine's load average before and after (a time taken on a busy machine is not a
+measurement: run it on an idle one) and the peak resident memory. One thread (``OMP_NUM_THREADS=1``).
+
+    .venv/bin/python benchmarks/serving_sweep.py                 # 16,384 concurrencies
+    .venv/bin/python benchmarks/serving_sweep.py --concurrencies 2048 --unchunked
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import resource
+import statistics
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core
@@ -15,34 +34,80 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core
 import numpy as np  # noqa: E402
 
 import jalapeno as jp  # noqa: E402
-from jalapeno import calibration, pareto, serving  # noqa: E402
+from jalapeno import calibration, serving, subject  # noqa: E402
+
+SIZES = (1, 2, 4, 8, 16, 32, 64)
 
 
-def main() -> None:
-    eff = calibration.load()
-    chips = [jp.chip(c) for c in jp.chip_names()]
-    chips = [c for c in chips if c.hbm_bandwidth_bytes_per_s and c.peak_dense_flops_per_s and c.hbm_capacity_bytes]
-    models = [jp.model(m) for m in jp.model_names()]
-    conc = np.arange(1, 16385, dtype=float)
-    sizes = [1, 2, 4, 8, 16, 32, 64]
-    n = np.concatenate([np.full(conc.size, s, float) for s in sizes for _ in (0, 1)])
-    dp = np.concatenate([np.full(conc.size, d, float) for s in sizes for d in (1, s)])
-    c = np.tile(conc, 2 * len(sizes))
-    total, started = 0, time.perf_counter()
+def grid(concurrencies: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n_chips, dp, concurrency) of every layout x concurrency, without duplicate layouts."""
+    layouts = sorted({(s, d) for s in SIZES for d in (1, s)})
+    conc = np.arange(1, concurrencies + 1, dtype=float)
+    n = np.concatenate([np.full(conc.size, s, float) for s, _ in layouts])
+    dp = np.concatenate([np.full(conc.size, d, float) for _, d in layouts])
+    return n, dp, np.tile(conc, len(layouts))
+
+
+def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> tuple[int, int, float]:
+    """Evaluate the grid for every (chip, model): (configurations, configurations that fit, seconds)."""
+    total = fit = 0
+    started = time.perf_counter()
     for chip in chips:
         for model in models:
-            precision = "fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8"
-            r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, precision=precision, eff=eff)
+            kw = dict(precision="fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8", eff=eff)
+            if chunk is None:
+                r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
+            else:
+                r = serving.evaluate_grid(model, chip, n_chips=n, concurrency=c, dp=dp, chunk=chunk, **kw)
+            if disagg:
+                prefill = np.maximum(1.0, np.ceil(c / r.e2e_s * r.prefill_s))
+                r = serving.evaluate_grid(model, chip, n_chips=n, concurrency=c, dp=dp, chunk=chunk or n.size,
+                                          disagg=True, prefill_chips=prefill, **kw)
             total += r.tpot_s.size
-    elapsed = time.perf_counter() - started
+            fit += int(np.count_nonzero(r.fits))
+    return total, fit, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--concurrencies", type=int, default=16_384, help="concurrencies 1..N per layout")
+    p.add_argument("--chunk", type=int, default=serving.GRID_CHUNK, help="configurations per chunk")
+    p.add_argument("--repeat", type=int, default=20, help="warm frontier calls to take the median of")
+    p.add_argument("--unchunked", action="store_true", help="also time the aggregated grid in one call")
+    args = p.parse_args(argv)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores; a busy machine makes every time below meaningless)")
+
     t0 = time.perf_counter()
-    pareto.frontier("gb200", "deepseek-r1", eff=eff)
-    one = time.perf_counter() - t0
-    print(f"{len(chips)} chips x {len(models)} models x {2 * len(sizes)} layouts x {conc.size} concurrencies "
-          f"= {total:,} configurations in {elapsed:.2f} s")
-    print(f"one full frontier (gb200, deepseek-r1, {2 * len(sizes) * len(pareto.CONCURRENCY)} configurations): {one * 1e3:.0f} ms")
-    print(f"{total / elapsed:,.0f} configurations/s")
+    jp.frontier("gb200", "deepseek-r1")
+    cold = time.perf_counter() - t0
+    warm = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        jp.frontier("gb200", "deepseek-r1")
+        warm.append(time.perf_counter() - t0)
+
+    eff = calibration.load()
+    chips = [subject.jalapeno_chip("central") if name == "jalapeno" else jp.chip(name) for name in jp.chip_names()]
+    chips = [c for c in chips if c.hbm_bandwidth_bytes_per_s and c.peak_dense_flops_per_s and c.hbm_capacity_bytes
+             and c.scale_up_bandwidth_bytes_per_s]
+    models = [jp.model(m) for m in jp.model_names()]
+    n, dp, c = grid(args.concurrencies)
+    print(f"grid: {len(chips)} chips x {len(models)} models x {n.size // args.concurrencies} layouts x "
+          f"{args.concurrencies:,} concurrencies = {len(chips) * len(models) * n.size:,} configurations")
+    rows = [("aggregated, chunked", sweep(chips, models, n, dp, c, eff, disagg=False, chunk=args.chunk)),
+            ("disaggregated, chunked", sweep(chips, models, n, dp, c, eff, disagg=True, chunk=args.chunk))]
+    if args.unchunked:
+        rows.append(("aggregated, one call per pair", sweep(chips, models, n, dp, c, eff, disagg=False, chunk=None)))
+    for label, (total, fit, seconds) in rows:
+        print(f"{label:32s} {total / seconds:14,.0f} configurations/s  ({total:,} in {seconds:.2f} s; "
+              f"{100 * fit / total:.1f} % fit in HBM)")
+    print(f"frontier gb200 / deepseek-r1: cold {cold * 1e3:.0f} ms (first call, data loaded), "
+          f"warm {statistics.median(warm) * 1e3:.1f} ms (median of {args.repeat})")
+    print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

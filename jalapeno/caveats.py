@@ -15,8 +15,8 @@ Sections (the caveats chapter follows them):
   Amdahl's law with the time share of attention and MoE blocks from the serving model.
 - **HBM4 supply** (:func:`hbm_table`): stacks and bytes of HBM per gigawatt of deployed chips, and chips
   per year under a supply share.
-- **"104x"** (:func:`pareto_shape_table`): the matched-interactivity ratio as a function of where on the
-  baseline's frontier it is taken.
+- **"104x"** (:func:`pareto_shape_table`, :func:`matched_ratio_shapes`): the matched-interactivity ratio
+  as a function of where on the baseline's frontier it is taken.
 - **Business figures** (:func:`business_table`): what the seeds' financial numbers imply by arithmetic.
 
 SI units throughout (W, s, bytes, FLOP/s); ratios are Jalapeño / other unless named otherwise. Every
@@ -393,6 +393,32 @@ def pareto_shape_table(new: pl.DataFrame, old: pl.DataFrame, fractions=(0.25, 0.
     y_old, y_new = pareto.throughput_at(old, x, column), pareto.throughput_at(new, x, column)
     return pl.DataFrame({"fraction": f, "interactivity_tok_s_user": x, "old": y_old, "new": y_new,
                          "ratio": y_new / y_old})
+
+
+def matched_ratio_shapes(models=tuple(pareto.PUBLISHED_RATIOS), *, fit: subject.JalapenoFit | None = None,
+                         scenario: str = "central", max_chips: int = 8) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The published matched ratios as the shape of two frontiers, for each of ``models`` that has one
+    (:data:`jalapeno.pareto.PUBLISHED_RATIOS`; the others are skipped): Jalapeño's modeled frontier
+    (``scenario``, fitted constants ``fit``) against the published baseline's
+    (:func:`jalapeno.pareto.baseline_frontier`, at most ``max_chips`` chips per worker where modeled).
+
+    Returns ``(table, curves)``: ``table``, :func:`pareto_shape_table` per model with ``model`` and
+    ``baseline`` first; ``curves``, :func:`jalapeno.pareto.ratio_curve` per model with a ``label``
+    (``<model> vs <baseline>``). Raises ValueError if no model of ``models`` has a published ratio."""
+    keys = list(dict.fromkeys(specs.model(m).model for m in models))
+    keys = [k for k in keys if k in pareto.PUBLISHED_RATIOS]
+    if not keys:
+        raise ValueError(f"no model of {list(models)!r} has a published matched ratio; "
+                         f"those that do: {', '.join(pareto.PUBLISHED_RATIOS)}")
+    tables, curves = [], []
+    for m in keys:
+        _, base_chip = pareto.PUBLISHED_RATIOS[m]
+        old = pareto.baseline_frontier(m, base_chip, max_chips=max_chips)
+        new = subject.jalapeno_frontier(m, scenario, fit=fit)
+        tables.append(pareto_shape_table(new, old).with_columns(pl.lit(m).alias("model"), pl.lit(base_chip).alias("baseline")))
+        curves.append(pareto.ratio_curve(new, old).with_columns(pl.lit(f"{m} vs {base_chip}").alias("label")))
+    table = pl.concat(tables).select("model", "baseline", "fraction", "interactivity_tok_s_user", "old", "new", "ratio")
+    return table, pl.concat(curves)
 
 
 # ---- business figures ---------------------------------------------------------------------------------------

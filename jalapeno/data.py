@@ -97,7 +97,7 @@ _MODEL_COLUMNS = (
     "qk_rope_head_dim:int v_head_dim:int sliding_window:int num_sliding_window_layers:int "
     "num_global_key_value_heads:int global_head_dim:int attention_k_eq_v:bool intermediate_size:int "
     "num_dense_layers:int moe_intermediate_size:int n_routed_experts:int num_experts_per_tok:int "
-    "n_shared_experts:int published_total_params:float published_active_params:float"
+    "n_shared_experts:int max_position_embeddings:int published_total_params:float published_active_params:float"
 ).split()
 
 _MEASURED_FLOATS = ["tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu"] + [

@@ -135,9 +135,20 @@ class ModelSpec:
     n_routed_experts: int | None = None
     num_experts_per_tok: int | None = None
     n_shared_experts: int | None = None
+    max_position_embeddings: int | None = None
     published_total_params: float | None = None
     published_active_params: float | None = None
     source: str = ""
+
+    def check_context(self, tokens: float, what: str = "context") -> None:
+        """Raise ValueError if ``tokens`` (a count) exceed the model's context window
+        (``max_position_embeddings`` of its ``config.json``; no check where ``data/models.csv`` has none)
+        or are not positive."""
+        if not tokens > 0:
+            raise ValueError(f"{what} must be a positive number of tokens, got {tokens!r}")
+        if self.max_position_embeddings and tokens > self.max_position_embeddings:
+            raise ValueError(f"{what} of {tokens:,.0f} tokens exceeds {self.model}'s context window of "
+                             f"{self.max_position_embeddings:,} tokens (max_position_embeddings)")
 
     # ---- structure -------------------------------------------------------------------------------
     @property

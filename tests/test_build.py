@@ -314,10 +314,11 @@ def test_jobs_must_be_positive(tmp_path):
 def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     versions = {"0.1.0": {"ch": {"a": "1", "b": "2"}}, "0.2.0": {"ch": {"a": "1.5", "c": "3"}}}
     monkeypatch.setattr(pages, "published_numbers", lambda: versions)
+    monkeypatch.setattr(pages, "reasons", lambda v: {"ch": {"a": "recalibrated", "*": "a new section"}} if v == "0.2.0" else {})
     page = pages._changelog_page(versions["0.2.0"], None, False)
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
-    assert "| ch | `a` | 1 | 1.5 |" in page  # only the changed number is a table row
-    assert "- ch (1): `c`" in page and "Removed numbers, by chapter:" in page
+    assert "| ch | `a` | 1 | 1.5 | recalibrated |" in page  # only the changed number is a table row, with why
+    assert "- ch (1): `c` (a new section)" in page and "Removed numbers, by chapter:" in page
     assert "computed with the default parameters" in page  # the version diff does not mark the build changed
 
 
@@ -325,3 +326,12 @@ def test_the_table_of_contents_is_the_one_list_of_chapters():
     files = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert sorted(scenarios.notebook_names()) == files
     assert scenarios.notebook_names()[:2] == ["reading-the-numbers", "roofline"]  # the book's order
+
+
+def test_every_number_that_moved_in_the_latest_version_says_why():
+    versions = pages.published_numbers()
+    names = list(versions)
+    latest, before = versions[names[-1]], versions[names[-2]]
+    why = pages.reasons(names[-1])
+    unexplained = [(c, k) for c, k, a, b in pages._diff_numbers(before, latest) if not pages._why(why, c, k)]
+    assert unexplained == []

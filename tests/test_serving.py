@@ -329,3 +329,26 @@ def test_bad_memory_tier_or_pipeline_is_refused():
         serving.evaluate(m, c, n_chips=4, concurrency=1, pp=3)
     with pytest.raises(ValueError, match="has no scale-up bandwidth"):
         serving.evaluate(m, jp.chip("jalapeno"), n_chips=2, concurrency=1)
+
+
+def test_the_public_api_names_bad_precisions_and_contexts_beyond_the_window():
+    with pytest.raises(jp.UnknownNameError, match="unknown precision 'fp3'; valid precisions: fp4, fp8, bf16"):
+        jp.frontier("gb200", "gpt-oss-120b", precision="fp3")
+    # gpt-oss-120b's config.json: max_position_embeddings 131,072
+    with pytest.raises(ValueError, match="ISL \\+ OSL of 10,001,024 tokens exceeds gpt-oss-120b's context window of 131,072"):
+        jp.frontier("gb200", "gpt-oss-120b", isl=10_000_000)
+    with pytest.raises(ValueError, match="must be a positive number of tokens"):
+        jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=1, isl=-5, osl=1)
+    assert float(jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=1, isl=130_048, osl=1_024).tpot_s) > 0
+
+
+def test_a_grid_evaluated_in_chunks_is_the_grid_evaluated_at_once():
+    n = np.repeat([1.0, 2.0, 4.0, 8.0], 50)
+    c = np.tile(np.arange(1.0, 51.0), 4)
+    kw = dict(isl=8192, osl=1024, precision="fp4")
+    whole = serving.evaluate("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, **kw)
+    chunked = serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, chunk=7, **kw)
+    for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "fits", "weights_s", "all_to_all_s"):
+        np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
+    with pytest.raises(ValueError, match="chunk must be a positive number"):
+        serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, chunk=0)

@@ -218,6 +218,19 @@ def _cell(text: str) -> str:
     return (text[:117] + "...") if len(text) > 120 else text.replace("|", "\\|")
 
 
+def reasons(version: str) -> dict[str, dict[str, str]]:
+    """Why the numbers of ``version`` moved from the version before it: chapter -> key -> reason, from
+    ``book/published-numbers/<version>.why.yml`` (empty when the file does not exist). A key ``"*"``
+    gives the reason of every other change of that chapter."""
+    path = scenarios.BOOK_DIR / "published-numbers" / f"{version}.why.yml"
+    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
+
+
+def _why(why: dict[str, dict[str, str]], chapter: str, key: str) -> str:
+    mine = why.get(chapter) or {}
+    return str(mine.get(key) or mine.get("*") or "")
+
+
 def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
     versions = published_numbers()
     out = ["# Changelog of published numbers", "",
@@ -241,16 +254,18 @@ def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
         removed = [r for r in rows if r[3] == "(removed)"]
         out += [f"Changes from version {names[i - 1]}: {len(moved)} changed, {len(added)} new, "
                 f"{len(removed)} removed.", ""]
+        why = reasons(v)
         if moved:
-            out += ["| chapter | number | before | after |", "| --- | --- | --- | --- |"]
-            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in moved] + [""]
+            out += ["| chapter | number | before | after | why |", "| --- | --- | --- | --- | --- |"]
+            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} | {_cell(_why(why, c, k))} |" for c, k, a, b in moved] + [""]
         for label, group in (("New", added), ("Removed", removed)):
             by_chapter: dict[str, list[str]] = {}
             for r in group:
-                by_chapter.setdefault(r[0], []).append(f"`{r[1]}`")
+                reason = _why(why, r[0], r[1])
+                by_chapter.setdefault(r[0], []).append(f"`{r[1]}`" + (f" ({reason})" if reason else ""))
             if by_chapter:
                 out += [f"{label} numbers, by chapter:", ""]
-                out += [f"- {c} ({len(keys)}): {', '.join(keys)}" for c, keys in by_chapter.items()] + [""]
+                out += [f"- {c} ({len(keys)}): {'; '.join(keys)}" for c, keys in by_chapter.items()] + [""]
     if names:
         latest = versions[names[-1]]
         rows = _diff_numbers({c: latest.get(c, {}) for c in current}, current)

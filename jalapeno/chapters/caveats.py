@@ -1,0 +1,308 @@
+"""The caveats chapter (``notebooks/caveats.ipynb``): each hedge of the seeds as a what-if of
+:mod:`jalapeno.caveats`, with the claims each section qualifies.
+
+:func:`compute` returns the chapter's quoted numbers, tables and figures. Table slots: ``claims-<section>``
+for each section of :data:`jalapeno.caveats.SECTION_CLAIMS` (the registry rows it qualifies),
+``vera-rubin``, ``per-watt-specs``, ``power-bases``, ``shape-sweep``, ``baselines``, ``kernels``, ``hbm``,
+``pareto-shape``, ``business``, ``not-reproducible``. Figure slots: ``vera-rubin-remaining``,
+``power-bases``, ``shape-sweep``, ``amdahl``, ``hbm-per-gw``, ``pareto-shape``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .. import agents, caveats, charts, data, pareto, power, registry, specs, subject
+from ..comparison import baseline_summary
+from ..data import claim_value
+from ..errors import UnknownNameError
+from . import Chapter
+
+#: Published claims the prose quotes as they stand: claim id, key, format (revenue in billion USD).
+CLAIM_NUMBERS = (("jalapeno-tdp", "j_tdp", "{:,.0f}"), ("gb200-tdp", "b_tdp", "{:,.0f}"),
+                 ("gptoss-jalapeno-tok-per-kw", "j_kw", "{:,.0f}"), ("gptoss-jalapeno-tbt", "j_tbt", "{:g}"),
+                 ("jalapeno-hbm-capacity", "j_hbm", "{:.0f}"), ("jalapeno-hbm4-stacks", "j_stacks", "{:.0f}"),
+                 ("gptoss-matched-tbt-ratio", "r_gptoss", "{:g}"), ("dsr1-matched-tbt-ratio", "r_dsr1", "{:g}"),
+                 ("kimi-matched-tbt-ratio", "r_kimi", "{:g}"), ("nvidia-revenue-expectation", "nv_exp", "{:.3g}"),
+                 ("nvidia-revenue-yoy-growth", "nv_yoy", "{:g}"),
+                 ("anthropic-inference-gross-margin", "an_margin", "{:g}"),
+                 ("anthropic-ipo-gross-margin-target", "an_target", "{:g}"))
+
+#: Published ranges the prose quotes as ``low–high``: claim id, key.
+CLAIM_RANGES = (("ai-kernel-speedup", "k_claim"), ("inference-lifecycle-cost-share", "life_share"),
+                ("headline-per-watt-ratio", "r_watt"))
+
+#: The fractions of the baseline's highest interactivity the prose quotes the matched ratio at (besides 1).
+PARETO_SHAPE_FRACTIONS = (0.9, 0.5)
+
+
+def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_cases: list[str], pue: float,
+            jalapeno_sustained_w: float, shape_model: str, shape_baseline: str, shapes: list[list[int]],
+            kernel_model: str, hbm_chips: list[str], hbm_power_basis: str, hbm_supply_share: float,
+            agent_profile: str) -> Chapter:
+    """The caveats chapter.
+
+    Parameters (the notebook's parameters cell holds the defaults): ``models``, the models of the Vera
+    Rubin and matched-ratio sections (names of :func:`jalapeno.specs.model`; the first is quoted);
+    ``scenario``, Jalapeño's unknowns (:data:`jalapeno.subject.SCENARIOS`); ``max_chips``, the most chips
+    per worker of a chip modeled outright; ``vera_rubin_cases``, cases of
+    :data:`jalapeno.caveats.VERA_RUBIN_CASES`; ``pue``, the facility's power usage effectiveness (0: the
+    central value of ``data/whatif_ranges.csv``); ``jalapeno_sustained_w``, Jalapeño's sustained power
+    (W); ``shapes``, the [ISL, OSL] pairs (tokens) swept for ``shape_model`` against ``shape_baseline``;
+    ``kernel_model``, the model whose decode step Amdahl's law splits; ``hbm_chips``,
+    ``hbm_power_basis`` (a basis of :data:`jalapeno.power.POWER_BASES`) and ``hbm_supply_share`` (the
+    share of a year's HBM one buyer gets, in (0, 1]) for the HBM section; ``agent_profile``, a profile of
+    :data:`jalapeno.agents.PROFILES`.
+
+    Returns a :class:`jalapeno.chapters.Chapter` (slots in the module's docstring). Raises
+    UnknownNameError for an unknown model, chip, case, scenario, power basis or profile, and what the
+    analyses of :mod:`jalapeno.caveats` raise (e.g. ValueError for a shape no chip fits)."""
+    _check(models + [shape_model, kernel_model], hbm_chips + [shape_baseline], vera_rubin_cases, scenario,
+           hbm_power_basis, agent_profile)
+    ch = Chapter()
+    pue_used = pue or data.whatif("pue")
+    fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, fitted once
+    reg = registry.claims()
+    _claims_quoted(ch)
+    _vera_rubin(ch, reg, models, fit, scenario, vera_rubin_cases, max_chips)
+    _power_bases(ch, reg, pue_used, jalapeno_sustained_w)
+    _shape(ch, reg, shape_model, shape_baseline, shapes, fit, scenario, max_chips)
+    _baselines(ch, reg, agent_profile, fit, scenario, max_chips)
+    _kernels(ch, reg, kernel_model, fit, scenario)
+    _hbm(ch, reg, hbm_chips, hbm_power_basis, hbm_supply_share, pue_used)
+    _pareto_shape(ch, reg, models, fit, scenario, max_chips)
+    _business(ch, reg)
+    rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not reproducible"))
+    ch.quote("n_unverifiable", rest.height)
+    ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "value", "value_high", "unit", "quantity", "check"))
+    return ch
+
+
+def _check(models, chips, cases, scenario, basis, profile) -> None:
+    """UnknownNameError for the first unknown name among the parameters."""
+    for m in models:
+        specs.model(m)
+    for c in chips:
+        specs.chip(c)
+    for case in cases:
+        if case not in caveats.VERA_RUBIN_CASES:
+            raise UnknownNameError("Vera Rubin case", case, list(caveats.VERA_RUBIN_CASES))
+    if scenario not in subject.SCENARIOS:
+        raise UnknownNameError("scenario", scenario, list(subject.SCENARIOS))
+    if basis not in power.POWER_BASES:
+        raise UnknownNameError("power basis", basis, list(power.POWER_BASES))
+    agents.profile(profile)
+
+
+def _shown(df: pl.DataFrame) -> pl.DataFrame:
+    """A table as the chapter shows it: NaN (a ratio with no published figure) as an empty cell."""
+    return df.fill_nan(None)
+
+
+def _qualifies(ch: Chapter, reg: pl.DataFrame, section: str) -> None:
+    ch.tables[f"claims-{section}"] = caveats.section_claims(reg, section)
+
+
+def _claims_quoted(ch: Chapter) -> None:
+    for cid, key, fmt in CLAIM_NUMBERS:
+        ch.quote(key, claim_value(cid) / (1e9 if cid.startswith("nvidia-revenue-exp") else 1), fmt)
+    for cid, key in CLAIM_RANGES:
+        ch.quote(key, f"{claim_value(cid):g}–{claim_value(cid, high=True):g}")
+    ch.quote("asic_saving", claim_value("custom-asic-cost-saving"), "{:g}")
+    ch.quote("hbm_supply_gbit", data.fact("hbm_shipments_2026") * 8 / 1e9 / 1e9, "{:.0f}")  # bytes -> Gbit -> billion
+
+
+def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
+    _qualifies(ch, reg, "vera-rubin")
+    for q, key, scale in (("vera_rubin_hbm_bandwidth", "bw", 1e12), ("vera_rubin_fp4", "fp4", 1e15),
+                          ("vera_rubin_tdp", "tdp", 1.0)):  # TB/s, PFLOP/s, W
+        ch.quote(f"vr_{key}_lo", data.whatif(q, "low") / scale, "{:,.0f}")
+        ch.quote(f"vr_{key}_hi", data.whatif(q, "high") / scale, "{:,.0f}")
+    vr = caveats.vera_rubin_table(models, fit=fit, scenario=scenario, cases=cases, max_chips=max_chips)
+    ch.tables["vera-rubin"] = _shown(vr.select("model", "metric", "case", "baseline", "vs_baseline", "vs_vera_rubin",
+                                               "remaining", "published", "published_projected"))
+    ch.figure("vera-rubin-remaining", charts.remaining_share(vr), "caveats-vera-rubin-remaining")
+
+    def value(model, metric, case, col="vs_vera_rubin"):
+        rows = vr.filter((pl.col("model") == model) & (pl.col("metric") == metric) & (pl.col("case") == case))
+        return float(rows[col][0]) if rows.height else float("nan")
+
+    m0 = models[0]
+    shown = [c for c in ("pessimistic", "central", "optimistic") if c in cases]
+    ch.quote("vr_m0", m0)
+    ch.quote("vr_perkw_range", " / ".join(f"{value(m0, 'per_kw_at_peak', c):.2f}x" for c in shown))
+    ch.quote("vr_cases", " / ".join(shown))
+    ch.quote("vr_perkw_base", value(m0, "per_kw_at_peak", shown[0], "vs_baseline"), "{:.2f}")
+    su = vr.filter(pl.col("metric") == "single_user")
+    ch.quote("vr_su_remaining_min", 100 * su["remaining"].min(), "{:.0f}")
+    ch.quote("vr_su_remaining_max", 100 * su["remaining"].max(), "{:.0f}")
+    pk = vr.filter(pl.col("metric") == "per_kw_at_peak")
+    ch.quote("vr_perkw_remaining_min", 100 * pk["remaining"].min(), "{:.0f}")
+    ch.quote("vr_perkw_remaining_max", 100 * pk["remaining"].max(), "{:.0f}")
+    ch.quote("vr_behind", pk.filter(pl.col("vs_vera_rubin") < 1).height)
+    ch.quote("vr_pairs", pk.height)
+    mt = vr.filter(pl.col("metric") == "matched")
+    ch.quote("vr_matched_min", mt["vs_vera_rubin"].min(), "{:.0f}")
+    ch.quote("vr_matched_max", mt["vs_vera_rubin"].max(), "{:.0f}")
+
+    pws = caveats.per_watt_specs({"jalapeno": subject.jalapeno_chip(scenario),
+                                  **{f"vera-rubin {c}": caveats.vera_rubin_chip(c) for c in cases}})
+    ch.tables["per-watt-specs"] = _shown(pws)
+    j = pws.filter(pl.col("chip") == "jalapeno").row(0, named=True)
+    ch.quote("pw_j_bw", j["hbm_tb_s_per_kw"], "{:.1f}")
+    ch.quote("pw_j_fl", j["pflops_per_kw"], "{:.1f}")
+    vr_rows = pws.filter(pl.col("chip") != "jalapeno")
+    ch.quote("pw_vr_bw", f"{vr_rows['hbm_tb_s_per_kw'].min():.1f}–{vr_rows['hbm_tb_s_per_kw'].max():.1f}")
+    ch.quote("pw_vr_fl", f"{vr_rows['pflops_per_kw'].min():.1f}–{vr_rows['pflops_per_kw'].max():.1f}")
+    tau = fit.efficiency.tau_s  # per-layer step overhead of each stack (s)
+    ch.quote("tau_ratio", min(v for k, v in tau.items() if k not in ("jalapeno", "default")) / tau["jalapeno"],
+             "{:.0f}")
+
+
+def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
+    _qualifies(ch, reg, "power")
+    bases = caveats.power_basis_table(baseline_summary(), pue=pue, jalapeno_sustained_w=jalapeno_sustained_w)
+    ch.quote("pue_used", pue, "{:.2f}")
+    row = {r["basis"]: r for r in bases.iter_rows(named=True)}
+    ch.quote("pb_j_rated", row["rated"]["jalapeno_tok_s_kw"], "{:,.0f}")
+    ch.quote("pb_b_rated", row["rated"]["baseline_tok_s_kw"], "{:,.0f}")
+    for key, basis in (("pb_rated", "rated"), ("pb_sus_j", "sustained, Jalapeño only"),
+                       ("pb_sus_both", "sustained, both"), ("pb_prop", "all-in, proportional"),
+                       ("pb_per", "all-in, per chip"), ("pb_per_sus", "all-in, per chip, sustained"),
+                       ("pb_fac", "facility")):
+        ch.quote(key, row[basis]["ratio"], "{:.2f}")
+    ch.quote("pb_hn_w", power.host_network_w("jalapeno", "per-chip"), "{:,.0f}")
+    ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
+    ch.tables["power-bases"] = bases
+    ch.figure("power-bases", charts.ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
+                                               "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
+
+
+def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
+    _qualifies(ch, reg, "shape")
+    ch.quote("pub_shape", f"{claim_value('workload-isl'):,.0f}/{claim_value('workload-osl'):,.0f}")
+    sw = caveats.shape_sweep(model, baseline, [tuple(s) for s in shapes], fit=fit, scenario=scenario,
+                             max_chips=max_chips)
+    ch.tables["shape-sweep"] = _shown(sw)
+    long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
+                      value_name="ratio")
+    ch.figure("shape-sweep", charts.ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
+                                               "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
+    for metric, key in (("per_kw_at_peak", "sh"), ("single_user", "sh_su")):
+        ranked = sw.sort(metric)
+        best, worst = ranked.row(-1, named=True), ranked.row(0, named=True)
+        ch.quote(f"{key}_best", best["shape"])
+        ch.quote(f"{key}_best_r", best[metric], "{:.2f}")
+        ch.quote(f"{key}_worst", worst["shape"])
+        ch.quote(f"{key}_worst_r", worst[metric], "{:.2f}")
+
+
+def _baselines(ch, reg, agent_profile, fit, scenario, max_chips) -> None:
+    _qualifies(ch, reg, "baselines")
+    mc = caveats.measured_chip_comparison("gpt-oss-120b")
+    ch.tables["baselines"] = _shown(mc)
+    top = mc.row(0, named=True)
+    ch.quote("bl_top", specs.chip(top["chip"]).display_name)
+    ch.quote("bl_top_kw", top["peak_tok_s_kw"], "{:,.0f}")
+    ch.quote("bl_top_ratio", top["per_kw_ratio"], "{:.2f}")
+    ch.quote("bl_gb200_ratio", mc.filter(pl.col("chip") == "gb200")["per_kw_ratio"][0], "{:.2f}")
+    ch.quote("bl_n", mc.height)
+    ch.quote("bl_su_min", mc["single_user_ratio"].min(), "{:.2f}")
+    task = agents.profile(agent_profile)
+    srv = agents.task_servers(task, "gpt-oss-120b", "gb200", scenario=scenario, jalapeno_fit=fit, max_chips=max_chips)
+    ct = agents.compounding_table([task], srv)
+    ch.quote("ag_profile", agent_profile)
+    ch.quote("ag_ratio", ct["task_ratio"][0], "{:.2f}")
+    ch.quote("ag_call_ratio", ct["call_ratio_first_step"][0], "{:.2f}")
+    ch.quote("ag_task_ratio", ct["task_ratio"][0], "{:.2f}")
+
+
+def _kernels(ch, reg, model, fit, scenario) -> None:
+    _qualifies(ch, reg, "kernels")
+    speedups = (claim_value("ai-kernel-speedup"), claim_value("ai-kernel-speedup", high=True))
+    front = subject.jalapeno_frontier(model, scenario, fit=fit)
+    kt = caveats.kernel_speedup_table(model, subject.jalapeno_chip(scenario), front, eff=fit.efficiency,
+                                      stack="jalapeno", speedups=speedups)
+    ch.tables["kernels"] = _shown(kt)
+    pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
+                               pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
+    ch.figure("amdahl", charts.amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
+    ch.quote("k_model", model)
+    bt, pk = kt.row(0, named=True), kt.row(1, named=True)  # best TBT, peak throughput
+    ch.quote("k_share_bt", 100 * bt["kernel_share"], "{:.0f}")
+    ch.quote("k_share_pk", 100 * pk["kernel_share"], "{:.0f}")
+    ch.quote("k_bt_lo", bt[f"step_speedup_{speedups[0]:g}"], "{:.2f}")
+    ch.quote("k_bt_hi", bt[f"step_speedup_{speedups[1]:g}"], "{:.2f}")
+    ch.quote("k_pk_lo", pk[f"step_speedup_{speedups[0]:g}"], "{:.2f}")
+    ch.quote("k_pk_hi", pk[f"step_speedup_{speedups[1]:g}"], "{:.2f}")
+    ch.quote("k_overhead_bt", 100 * bt["share_overhead"], "{:.0f}")
+    # a kernel already at the credited share of HBM bandwidth cannot run s times faster: at most eta / s of it
+    ch.quote("k_eta", 100 * fit.efficiency.eta_mem / speedups[0], "{:.0f}")
+    ch.quote("k_eta_hi", 100 * fit.efficiency.eta_mem / speedups[1], "{:.0f}")
+
+
+def _hbm_comparison(hbm: pl.DataFrame) -> str:
+    """The sentence comparing a gigawatt of Jalapeño's HBM demand with the other chips of ``hbm``."""
+    j = hbm.filter(pl.col("chip") == "jalapeno")["supply_share_per_gw"][0]
+    others = hbm.filter(pl.col("chip") != "jalapeno")
+    more = others.filter(pl.col("supply_share_per_gw") < j)["chip"].to_list()
+    less = others.filter(pl.col("supply_share_per_gw") >= j)["chip"].to_list()
+    return ((f"more HBM than a gigawatt of {', '.join(more)}" if more else "no more HBM than any GPU shown")
+            + (f", and no more than one of {', '.join(less)}" if more and less else ""))
+
+
+def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
+    _qualifies(ch, reg, "hbm")
+    hbm = caveats.hbm_table(chips, supply_share=supply_share, power_basis=basis, pue=pue)
+    ch.tables["hbm"] = _shown(hbm)
+    ch.figure("hbm-per-gw", charts.hbm_per_gw(hbm), "caveats-hbm-per-gw")
+    j = hbm.filter(pl.col("chip") == "jalapeno").row(0, named=True)
+    ch.quote("hbm_basis", power.BASIS_LABELS[basis])
+    ch.quote("hbm_per_stack", caveats.hbm_per_stack_bytes("jalapeno") / 1e9, "{:.0f}")  # GB
+    ch.quote("hbm_w", j["watts_per_chip"], "{:,.0f}")
+    ch.quote("hbm_chips_gw", j["chips_per_gw"], "{:,.0f}")
+    ch.quote("hbm_stacks_gw", j["stacks_per_gw"] / 1e6, "{:.2f}")  # million
+    ch.quote("hbm_share_gw", 100 * j["supply_share_per_gw"], "{:.1f}")
+    ch.quote("hbm_share", 100 * supply_share, "{:g}")
+    ch.quote("hbm_chips_year", j["chips_per_year"], "{:,.0f}")
+    ch.quote("hbm_gw_year", j["gw_per_year"], "{:.2f}")
+    ch.quote("hbm_presold", claim_value("hbm-presold-through-year"), "{:.0f}")
+    ch.quote("hbm_compare", _hbm_comparison(hbm))
+    rated = caveats.per_watt_specs({c: (caveats.vera_rubin_chip("central") if c == "vera-rubin" else c) for c in chips})
+    others = rated.filter(pl.col("chip") != "jalapeno")["hbm_gb_per_kw"]
+    ch.quote("hbm_gbkw_j", rated.filter(pl.col("chip") == "jalapeno")["hbm_gb_per_kw"][0], "{:,.0f}")
+    ch.quote("hbm_gbkw_o", f"{others.min():,.0f}–{others.max():,.0f}")
+
+
+def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
+    _qualifies(ch, reg, "pareto-shape")
+    shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
+    ch.tables["pareto-shape"] = _shown(shape_t)
+    ch.figure("pareto-shape", charts.ratio_curves(curves), "caveats-pareto-shape")
+    m = shape_t["model"][0]
+    at = {round(r["fraction"], 2): r["ratio"] for r in shape_t.filter(pl.col("model") == m).iter_rows(named=True)}
+    near, half = PARETO_SHAPE_FRACTIONS
+    ch.quote("ps_model", m)
+    ch.quote("ps_r100", at[1.0], "{:.0f}")
+    ch.quote("ps_r90", at[near], "{:.0f}")
+    ch.quote("ps_r50", at[half], "{:.1f}")
+    ch.quote("ps_f90", 100 * near, "{:.0f}")
+    ch.quote("ps_f50", 100 * half, "{:.0f}")
+    ch.quote("ps_pub", claim_value(pareto.PUBLISHED_RATIOS[m][0]), "{:g}")
+
+
+def _business(ch, reg) -> None:
+    _qualifies(ch, reg, "business")
+    biz = caveats.business_table()
+    ch.tables["business"] = _shown(biz)
+    implied = {topic: biz.filter(pl.col("topic") == topic)["implied"]
+               for topic in ("NVIDIA quarter", "financing", "margins", "inference cost")}
+    ch.quote("bz_growth", implied["NVIDIA quarter"][0], "{:.0f}")
+    ch.quote("bz_dc_growth", implied["NVIDIA quarter"][1], "{:.0f}")
+    ch.quote("bz_fin_q", implied["financing"][0], "{:.1f}")
+    ch.quote("bz_margin_factor", implied["margins"][0], "{:.1f}")
+    ch.quote("bz_margin_asic", implied["margins"][1], "{:.0f}")
+    ch.quote("bz_margin_watt_hi", implied["margins"][2], "{:.0f}")
+    ch.quote("bz_margin_watt_lo", implied["margins"][3], "{:.0f}")
+    ch.quote("bz_life_lo", implied["inference cost"][0], "{:.0f}")
+    ch.quote("bz_life_hi", implied["inference cost"][1], "{:.0f}")
