@@ -21,10 +21,8 @@ def test_every_key_the_prose_quotes_is_computed(ch):
 
 
 def test_every_slot_the_notebook_shows_is_computed(ch, defaults):
-    tables, figures = chapter_sources.shown_slots(NAME)
-    assert tables and tables <= set(ch.tables)
     # the frontier figures are shown one per model (figure(ch, f"frontiers-{m}"))
-    assert figures | {f"frontiers-{m}" for m in defaults["models"]} == set(ch.figures)
+    chapter_sources.check_slots(NAME, ch, also_shown=[f"frontiers-{m}" for m in defaults["models"]])
     assert {f.name for f in ch.figures.values()} == {"pareto-gpt-oss-120b", "pareto-deepseek-r1", "pareto-kimi-k2-5",
                                                      "pareto-ratio-curves"}
 
