@@ -419,6 +419,34 @@ def seed_example(steps: int, per_step_saving_s: float, *, base_call_s: float = 1
     return {"slow_s": a, "fast_s": b, "saving_s": a - b}
 
 
+#: The seeds' two worked examples, as (label, claim ids of the number of steps, of the saving per step
+#: and of the published total saving): seed 003's 30 x 200 ms = 6 s and seed 000's 50 x 1 s ("nearly a
+#: minute").
+SEED_EXAMPLES = (("seed 003", "agent-30-steps", "agent-30-step-per-step-saving", "agent-30-step-saving"),
+                 ("seed 000", "agent-50-steps", "agent-50-step-per-step-saving", "agent-50-step-saving"))
+
+
+def seed_examples() -> pl.DataFrame:
+    """The seeds' worked examples (:data:`SEED_EXAMPLES`) through the task model (:func:`seed_example`),
+    one row each: ``example``, ``steps``, ``saving_per_step_s``, ``task_model_saving_s`` (s) and
+    ``published_saving_s`` (the seed's own total, s)."""
+    rows = []
+    for label, n_id, d_id, total_id in SEED_EXAMPLES:
+        n, d = int(data.claim_value(n_id)), claim_seconds(d_id)
+        rows.append({"example": label, "steps": n, "saving_per_step_s": d,
+                     "task_model_saving_s": seed_example(n, d)["saving_s"],
+                     "published_saving_s": claim_seconds(total_id)})
+    return pl.DataFrame(rows)
+
+
+def published_call_ratios() -> dict[str, float]:
+    """The published per-call advantages on gpt-oss-120b 8k/1k, GB200 over Jalapeño (dimensionless):
+    ``e2e`` (claims ``gptoss-gb200-e2e`` / ``gptoss-jalapeno-e2e``) and ``tbt`` (``gptoss-gb200-tbt`` /
+    ``gptoss-jalapeno-tbt``)."""
+    v = data.claim_value
+    return {"e2e": v("gptoss-gb200-e2e") / v("gptoss-jalapeno-e2e"), "tbt": v("gptoss-gb200-tbt") / v("gptoss-jalapeno-tbt")}
+
+
 def _servers_for(servers, task) -> dict:
     return servers(task) if callable(servers) else servers
 

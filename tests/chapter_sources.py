@@ -50,3 +50,13 @@ def missing_keys(name: str, chapter) -> list[str]:
     keys = quoted_keys(name)
     assert keys, f"{name}: the prose quotes no key"
     return sorted(keys - set(chapter.numbers))
+
+
+def check_slots(name: str, chapter, also_shown=()) -> None:
+    """Assert that every table slot the notebook shows is computed, and that the figures it shows (those
+    named literally, plus ``also_shown`` for slots its code builds, e.g. one per model) are exactly the
+    figures ``chapter`` computes."""
+    tables, figures = shown_slots(name)
+    assert tables or figures, f"{name}: the notebook shows nothing"
+    assert tables <= set(chapter.tables), sorted(tables - set(chapter.tables))
+    assert figures | set(also_shown) == set(chapter.figures)

@@ -44,6 +44,21 @@ def test_seed_000_fifty_steps_of_one_second_save_fifty_seconds_nearly_a_minute()
     assert r["saving_s"] < agents.claim_seconds("agent-50-step-saving") == 60.0
 
 
+def test_seed_examples_table_holds_both_worked_examples():
+    t = agents.seed_examples()
+    assert t["example"].to_list() == ["seed 003", "seed 000"]
+    assert t["steps"].to_list() == [30, 50]
+    assert t["saving_per_step_s"].to_list() == [pytest.approx(0.2), pytest.approx(1.0)]
+    assert t["task_model_saving_s"].to_list() == [pytest.approx(6.0), pytest.approx(50.0)]
+    assert t["published_saving_s"].to_list() == [pytest.approx(6.0), pytest.approx(60.0)]
+
+
+def test_published_call_ratios_from_seed_000():
+    # gpt-oss-120b 8k/1k: E2E 1.80 s (GB200) vs 1.03 s (Jalapeño), TBT 1.87 ms vs 0.69 ms
+    r = agents.published_call_ratios()
+    assert r == {"e2e": pytest.approx(1.80 / 1.03), "tbt": pytest.approx(1.87 / 0.69)}
+
+
 def test_saving_is_linear_in_steps_without_failures():
     slow, fast = agents.FixedLatency(0.5, 0.0), agents.FixedLatency(0.3, 0.0)
     for n in (1, 7, 30):

@@ -1,0 +1,230 @@
+"""The chapter *Agents: latency per task* (``notebooks/agents.ipynb``).
+
+Runs the agent task model of :mod:`jalapeno.agents` (imported here as ``task_model``: this module has the
+same name) on Jalapeño and a baseline, each at an operating point of its modeled Pareto frontier: the
+seeds' worked examples, per-step timings, how a per-call advantage carries to whole tasks, the steps and
+timeout sweeps, the published numbers as per-call constants, and energy, cost and the effective task
+efficiency at a matched interactivity.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import polars as pl
+
+from .. import agents as task_model
+from .. import charts, data, power, specs, subject
+from ..data import claim_value
+from ..errors import UnknownNameError
+from . import Chapter
+
+#: The numbers of steps of the steps sweep (dependent steps per task).
+SWEEP_STEPS = (1, 5, 10, 20, 30, 50, 75, 100)
+
+#: The timeout sweep: this many timeouts, log-spaced from half the shortest modeled call to four times
+#: the longest (s).
+TIMEOUT_POINTS, TIMEOUT_FROM_SHORTEST, TIMEOUT_TO_LONGEST = 25, 0.5, 4.0
+
+
+def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: int, initial_context_tokens: int,
+            context_growth_tokens: int, output_tokens: int, tool_time_s: float, timeout_s: float,
+            step_success: float, max_attempts: int, latency_sigma: float, prefix_cache: bool, profiles: list[str],
+            interactivity_tok_s_user: float, matched_interactivity_tok_s_user: float, power_basis: str,
+            jalapeno_price_ratio: float) -> Chapter:
+    """The agents chapter's numbers, tables and figures.
+
+    Parameters (the notebook's parameters cell holds their defaults and ranges):
+
+    - ``model``: the model served (``data/models.csv``); ``baseline``: the chip compared with Jalapeño,
+      modeled with at most ``max_chips`` chips per worker; ``scenario``: Jalapeño's unknowns (``low``,
+      ``central``, ``high``), with the constants :func:`jalapeno.subject.fit_jalapeno` fits in it.
+    - This chapter's own task (:class:`jalapeno.agents.AgentProfile`): ``steps`` dependent calls, a first
+      context of ``initial_context_tokens`` growing by ``context_growth_tokens`` per step (tokens),
+      ``output_tokens`` decoded per call, ``tool_time_s`` of tool work per step (s), a call cut after
+      ``timeout_s`` (s), a returned result right with probability ``step_success``, up to ``max_attempts``
+      attempts per step, a lognormal latency shape ``latency_sigma`` and ``prefix_cache``.
+    - ``profiles``: names of :data:`jalapeno.agents.PROFILES` compared next to this task.
+    - ``interactivity_tok_s_user``: the operating point for latency (tok/s/user; 0: each chip's fastest
+      point); ``matched_interactivity_tok_s_user``: the one for energy and cost (tok/s/user).
+    - ``power_basis``: a basis of :data:`jalapeno.power.POWER_BASES` for the energy per task;
+      ``jalapeno_price_ratio``: Jalapeño's price per chip-hour over GB200's (dimensionless).
+
+    Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
+    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts`` (exported as
+    ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``). Raises
+    UnknownNameError for an unknown model, chip, scenario, power basis or profile, ValueError for a bad
+    task value or a context that does not fit a chosen operating point.
+    """
+    if power_basis not in power.POWER_BASES:
+        raise UnknownNameError("power basis", power_basis, power.POWER_BASES)
+    if scenario not in subject.SCENARIOS:
+        raise UnknownNameError("scenario", scenario, subject.SCENARIOS)
+    specs.model(model)
+    baseline = specs.chip(baseline).chip  # the chip's key (names are case-insensitive)
+    fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, fitted once
+    task = task_model.AgentProfile("this chapter's task", steps=steps, initial_context_tokens=initial_context_tokens,
+                                   context_growth_tokens=context_growth_tokens, output_tokens=output_tokens,
+                                   tool_time_s=tool_time_s, step_success=step_success, timeout_s=timeout_s,
+                                   max_attempts=max_attempts, prefix_cache=prefix_cache, latency_sigma=latency_sigma)
+    tasks = [task] + [task_model.profile(name) for name in profiles]
+    latency_at = interactivity_tok_s_user or None
+
+    @functools.cache
+    def servers(interactivity: float | None, t: task_model.AgentProfile) -> dict:
+        return task_model.task_servers(t, model, baseline, interactivity_tok_s_user=interactivity, scenario=scenario,
+                                       jalapeno_fit=fit, max_chips=max_chips)
+
+    at_latency = functools.partial(servers, latency_at)
+    ch = Chapter()
+    _seeds(ch)
+    srv = at_latency(task)
+    runs = {k: task_model.run_task(task, s) for k, s in srv.items()}
+    _step_timings(ch, task, srv, runs, baseline=baseline, latency_at=latency_at)
+    ratios = task_model.published_call_ratios()
+    _compounding(ch, tasks, at_latency, ratios, fit=fit, model=model, baseline=baseline)
+    _sweeps(ch, task, srv, runs, model=model, baseline=baseline)
+    _published(ch, tasks, ratios, baseline=baseline)
+    _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), baseline=baseline,
+               power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
+               price_ratio=jalapeno_price_ratio)
+    return ch
+
+
+def _seeds(ch: Chapter) -> None:
+    """The seeds' claims and their worked examples through the task model."""
+    ch.quote("s50_steps", claim_value("agent-50-steps"), "{:.0f}")
+    ch.quote("s50_step", claim_value("agent-50-step-per-step-saving"), "{:g}")
+    ch.quote("s30_steps", claim_value("agent-30-steps"), "{:.0f}")
+    ch.quote("s30_step", claim_value("agent-30-step-per-step-saving"), "{:g}")
+    ch.quote("s30_total", claim_value("agent-30-step-saving"), "{:g}")
+    ch.quote("headline_e2e_hi", claim_value("headline-e2e-ratio", high=True), "{:g}")
+    seeds = task_model.seed_examples()
+    ch.quote("seed30_saving", seeds["task_model_saving_s"][0], "{:.1f}")
+    ch.quote("seed50_saving", seeds["task_model_saving_s"][1], "{:.0f}")
+    ch.quote("seed50_published", seeds["published_saving_s"][1], "{:.0f}")
+    ch.tables["seeds"] = seeds
+
+
+def layout_text(server: task_model.ServingPoint) -> str:
+    """A worker's layout in words: ``8 chips, 1 sequence``."""
+    return (f"{server.n_chips:g} chip{'s' if server.n_chips > 1 else ''}, "
+            f"{server.concurrency:g} sequence{'s' if server.concurrency > 1 else ''}")
+
+
+def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, latency_at: float | None) -> None:
+    """Per-step TTFT, TPOT and call time on each chip at the first, middle and last step."""
+    pick = sorted({0, task.steps // 2, task.steps - 1})
+    ch.tables["steps"] = pl.concat([
+        r.steps[pick].select(pl.lit(k).alias("chip"), "step", "context_tokens", "prefill_tokens",
+                             (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
+                             "call_s", "p_in_time")
+        for k, r in runs.items()])
+    ch.quote("latency_point", "fastest points" if latency_at is None else
+             f"operating points at {latency_at:,.0f} tok/s/user")
+    ch.quote("j_config", layout_text(srv["jalapeno"]))
+    ch.quote("b_config", layout_text(srv[baseline]))
+    ch.quote("b_name", specs.chip(baseline).display_name)
+    j1, b1 = runs["jalapeno"].steps.row(0, named=True), runs[baseline].steps.row(0, named=True)
+    jn, bn = runs["jalapeno"].steps.row(-1, named=True), runs[baseline].steps.row(-1, named=True)
+    ch.quote("step_saving_first_ms", 1e3 * (b1["call_s"] - j1["call_s"]), "{:,.0f}")
+    ch.quote("step_saving_last_ms", 1e3 * (bn["call_s"] - jn["call_s"]), "{:,.0f}")
+    ch.quote("call_ratio_first", b1["call_s"] / j1["call_s"], "{:.2f}")
+    ch.quote("call_ratio_last", bn["call_s"] / jn["call_s"], "{:.2f}")
+
+
+def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: subject.JalapenoFit, model: str,
+                 baseline: str) -> None:
+    """Each task's latency on both chips against the published per-call ratios."""
+    comp = task_model.compounding_table(tasks, servers, fast="jalapeno", slow=baseline,
+                                        per_call_e2e_ratio=ratios["e2e"], per_call_tbt_ratio=ratios["tbt"])
+    ch.quote("pub_e2e_ratio", ratios["e2e"], "{:.2f}")
+    ch.quote("pub_tbt_ratio", ratios["tbt"], "{:.2f}")
+    ch.quote("task_ratio_min", comp["task_ratio"].min(), "{:.2f}")
+    ch.quote("task_ratio_max", comp["task_ratio"].max(), "{:.2f}")
+    ch.quote("saving_min_s", comp["saving_s"].min(), "{:,.0f}")
+    ch.quote("step_save_min", comp["saving_per_step_s"].min(), "{:.2f}")
+    ch.quote("step_save_max", comp["saving_per_step_s"].max(), "{:.2f}")
+    ch.quote("saving_max_s", comp["saving_s"].max(), "{:,.0f}")
+    ch.quote("call_share_min", 100 * comp["slow_call_share"].min(), "{:.0f}")
+    ch.quote("call_share_max", 100 * comp["slow_call_share"].max(), "{:.0f}")
+    model_slower = comp.filter(pl.col("task_ratio") < 1)["profile"].to_list()
+    ch.quote("model_slower", ", ".join(model_slower) if model_slower else "none")
+    ch.quote("j_request_ms", 1e3 * fit.efficiency.request_latency_s, "{:.0f}")
+    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
+    ch.figure("task-latency", charts.agent_task_latency(task_model.compare(tasks, servers)),
+              f"agent-task-latency-{model}-{baseline}")
+
+
+def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: str) -> None:
+    """This task's latency as its steps grow, and its completion rate as its timeout tightens."""
+    sweep = task_model.steps_sweep(task, srv, steps=SWEEP_STEPS)
+    n_max = int(sweep["steps"].max())
+    ch.quote("sweep_n", n_max)
+    lat = {r["server"]: r["latency_s"] for r in sweep.filter(pl.col("steps") == n_max).iter_rows(named=True)}
+    ch.quote("sweep_saving_100", lat[baseline] - lat["jalapeno"], "{:,.1f}")
+    ch.quote("sweep_ratio_100", lat[baseline] / lat["jalapeno"], "{:.2f}")
+    ch.figure("steps-sweep", charts.agent_sweep(sweep, "steps", "latency_s", "Task latency grows with the number of steps",
+                                                "dependent steps", "expected task latency (s)"),
+              f"agent-steps-{model}-{baseline}")
+    calls = pl.concat([r.steps.select("call_s") for r in runs.values()])["call_s"]
+    grid = np.geomspace(float(calls.min()) * TIMEOUT_FROM_SHORTEST, float(calls.max()) * TIMEOUT_TO_LONGEST,
+                        TIMEOUT_POINTS)
+    tsweep = task_model.timeout_sweep(task, srv, grid)
+    wide = tsweep.pivot(on="server", index="timeout_s", values="completion_rate")
+    gap = wide.with_columns((pl.col("jalapeno") - pl.col(baseline)).alias("gap")).sort("gap").row(-1, named=True)
+    ch.quote("to_gap_timeout", gap["timeout_s"], "{:.2f}")
+    ch.quote("to_gap_j", 100 * gap["jalapeno"], "{:.0f}")
+    ch.quote("to_gap_b", 100 * gap[baseline], "{:.0f}")
+    ch.quote("task_steps", task.steps)
+    ch.quote("task_attempts", task.max_attempts)
+    ch.figure("timeouts", charts.agent_sweep(tsweep, "timeout_s", "completion_rate",
+                                             "Tasks completed as the timeout tightens", "timeout per call (s)",
+                                             "share of tasks completed", log_x=True),
+              f"agent-timeouts-{model}-{baseline}")
+
+
+def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -> None:
+    """The task model driven by the published gpt-oss-120b numbers as constant per-call timings."""
+    pub = task_model.published_servers()
+    comp_pub = task_model.compounding_table(tasks, {"jalapeno": pub["jalapeno"], baseline: pub["gb200"]},
+                                            fast="jalapeno", slow=baseline, per_call_e2e_ratio=ratios["e2e"],
+                                            per_call_tbt_ratio=ratios["tbt"])
+    ch.quote("pub_ttft_j", pub["jalapeno"].ttft_s, "{:.3f}")
+    ch.quote("pub_ttft_b", pub["gb200"].ttft_s, "{:.3f}")
+    slower = comp_pub.filter(pl.col("task_ratio") < 1)
+    ch.quote("pub_slower", ", ".join(slower["profile"]) if slower.height else "none of the tasks")
+    ch.quote("pub_ratio_max", comp_pub["task_ratio"].max(), "{:.2f}")
+    ch.tables["published"] = comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
+                                             "task_ratio")
+
+
+def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, matched_at: float,
+               price_ratio: float) -> None:
+    """Energy, cost and the effective task efficiency where both chips serve each user at one speed."""
+    powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
+    price = data.whatif("gb200_cost_per_gpu_hour")
+    prices = {"jalapeno": price * price_ratio, baseline: price}
+    econ = task_model.compare(tasks, servers, powers=powers, prices=prices)
+    ch.quote("matched_at", matched_at, "{:,.0f}")
+    ch.quote("basis", power.BASIS_LABELS[power_basis])
+    ch.quote("basis_j_w", powers["jalapeno"].total_w, "{:,.0f}")
+    ch.quote("price_ratio", price_ratio, "{:g}")
+    ch.quote("price_gb200", price, "{:.2f}")
+    w = econ.pivot(on="server_key", index="profile", values=["effective_tasks_per_kwh", "cost_usd", "latency_s"])
+    eff_ratio = w["effective_tasks_per_kwh_jalapeno"] / w[f"effective_tasks_per_kwh_{baseline}"]
+    cost_ratio = w[f"cost_usd_{baseline}"] / w["cost_usd_jalapeno"]
+    ch.quote("eff_ratio_min", eff_ratio.min(), "{:.2f}")
+    ch.quote("eff_ratio_max", eff_ratio.max(), "{:.2f}")
+    ch.quote("cost_ratio_min", cost_ratio.min(), "{:.2f}")
+    ch.quote("cost_ratio_max", cost_ratio.max(), "{:.2f}")
+    fp = econ.filter(pl.col("server_key") == "jalapeno")
+    ch.quote("first_pass_min", 100 * fp["first_pass_rate"].min(), "{:.0f}")
+    ch.quote("first_pass_max", 100 * fp["first_pass_rate"].max(), "{:.0f}")
+    labels = [s for s in econ["server"].unique() if s.endswith("(max)")]
+    ch.quote("matched_note", "both chips reach it" if not labels else
+             f"{', '.join(sorted(labels))} cannot reach it and run{'s' if len(labels) == 1 else ''} at its fastest point")
+    ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
+                                         "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
+                                         "energy_cooling_j", "cost_usd", "effective_tasks_per_kwh")

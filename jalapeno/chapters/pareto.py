@@ -1,0 +1,321 @@
+"""The chapter *Pareto frontiers and the 50-100x ratios* (``notebooks/pareto.ipynb``).
+
+Fits Jalapeño's four own constants to its published points in each scenario of its unknowns
+(:func:`jalapeno.subject.fit_jalapeno`), draws its modeled frontiers next to the baselines'
+(:func:`jalapeno.pareto.baseline_frontier`: measured, or transferred from measured layouts), recomputes
+the three published matched-interactivity ratios (:func:`jalapeno.subject.ratio_table`), splits each into
+its three factors (retention x peak ratio x steepness) and shows how a matched ratio grows without bound
+as the baseline nears its fastest point.
+
+The physics module of Pareto frontiers is imported here as ``frontiers`` (this module has the same name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from .. import calibration, charts, comparison, data, measured, power, registry, specs, subject
+from .. import pareto as frontiers
+from ..data import claim_value
+from ..errors import UnknownNameError
+from . import Chapter
+
+#: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
+SENSITIVITY_MAX_CHIPS = (8, 16, 72)
+
+
+def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, isl: int, osl: int,
+            baseline_max_chips: int, concurrency_cap: str, tolerance: float) -> Chapter:
+    """The Pareto chapter's numbers, tables and figures.
+
+    Parameters (the notebook's parameters cell holds their defaults and ranges):
+
+    - ``models``: the models whose frontiers and matched ratios are shown, each one with a published ratio
+      (``gpt-oss-120b``, ``deepseek-r1``, ``kimi-k2.5``: :data:`jalapeno.pareto.PUBLISHED_RATIOS`),
+      including :data:`DISCUSSED_MODELS`; the first is the one the ratio-curve sentence quotes.
+    - ``baseline_chips``: chip names drawn next to Jalapeño in the frontier figures.
+    - ``power_basis``: a basis of :data:`jalapeno.power.POWER_BASES` for the per-kW throughputs (tok/s/kW)
+      of the ratios and the starting basis of the explorable figures.
+    - ``isl``, ``osl``: nominal input and output lengths (tokens) of the frontiers drawn and of the
+      baselines; the fit, the concurrency ranges and the peaks quoted in the first section stay at the
+      published 8k/1k workload (claims ``workload-isl``, ``workload-osl``).
+    - ``baseline_max_chips``: the most chips per decode worker of a baseline modeled outright (chips).
+    - ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's concurrency sweep per chip) or
+      ``"none"``, for every modeled frontier and the fit (:func:`jalapeno.pareto.sweep`).
+    - ``tolerance``: the relative agreement asked of a reproduced ratio (fraction, e.g. 0.15).
+
+    Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``unknowns``, ``constants``, ``ratio_summary``,
+    ``ratios``, ``factors``, ``sensitivity``. Figures: ``frontiers-<model>`` for each model (exported as
+    ``pareto-<model with dashes>``) and ``ratio-curves``. Raises UnknownNameError for an unknown model,
+    chip, power basis or concurrency range and for a model without a published matched ratio; ValueError
+    when ``models`` leaves out gpt-oss-120b or DeepSeek-R1 (the prose discusses their factors) or for a
+    workload that fits nowhere.
+    """
+    _check(models, baseline_chips, power_basis, concurrency_cap)
+    ch = Chapter()
+    fits = {sc: subject.fit_jalapeno(sc, concurrency_cap=concurrency_cap) for sc in subject.SCENARIOS}
+    _unknowns_and_fit(ch, fits, concurrency_cap)
+    _frontier_figures(ch, fits, models=models, baseline_chips=baseline_chips, power_basis=power_basis, isl=isl,
+                      osl=osl, baseline_max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
+    ratios = subject.ratio_table(models, power_basis=power_basis, fits=fits, concurrency_cap=concurrency_cap)
+    _ratios(ch, ratios, models=models, power_basis=power_basis, concurrency_cap=concurrency_cap, tolerance=tolerance)
+    _factors(ch, ratios, fits, concurrency_cap)
+    _ratio_curves(ch, fits, models=models, power_basis=power_basis, isl=isl, osl=osl,
+                  baseline_max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
+    _sensitivity(ch, ratios, fits, models=models, power_basis=power_basis, baseline_max_chips=baseline_max_chips,
+                 concurrency_cap=concurrency_cap)
+    return ch
+
+
+#: The concurrency ranges the chapter's prose discusses (see :func:`jalapeno.pareto.sweep`).
+CONCURRENCY_CAPS = ("benchmark", "none")
+
+#: The models whose ratio factors the prose discusses one by one: ``models`` must include them.
+DISCUSSED_MODELS = ("gpt-oss-120b", "deepseek-r1")
+
+
+def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
+    """UnknownNameError for a model without a published matched ratio, an unknown chip, power basis or
+    concurrency range; ValueError when ``models`` leaves out a model the prose discusses."""
+    for m in models:
+        if m not in frontiers.PUBLISHED_RATIOS:
+            raise UnknownNameError("model with a published matched ratio", m, list(frontiers.PUBLISHED_RATIOS))
+    missing = [m for m in DISCUSSED_MODELS if m not in models]
+    if missing:
+        raise ValueError(f"models must include {', '.join(missing)}: the chapter discusses its ratio's factors; "
+                         f"got {models!r}")
+    for c in baseline_chips:
+        specs.chip(c)
+    if power_basis not in power.POWER_BASES:
+        raise UnknownNameError("power basis", power_basis, power.POWER_BASES)
+    if concurrency_cap not in CONCURRENCY_CAPS:
+        raise UnknownNameError("concurrency cap", concurrency_cap, CONCURRENCY_CAPS)
+
+
+def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:
+    """Jalapeño's unknowns, its fitted constants per scenario and the concurrency range of the fit."""
+    ch.tables["unknowns"] = data.jalapeno_unknowns().select("parameter", "low", "central", "high", "unit", "basis")
+    effs = {sc: f.efficiency for sc, f in fits.items()}
+    pub_shape = {"isl": int(claim_value("workload-isl")), "osl": int(claim_value("workload-osl"))}  # 8k/1k
+    caps = {m: frontiers.benchmark_concurrency_cap(m, **pub_shape) for m in ("gpt-oss-120b", "deepseek-r1")}
+    gb200 = measured.points("gpt-oss-120b", "gb200", **pub_shape)
+    gb200_peak = gb200.row(gb200["tput_per_gpu"].arg_max(), named=True)
+    j_peak = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fits["central"], **pub_shape,
+                                       concurrency_cap=concurrency_cap)
+    j_peak = j_peak.row(j_peak["throughput_tok_s_chip"].arg_max(), named=True)
+    default_cap = concurrency_cap == "benchmark"
+    ch.quote("range_intro", "Every modeled frontier in this chapter, Jalapeño's and the baselines modeled outright, spans"
+             " the benchmark's own concurrency range" if default_cap else
+             f"This build sets `concurrency_cap = {concurrency_cap!r}`. By default every modeled frontier spans the"
+             " benchmark's own concurrency range")
+    ch.quote("range_assume", "so the book assumes the same range for it. The fits then reach the published peak at the"
+             " top of the range" if default_cap else "so the book's default build assumes the same range for it; this"
+             " one does not. The fits here reach the published peak")
+    ch.quote("cap_gpt", caps["gpt-oss-120b"], "{:.0f}")
+    ch.quote("cap_dsr", caps["deepseek-r1"], "{:.0f}")
+    ch.quote("gb200_peak_conc", gb200_peak["conc"] / gb200_peak["n_gpus"], "{:.0f}")
+    ch.quote("j_peak_conc", j_peak["concurrency"] / j_peak["n_chips"], "{:.0f}")
+    ch.quote("eta_p_lo", 100 * min(e.eta_prefill for e in effs.values()), "{:.1f}")
+    ch.quote("eta_p_hi", 100 * max(e.eta_prefill for e in effs.values()), "{:.1f}")
+    constants = subject.jalapeno_constants(fits).select(
+        "scenario", (pl.col("tau_s") * 1e6).alias("tau_us_per_layer"), "eta_prefill",
+        (pl.col("request_latency_s") * 1e3).alias("request_latency_ms"), "mla_layer_factor")
+    calibrated = calibration.load()
+    e2e = comparison.e2e_decomposition().to_dicts()
+    ch.quote("tbt_ms", claim_value("gptoss-jalapeno-tbt"), "{:.2f}")
+    ch.quote("peak_kw", claim_value("gptoss-jalapeno-tok-per-kw"), "{:,.0f}")
+    ch.quote("e2e_pub", claim_value("gptoss-jalapeno-e2e"), "{:.2f}")
+    ch.quote("dsr1_su", claim_value("dsr1-jalapeno-single-user"), "{:.0f}")
+    for col, key, fmt in (("tau_us_per_layer", "tau", "{:.1f}"), ("request_latency_ms", "lat", "{:.0f}"),
+                          ("mla_layer_factor", "mla", "{:.2f}")):
+        ch.quote(f"{key}_lo", constants[col].min(), fmt)
+        ch.quote(f"{key}_hi", constants[col].max(), fmt)
+    ch.quote("tau_gpu", calibrated.tau(frontiers.best_stack(calibrated)) * 1e6, "{:.1f}")
+    ch.quote("mla_gpu", calibrated.mla_layer_factor, "{:.2f}")
+    ch.quote("j_ttft", e2e[0]["implied_ttft_s"], "{:.2f}")
+    ch.quote("b_ttft", e2e[1]["implied_ttft_s"], "{:.2f}")
+    ch.tables["constants"] = constants
+
+
+def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str, subject.JalapenoFit], *,
+                   isl: int, osl: int, baseline_max_chips: int, concurrency_cap: str) -> pl.DataFrame:
+    """The grid of the explorable frontier figures: every frontier of every model under every power basis
+    of :data:`jalapeno.power.POWER_BASES`, Jalapeño's in each scenario of ``fits`` and each baseline's
+    (:func:`jalapeno.pareto.baseline_frontier`). One row per frontier point: ``chip``, ``model``,
+    ``interactivity_tok_s_user`` (tok/s/user), ``tok_s_per_kw``, ``line`` (``jalapeno, modeled`` or
+    ``<chip>, <source>``), ``scenario`` (null on baseline rows) and ``power_basis``."""
+    lines = []
+    for m in models:
+        for basis in power.POWER_BASES:
+            for sc, fit in fits.items():
+                f = subject.jalapeno_frontier(m, sc, fit=fit, isl=isl, osl=osl, power_basis=basis,
+                                              concurrency_cap=concurrency_cap)
+                lines.append(f.select("chip", "model", "interactivity_tok_s_user", "tok_s_per_kw").with_columns(
+                    line=pl.lit("jalapeno, modeled"), scenario=pl.lit(sc), power_basis=pl.lit(basis)))
+            for c in baseline_chips:
+                b = frontiers.baseline_frontier(m, c, power_basis=basis, max_chips=baseline_max_chips, isl=isl, osl=osl,
+                                                concurrency_cap=concurrency_cap)
+                lines.append(b.select(pl.lit(c).alias("chip"), pl.lit(m).alias("model"), "interactivity_tok_s_user",
+                                      "tok_s_per_kw").with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
+                                                                   scenario=pl.lit(None, pl.Utf8),
+                                                                   power_basis=pl.lit(basis)))
+    return pl.concat(lines)
+
+
+def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis, isl, osl, baseline_max_chips,
+                      concurrency_cap) -> None:
+    """One explorable frontier figure per model (slot ``frontiers-<model>``)."""
+    all_lines = frontier_lines(models, baseline_chips, fits, isl=isl, osl=osl, baseline_max_chips=baseline_max_chips,
+                               concurrency_cap=concurrency_cap)
+    for m in models:
+        chart = charts.frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
+                                            scenario="central", title=f"{m}: Pareto frontiers")
+        ch.figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
+
+
+def scenarios_text(names: list[str], tolerance: float) -> str:
+    """The scenarios in which a ratio is within ``tolerance`` of the published one, as a phrase:
+    ``no scenario within ±15 %``, ``within ±15 % in the low scenario``, ``... in the low and central
+    scenarios``."""
+    within = f"within ±{100 * tolerance:.0f} %"
+    if not names:
+        return f"no scenario {within}"
+    if len(names) == 1:
+        return f"{within} in the {names[0]} scenario"
+    return f"{within} in the {', '.join(names[:-1])} and {names[-1]} scenarios"
+
+
+def _ratios(ch: Chapter, ratios: pl.DataFrame, *, models, power_basis, concurrency_cap, tolerance) -> None:
+    """The three matched ratios against the published ones, and under the other concurrency range."""
+    alt_cap = "none" if concurrency_cap == "benchmark" else "benchmark"
+    alternative = subject.ratio_table(models, power_basis=power_basis, concurrency_cap=alt_cap)
+    ch.quote("alt_intro", "The benchmark's concurrency range is one of those assumptions. Over an unbounded range"
+             " (`concurrency_cap = \"none\"`) the fit reaches Jalapeño's published gpt-oss-120b peak only at far higher"
+             " concurrency, with a lower prefill efficiency, which the larger models inherit:"
+             if alt_cap == "none" else "Over the benchmark's own concurrency range instead"
+             " (`concurrency_cap = \"benchmark\"`, the book's default),")
+    close = (pl.col("deviation").abs() <= tolerance)
+    summary = ratios.group_by("model", maintain_order=True).agg(
+        pl.col("baseline").first(), pl.col("baseline_source").first(), pl.col("published_ratio").first(),
+        pl.col("ratio").min().alias("ratio_min_over_scenarios"),
+        pl.col("ratio").filter(pl.col("scenario") == "central").first().alias("ratio_central"),
+        pl.col("ratio").max().alias("ratio_max_over_scenarios"),
+        pl.col("scenario").filter(close).str.join(", ").alias("scenarios_within_tolerance"))
+    summary = summary.with_columns(
+        within_tolerance=((pl.col("ratio_min_over_scenarios") <= pl.col("published_ratio") * (1 + tolerance))
+                          & (pl.col("ratio_max_over_scenarios") >= pl.col("published_ratio") * (1 - tolerance))))
+    for row in summary.iter_rows(named=True):
+        k = row["model"].split("-")[0]
+        ch.quote(f"{k}_low", row["ratio_min_over_scenarios"], "{:.0f}")
+        ch.quote(f"{k}_high", row["ratio_max_over_scenarios"], "{:.0f}")
+        ch.quote(f"{k}_pub", row["published_ratio"], "{:g}")
+        names = row["scenarios_within_tolerance"].split(", ") if row["scenarios_within_tolerance"] else []
+        ch.quote(f"{k}_close", scenarios_text(names, tolerance))
+    per_scenario = ratios.group_by("scenario", maintain_order=True).agg(close.all().alias("all_within"))
+    for row in alternative.group_by("model", maintain_order=True).agg(
+            pl.col("ratio").min().alias("lo"), pl.col("ratio").max().alias("hi"),
+            (pl.col("deviation").abs() <= tolerance).any().alias("met")).iter_rows(named=True):
+        k = row["model"].split("-")[0]
+        ch.quote(f"{k}_free_lo", row["lo"], "{:.0f}")
+        ch.quote(f"{k}_free_hi", row["hi"], "{:.0f}")
+        ch.quote(f"{k}_free_met", "one scenario still meets it" if row["met"] else "no scenario meets it")
+    ch.quote("n_within", int(summary["within_tolerance"].sum()))
+    ch.quote("n_ratios", summary.height)
+    n_all = int(per_scenario["all_within"].sum())
+    ch.quote("all_three", "no single scenario reproduces all three at once" if n_all == 0
+             else f"{n_all} of the {per_scenario.height} scenarios reproduce all three at once")
+    ch.tables["ratio_summary"] = summary
+    ch.tables["ratios"] = ratios.select("model", "scenario", "interactivity_tok_s_user", "baseline_tok_s_kw",
+                                        "jalapeno_tok_s_kw", "ratio", "published_ratio", "deviation",
+                                        "jalapeno_max_interactivity")
+
+
+def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:
+    """Each ratio's three factors, the retentions the published ratios imply, and Kimi K2.5's other ratios."""
+    effs = {sc: f.efficiency for sc, f in fits.items()}
+    factors = ratios.select("model", "scenario", "jalapeno_retention", "implied_retention", "peak_ratio",
+                            "baseline_steepness", "ratio", "published_ratio")
+    g = factors.filter(pl.col("model") == "gpt-oss-120b")
+    ch.quote("gpt_steep", g["baseline_steepness"][0], "{:.0f}")
+    ch.quote("gpt_peak_ratio", g["peak_ratio"][0], "{:.2f}")
+    ch.quote("gpt_implied", 100 * g["implied_retention"][0], "{:.0f}")
+    ch.quote("gpt_ret_lo", 100 * g["jalapeno_retention"].min(), "{:.0f}")
+    ch.quote("gpt_ret_hi", 100 * g["jalapeno_retention"].max(), "{:.0f}")
+    implied = factors.group_by("model", maintain_order=True).agg(pl.col("implied_retention").mean())
+    ch.quote("implied_lo", 100 * implied["implied_retention"].min(), "{:.0f}")
+    ch.quote("implied_hi", 100 * implied["implied_retention"].max(), "{:.0f}")
+    domain = data.jalapeno_unknowns().filter(pl.col("parameter") == "scale_up_domain").row(0, named=True)
+    ch.quote("domain_lo", domain["low"], "{:.0f}")
+    ch.quote("domain_hi", domain["high"], "{:.0f}")
+    ch.quote("dsr_fastest_chips", subject.fastest_layout("deepseek-r1", "central", fit=fits["central"],
+                                                         concurrency_cap=concurrency_cap)["n_chips"], "{:.0f}")
+    for cid, key, metric in (("kimi-per-watt-ratio", "k_watt", "per_kw_at_peak"),
+                             ("kimi-tbt-ratio", "k_tbt", "single_user"), ("kimi-e2e-ratio", "k_e2e", "e2e")):
+        lo, hi = registry.kimi_ratio_band(metric, concurrency_cap=concurrency_cap, fits=fits)
+        ch.quote(f"{key}_model", f"{lo:.2f}–{hi:.2f}x")
+        ch.quote(f"{key}_pub", claim_value(cid), "{:g}")
+        ch.quote(f"{key}_ok", "agrees" if registry.band_meets(lo, hi, claim_value(cid)) else "disagrees")
+    kimi_peak = subject.jalapeno_frontier("kimi-k2.5", "central", fit=fits["central"],
+                                          concurrency_cap=concurrency_cap)["tok_s_per_kw"].max()
+    doubled = replace(effs["central"], eta_prefill=2 * effs["central"].eta_prefill)
+    kimi_peak_2x = subject.jalapeno_frontier("kimi-k2.5", "central", fit=replace(fits["central"], efficiency=doubled),
+                                             concurrency_cap=concurrency_cap)["tok_s_per_kw"].max()
+    d = factors.filter((pl.col("model") == "deepseek-r1") & (pl.col("scenario") == "central")).row(0, named=True)
+    watt_low = claim_value("headline-per-watt-ratio")
+    ch.quote("dsr_peak_lo", factors.filter(pl.col("model") == "deepseek-r1")["peak_ratio"].min(), "{:.2f}")
+    ch.quote("dsr_peak_hi", factors.filter(pl.col("model") == "deepseek-r1")["peak_ratio"].max(), "{:.2f}")
+    ch.quote("watt_low", watt_low, "{:g}")
+    ch.quote("watt_high", claim_value("headline-per-watt-ratio", high=True), "{:g}")
+    ch.quote("dsr_implied_at_low", 100 * d["published_ratio"] / (watt_low * d["baseline_steepness"]), "{:.0f}")
+    ch.quote("dsr_ret_central", 100 * d["jalapeno_retention"], "{:.0f}")
+    ch.quote("dsr_ratio_at_low", d["jalapeno_retention"] * watt_low * d["baseline_steepness"], "{:.0f}")
+    ch.quote("dsr_at", ratios.filter(pl.col("model") == "deepseek-r1")["interactivity_tok_s_user"][0], "{:.0f}")
+    ch.quote("dsr_pub_su", claim_value("dsr1-baseline-single-user"), "{:.0f}")
+    steep = dict(factors.group_by("model").agg(pl.col("baseline_steepness").first()).iter_rows())
+    pub_peak = {"gpt-oss-120b": claim_value("gptoss-jalapeno-tok-per-kw") / claim_value("gptoss-gb200-tok-per-kw"),
+                "kimi-k2.5": claim_value("kimi-per-watt-ratio"), "deepseek-r1": watt_low}
+    for m, key in (("gpt-oss-120b", "imp_gpt"), ("kimi-k2.5", "imp_kimi"), ("deepseek-r1", "imp_dsr")):
+        if m in steep:
+            ch.quote(key, 100 * claim_value(frontiers.PUBLISHED_RATIOS[m][0]) / (pub_peak[m] * steep[m]), "{:.0f}")
+    ch.quote("reg_tol", 100 * registry.RATIO_TOLERANCE, "{:.0f}")
+    ch.quote("k_prefill_gain", kimi_peak_2x / kimi_peak, "{:.2f}")
+    ch.tables["factors"] = factors
+
+
+def _ratio_curves(ch: Chapter, fits, *, models, power_basis, isl, osl, baseline_max_chips, concurrency_cap) -> None:
+    """The matched ratio across each baseline's interactivity range (figure ``ratio-curves``)."""
+    curves = []
+    for m in models:
+        claim_id, chip = frontiers.PUBLISHED_RATIOS[m]
+        old = frontiers.baseline_frontier(m, chip, power_basis=power_basis, max_chips=baseline_max_chips, isl=isl,
+                                          osl=osl, concurrency_cap=concurrency_cap)
+        new = subject.jalapeno_frontier(m, "central", fit=fits["central"], isl=isl, osl=osl, power_basis=power_basis,
+                                        concurrency_cap=concurrency_cap)
+        curves.append(frontiers.ratio_curve(new, old).with_columns(label=pl.lit(f"{m} vs {chip}")))
+    curves = pl.concat(curves)
+    first = curves.filter(pl.col("label").str.starts_with(models[0]))
+    ch.quote("ratio_start", first["ratio"][0], "{:.1f}")
+    ch.quote("ratio_end", first["ratio"][-1], "{:.0f}")
+    ch.quote("first_model", models[0])
+    ch.quote("dsr_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
+    ch.figure("ratio-curves", charts.ratio_curves(curves), "pareto-ratio-curves")
+
+
+def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis, baseline_max_chips,
+                 concurrency_cap) -> None:
+    """The central scenario's ratios against baselines modeled outright at several chip caps."""
+    central = ratios.filter(pl.col("scenario") == "central").select(
+        "model", "baseline", "baseline_source", "ratio", "published_ratio").with_columns(
+        baseline_max_chips=pl.lit(None, pl.Int64))
+    sens = pl.concat([central] + [
+        subject.ratio_table(models, power_basis=power_basis, baseline_how="modeled", baseline_max_chips=mc,
+                            fits={"central": fits["central"]}, concurrency_cap=concurrency_cap)
+        .select("model", "baseline", "baseline_source", "ratio", "published_ratio")
+        .with_columns(baseline_max_chips=pl.lit(mc, pl.Int64))
+        for mc in sorted({baseline_max_chips, *SENSITIVITY_MAX_CHIPS})])
+    modeled = sens.filter(pl.col("baseline_source") == "modeled")
+    ch.quote("sens_lo", modeled["ratio"].min(), "{:.0f}")
+    ch.quote("sens_hi", modeled["ratio"].max(), "{:.0f}")
+    ch.tables["sensitivity"] = sens

@@ -1,0 +1,103 @@
+"""The Pareto chapter module: the published numbers it quotes, the measured concurrency range and GB200
+frontier it rests on, the factor identity of each ratio, the sentences it chooses, its refusals, and every
+key and slot the notebook uses."""
+
+import polars as pl
+import pytest
+
+import chapter_sources
+
+from jalapeno import measured
+from jalapeno.chapters import pareto as chapter
+from jalapeno.data import claim_value
+from jalapeno.errors import UnknownNameError
+
+NAME = "pareto"
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
+
+
+def test_every_key_the_prose_quotes_is_computed(ch):
+    assert chapter_sources.missing_keys(NAME, ch) == []
+
+
+def test_every_slot_the_notebook_shows_is_computed(ch, defaults):
+    # the frontier figures are shown one per model (figure(ch, f"frontiers-{m}"))
+    chapter_sources.check_slots(NAME, ch, also_shown=[f"frontiers-{m}" for m in defaults["models"]])
+    assert {f.name for f in ch.figures.values()} == {"pareto-gpt-oss-120b", "pareto-deepseek-r1", "pareto-kimi-k2-5",
+                                                     "pareto-ratio-curves"}
+
+
+def test_the_published_ratios_and_points_are_quoted_as_published(ch):
+    # seed 000: 53.7x (gpt-oss-120b vs GB200), seed 004: 104.3x (DeepSeek-R1 vs GB300), seed 001: about 56x
+    assert (ch.numbers["gpt_pub"], ch.numbers["deepseek_pub"], ch.numbers["kimi_pub"]) == ("53.7", "104.3", "56")
+    assert ch.numbers["dsr_pub"] == "104.3"
+    # seed 000: TBT 0.69 ms, 85,448 tok/s/kW, E2E 1.03 s; DeepSeek-R1 single user about 700 tok/s
+    assert (ch.numbers["tbt_ms"], ch.numbers["peak_kw"], ch.numbers["e2e_pub"], ch.numbers["dsr1_su"]) \
+        == ("0.69", "85,448", "1.03", "700")
+    assert (ch.numbers["watt_low"], ch.numbers["watt_high"]) == ("1.5", "1.9")
+    assert ch.numbers["n_ratios"] == "3"
+
+
+def test_the_benchmark_concurrency_range_is_the_measured_one(ch):
+    # InferenceMAX at 8k/1k: at most 128 concurrent requests per GPU on gpt-oss-120b, 114 on DeepSeek-R1;
+    # GB200's peak (53,952 tok/s/GPU) at concurrency 512 on 4 GPUs, i.e. 128 per GPU
+    assert (ch.numbers["cap_gpt"], ch.numbers["cap_dsr"], ch.numbers["gb200_peak_conc"]) == ("128", "114", "128")
+    # Jalapeño's modeled frontier is taken over the same range, so its peak cannot lie beyond it
+    assert ch.values["j_peak_conc"] <= ch.values["cap_gpt"] * (1 + 1e-9)
+
+
+def test_the_peak_ratio_on_gpt_oss_is_the_published_one(ch):
+    # Jalapeño's peak is fitted to 85,448 tok/s/kW and GB200's measured peak at rated power is 44,960
+    # tok/s/kW (53,952 tok/s over 1.2 kW): the two peaks stand at 85,448 / 44,960 = 1.90x
+    want = claim_value("gptoss-jalapeno-tok-per-kw") / claim_value("gptoss-gb200-tok-per-kw")
+    assert ch.values["gpt_peak_ratio"] == pytest.approx(want, rel=0.01)
+    assert ch.numbers["gpt_peak_ratio"] == "1.90"
+
+
+def test_gb200_steepness_is_its_measured_peak_over_its_fastest_point(ch):
+    # from the raw InferenceMAX points, not the frontier code: the highest-interactivity point (least mean
+    # TPOT) is always on the envelope
+    pts = measured.points("gpt-oss-120b", "gb200", isl=8192, osl=1024)
+    fastest = pts.sort(["mean_tpot", "tput_per_gpu"], descending=[False, True]).row(0, named=True)
+    assert ch.values["gpt_steep"] == pytest.approx(pts["tput_per_gpu"].max() / fastest["tput_per_gpu"], rel=1e-6)
+
+
+def test_each_ratio_is_the_product_of_its_three_factors(ch):
+    f = ch.tables["factors"]
+    assert f.height == 9  # three models x three scenarios
+    product = f["jalapeno_retention"] * f["peak_ratio"] * f["baseline_steepness"]
+    assert (product / f["ratio"] - 1).abs().max() < 1e-9
+    implied = f["implied_retention"] * f["peak_ratio"] * f["baseline_steepness"]
+    assert (implied / f["published_ratio"] - 1).abs().max() < 1e-9
+
+
+def test_the_summary_agrees_with_the_ratios_it_summarises(ch):
+    s, r = ch.tables["ratio_summary"], ch.tables["ratios"]
+    assert s["model"].to_list() == ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"]
+    lo = r.group_by("model", maintain_order=True).agg(pl.col("ratio").min())["ratio"]
+    assert s["ratio_min_over_scenarios"].to_list() == lo.to_list()
+    assert ch.numbers["gpt_low"] == f"{lo[0]:.0f}"
+    assert ch.values["n_within"] == int(s["within_tolerance"].sum())
+
+
+def test_scenario_sentences_hand_worked():
+    assert chapter.scenarios_text([], 0.15) == "no scenario within ±15 %"
+    assert chapter.scenarios_text(["low"], 0.15) == "within ±15 % in the low scenario"
+    assert chapter.scenarios_text(["low", "central", "high"], 0.1) == "within ±10 % in the low, central and high scenarios"
+
+
+def test_the_sentences_follow_the_concurrency_range(ch):
+    assert ch.numbers["range_intro"].startswith("Every modeled frontier in this chapter")
+    assert ch.numbers["alt_intro"].startswith("The benchmark's concurrency range is one of those assumptions")
+
+
+@pytest.mark.parametrize("change, error, needle", [
+    ({"power_basis": "peak"}, UnknownNameError, "all-in-per-chip"),
+    ({"concurrency_cap": "bogus"}, UnknownNameError, "benchmark"),
+    ({"models": ["gpt-oss-120b", "deepseek-r1", "llama-3-70b"]}, UnknownNameError, "kimi-k2.5"),
+    ({"models": ["gpt-oss-120b", "kimi-k2.5"]}, ValueError, "deepseek-r1"),
+    ({"baseline_chips": ["gb400"]}, UnknownNameError, "gb200"),
+])
+def test_bad_parameters_are_refused_naming_the_choices(defaults, change, error, needle):
+    with pytest.raises(error, match=needle):
+        chapter.compute(**{**defaults, **change})
