@@ -1,9 +1,8 @@
 """The agents chapter module: the seeds' arithmetic, the published per-call ratios and implied TTFTs
 worked by hand, the power and price it uses, its refusals, and every key and slot the notebook uses."""
 
-import pytest
-
 import chapter_sources
+import pytest
 
 from jalapeno import data
 from jalapeno.chapters import agents as chapter

@@ -1,9 +1,8 @@
 """The caveats chapter module: the published numbers its prose quotes, worked by hand (per-watt figures,
 HBM per stack, Amdahl, the business arithmetic), and every key and slot the notebook uses."""
 
-import pytest
-
 import chapter_sources
+import pytest
 
 from jalapeno.chapters import caveats as chapter
 from jalapeno.errors import UnknownNameError

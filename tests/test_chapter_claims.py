@@ -4,9 +4,8 @@ uses is computed."""
 
 import csv
 
-import pytest
-
 import chapter_sources
+import pytest
 
 from jalapeno import data
 from jalapeno.chapters import claims as chapter

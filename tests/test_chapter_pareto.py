@@ -2,10 +2,9 @@
 frontier it rests on, the factor identity of each ratio, the sentences it chooses, its refusals, and every
 key and slot the notebook uses."""
 
+import chapter_sources
 import polars as pl
 import pytest
-
-import chapter_sources
 
 from jalapeno import measured
 from jalapeno.chapters import pareto as chapter

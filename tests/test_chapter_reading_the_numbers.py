@@ -1,18 +1,20 @@
 """The reading-the-numbers chapter module: the published GB200 figures rebuilt from the raw data, the
 ratios and power bases worked by hand, the sentences it chooses, and every key and slot the notebook uses."""
 
+import chapter_sources
 import pytest
-from chapter_checks import assert_notebook_uses_are_computed, ch, defaults  # noqa: F401  (fixtures)
 
 from jalapeno.chapters import reading_the_numbers as chapter
 from jalapeno.errors import UnknownNameError
 from jalapeno.metrics import rounds_to
 
 NAME = "reading-the-numbers"
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 
 def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
-    assert_notebook_uses_are_computed(ch, NAME)
+    assert chapter_sources.missing_keys(NAME, ch) == []
+    chapter_sources.check_slots(NAME, ch)
 
 
 def test_figures_keep_their_export_names(ch):

@@ -3,16 +3,18 @@ prefill FLOPs, the LPU chip count of the seeds), and every key and slot the note
 
 import math
 
+import chapter_sources
 import pytest
-from chapter_checks import assert_notebook_uses_are_computed, ch, defaults  # noqa: F401  (fixtures)
 
 from jalapeno.chapters import roofline as chapter
 
 NAME = "roofline"
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 
 def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
-    assert_notebook_uses_are_computed(ch, NAME)
+    assert chapter_sources.missing_keys(NAME, ch) == []
+    chapter_sources.check_slots(NAME, ch)
 
 
 def test_figures_keep_their_export_names(ch):

@@ -1,27 +1,14 @@
 """The systems chapter's module: its defaults reproduce the published numbers the chapter checks, and it
 provides every number, table and figure the notebook shows."""
 
-import json
-import re
-from pathlib import Path
-
+import chapter_sources
 import pytest
 
 import jalapeno as jp
 from jalapeno.chapters import systems as chapter
-from jalapeno.publish import params
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "systems.ipynb"
-
-
-@pytest.fixture(scope="module")
-def ch():
-    return chapter.compute(**params.declared(NOTEBOOK))
-
-
-def _cells(kind: str) -> str:
-    nb = json.loads(NOTEBOOK.read_text())
-    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind)
+NAME = "systems"
+defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 
 def test_fabric_diameters_are_the_seeds(ch):
@@ -57,17 +44,13 @@ def test_gemma_record_budget_is_the_record(ch):
 
 
 def test_every_quoted_key_and_every_displayed_slot_is_computed(ch):
-    quoted = set(re.findall(r"\{glue:md\}`(\w+)`", _cells("markdown")))
-    assert quoted and quoted <= set(ch.numbers)
-    code = _cells("code")
-    tables = set(re.findall(r'ch\.tables\["(\w+)"\]', code))
-    figures = set(re.findall(r'figure\(ch, "(\w+)"\)', code))
-    assert tables == set(ch.tables) and figures == set(ch.figures)
+    assert chapter_sources.missing_keys(NAME, ch) == []
+    chapter_sources.check_slots(NAME, ch)
     assert {f.name for f in ch.figures.values()} >= {"systems-topology-hops", "systems-collectives",
                                                       "systems-jalapeno-fabric", "systems-capacity"}
 
 
-def test_an_unknown_topology_names_the_parameter_and_the_choices():
-    p = params.declared(NOTEBOOK) | {"topology": "hypercube"}
+def test_an_unknown_topology_names_the_parameter_and_the_choices(defaults):
+    p = defaults | {"topology": "hypercube"}
     with pytest.raises(jp.UnknownNameError, match="topology 'hypercube'.*switched, ring, torus2d, torus3d, dragonfly"):
         chapter.compute(**p)
