@@ -490,3 +490,73 @@ def claim_unit(claim_id: str) -> str:
     if rows.is_empty():
         raise _unknown("claim", claim_id, claims_table()["claim_id"])
     return rows["unit"][0]
+
+
+# ---- public GB300 and GB200 DeepSeek-R1 points (checks of the transferred GB300 baseline) -------------
+
+SCHEMAS["gb300_points.csv"] = {
+    "point": _c(required=True), "kind": _c(required=True, choices="point ratio"), "chip": _c(required=True),
+    "model": _c(required=True), "framework": _c(), "precision": _c(required=True, choices="fp4 fp8 bf16"),
+    "spec_decoding": _c(required=True, choices="none mtp unknown"), "disagg": _c("bool"),
+    "isl": _c("int", True), "osl": _c("int", True), "concurrency": _c("int"),
+    "throughput_tok_s_gpu": _c("float"), "median_ttft_ms": _c("float"), "median_tpot_ms": _c("float"),
+    "ratio_x": _c("float"), "ratio_over": _c(), "at_interactivity_tok_s_user": _c("float"),
+    "date_measured": _c(), "layout": _c(), "layout_confidence": _c(required=True, choices="high medium low unknown"),
+    "confidence": _c(required=True, choices="high medium low"), "basis": _c(required=True), "source": _c(required=True),
+}
+KEYS["gb300_points.csv"] = ("point",)
+
+#: The plausible range of each numeric column of ``gb300_points.csv`` (in the file's units): a value
+#: outside it is a typo or a wrong unit (seconds where milliseconds are meant, tok/s per rack for per GPU).
+GB300_PLAUSIBLE = {"isl": (1, 1e7), "osl": (1, 1e7), "concurrency": (1, 1e6), "throughput_tok_s_gpu": (1, 1e6),
+                   "median_ttft_ms": (1, 1e7), "median_tpot_ms": (0.1, 1e4), "ratio_x": (1e-2, 1e4),
+                   "at_interactivity_tok_s_user": (1, 1e4)}
+
+#: The columns each kind of row of ``gb300_points.csv`` must fill: a measured operating point, or a
+#: published ratio of one system's throughput per GPU over another's at one interactivity.
+GB300_REQUIRED = {"point": ("throughput_tok_s_gpu",), "ratio": ("ratio_x", "ratio_over", "at_interactivity_tok_s_user")}
+
+_DATE = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def gb300_points() -> pl.DataFrame:
+    """``gb300_points.csv``: public DeepSeek-R1 operating points and ratios of GB300 and GB200 (one row
+    each, with its source, date, layout and confidence), with the SI columns ``tpot_s``, ``ttft_s`` and
+    ``interactivity_tok_s_user`` added (tok/s/user: 1 / median TPOT for a point, the stated interactivity
+    for a ratio). Besides the schema, checks that each chip is
+    in ``chips.csv`` and each model in ``models.csv``, that each number lies in its plausible range
+    (:data:`GB300_PLAUSIBLE`), that each row fills the columns of its kind (:data:`GB300_REQUIRED`) and
+    that a date reads ``YYYY-MM-DD``. Raises DataError naming file, line, column and value."""
+    name = "gb300_points.csv"
+    df, path = load(name), data_dir() / name
+    known = {"chip": set(load("chips.csv")["chip"]), "model": set(load("models.csv")["model"])}
+    for i, row in enumerate(df.iter_rows(named=True)):
+        for column, valid in known.items():
+            if row[column] not in valid:
+                raise _fail(path, i, column, row[column],
+                            f"{column} not in {column}s.csv; valid {column}s: {', '.join(sorted(valid))}")
+        for column, (low, high) in GB300_PLAUSIBLE.items():
+            if row[column] is not None and not low <= row[column] <= high:
+                raise _fail(path, i, column, row[column], f"outside the plausible range {low:g} to {high:g}; "
+                                                          "check the unit (ms, tok/s per GPU) and the decimal point")
+        for column in GB300_REQUIRED[row["kind"]]:
+            if row[column] is None:
+                raise _fail(path, i, column, "", f"a {row['kind']} row needs a value here")
+    dates = df["date_measured"]
+    bad = dates.is_not_null() & ~dates.str.contains(_DATE)
+    if bad.any():
+        i = bad.arg_true()[0]
+        raise _fail(path, i, "date_measured", dates[i], "not a date YYYY-MM-DD")
+    return df.with_columns((pl.col("median_tpot_ms") * 1e-3).alias("tpot_s"),
+                           (pl.col("median_ttft_ms") * 1e-3).alias("ttft_s"),
+                           pl.coalesce(1e3 / pl.col("median_tpot_ms"), pl.col("at_interactivity_tok_s_user"))
+                           .alias("interactivity_tok_s_user"))
+
+
+def gb300_point(point: str) -> dict[str, object]:
+    """One row of :func:`gb300_points` by its ``point`` id, as a dict; UnknownNameError listing them."""
+    table = gb300_points()
+    rows = table.filter(pl.col("point") == point)
+    if rows.is_empty():
+        raise _unknown("GB300 public point", point, table["point"])
+    return rows.row(0, named=True)

@@ -146,13 +146,23 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
                               pl.lit(power_basis).alias("power_basis"))
 
 
+def _points(model: str | None = None, hw: str | None = None, *, isl: int, osl: int, precision: str | None,
+            spec_decoding: str) -> pl.DataFrame:
+    """Measured points of :func:`jalapeno.measured.points`, of one ``precision`` (None: every precision)."""
+    pts = measured.points(model, hw, isl=isl, osl=osl, spec_decoding=spec_decoding)
+    return pts if precision is None else pts.filter(pl.col("precision") == precision)
+
+
 def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, power_w_: float | None = None,
-                      spec_decoding: str = "none") -> pl.DataFrame:
+                      spec_decoding: str = "none", precision: str | None = None) -> pl.DataFrame:
     """The envelope of the measured InferenceMAX points of one model on one hardware key (every run and
-    stack), with ``interactivity_tok_s_user`` = 1 / mean TPOT, ``throughput_tok_s_chip`` = tput_per_gpu
-    and ``tok_s_per_kw`` at ``power_w_`` (default: the chip's rated TDP)."""
-    pts = measured.require(measured.points(model, hw, isl=isl, osl=osl, spec_decoding=spec_decoding),
-                           f"{model} on {hw} at {isl}/{osl}")
+    stack; of one ``precision`` if given, with or without speculative decoding as ``spec_decoding``
+    says), with ``interactivity_tok_s_user`` = 1 / mean TPOT, ``throughput_tok_s_chip`` = tput_per_gpu
+    and ``tok_s_per_kw`` at ``power_w_`` (default: the chip's rated TDP). ValueError when no point
+    matches."""
+    pts = measured.require(_points(model, hw, isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding),
+                           f"{model} on {hw} at {isl}/{osl}, precision {precision or 'any'}, speculative decoding "
+                           f"{spec_decoding}")
     watts = power_w_ or power.power_w(hw.removesuffix("-trt"), "rated")
     df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
                     pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
@@ -198,19 +208,27 @@ BASELINE_HOW = ("auto", "measured", "transferred", "modeled")
 
 
 def transferred_frontier(model: str, chip: str, *, source_model: str, source_chip: str, isl: int = 8192,
-                         osl: int = 1024, power_basis: str = "rated", eff: serving.Efficiency | None = None) -> pl.DataFrame:
+                         osl: int = 1024, power_basis: str = "rated", eff: serving.Efficiency | None = None,
+                         precision: str | None = None, spec_decoding: str = "none") -> pl.DataFrame:
     """A frontier for an unmeasured (``model``, ``chip``) from a measured one: each measured point of
-    ``source_model`` on ``source_chip`` keeps its recorded layout (chips, concurrency, stack, prefill
+    ``source_model`` on ``source_chip`` (of one ``precision`` if given; with or without speculative
+    decoding as ``spec_decoding`` says) keeps its recorded layout (chips, concurrency, stack, prefill
     split) and has its TPOT and throughput per chip multiplied by the serving model's ratio, target over
     source, at that layout. Only the ratio is modeled, so the measured layouts (how many chips the
-    benchmark used at its fastest point, which sets a matched ratio) carry over. Same columns as
-    :func:`measured_frontier` plus ``n_chips``."""
+    benchmark used at its fastest point, which sets a matched ratio) carry over. With
+    ``spec_decoding="mtp"`` each measured point keeps its measured MTP gain and the ratio is the serving
+    model's at the same layout without speculative decoding (the calibration has no MTP term): an
+    approximation, stated. Same columns as :func:`measured_frontier` plus ``n_chips``. ValueError when no
+    measured point matches."""
     target_model, target_chip = specs.model(model).model, specs.chip(chip)
     src = specs.model(source_model).model
-    cfg = calibration.configurations(measured.points(isl=isl, osl=osl)).filter(
+    pts = _points(isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding)
+    # configurations() keeps points without speculative decoding; an MTP point is described by its layout
+    cfg = calibration.configurations(pts.with_columns(spec_decoding=pl.lit("none"))).filter(
         (pl.col("model_key") == src) & (pl.col("chip") == specs.chip(source_chip).chip))
     if cfg.is_empty():
-        raise ValueError(f"no measured {src} points on {source_chip} at {isl}/{osl} to transfer from")
+        raise ValueError(f"no measured {src} points on {source_chip} at {isl}/{osl} (precision {precision or 'any'}, "
+                         f"speculative decoding {spec_decoding}) to transfer from")
     eff = eff or calibration.load()
     a = calibration.predict(cfg, eff)
     b = calibration.predict(a.with_columns(model_key=pl.lit(target_model), chip=pl.lit(target_chip.chip)), eff)
@@ -225,34 +243,41 @@ def transferred_frontier(model: str, chip: str, *, source_model: str, source_chi
 
 
 def baseline_frontier(model: str, chip: str, *, power_basis: str = "rated", how: str = "auto", max_chips: int = 8,
-                      isl: int = 8192, osl: int = 1024, concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+                      isl: int = 8192, osl: int = 1024, concurrency_cap: float | str | None = "benchmark",
+                      precision: str | None = None, spec_decoding: str = "none") -> pl.DataFrame:
     """The baseline's frontier, with its origin in column ``source``: ``measured`` (every InferenceMAX run
     and stack of that model on that chip at that shape), ``transferred`` (:func:`transferred_frontier`
     from the measured layouts of :data:`TRANSFER_CHIP` / :data:`TRANSFER_MODEL`) or ``modeled``
     (:func:`frontier` with at most ``max_chips`` chips per decode worker, over ``concurrency_cap``). ``how="auto"`` takes the first
-    of the three that exists; UnknownNameError for another ``how``, ValueError when the asked one does not
-    exist."""
+    of the three that exists. ``precision`` (None: every precision) and ``spec_decoding`` (``none`` or
+    ``mtp``) choose the measured points; a modeled frontier has no speculative decoding. UnknownNameError
+    for another ``how``, ValueError when the asked one does not exist."""
     if how not in BASELINE_HOW:
         raise UnknownNameError("baseline construction", how, BASELINE_HOW)
     chip_spec, model_key = specs.chip(chip), specs.model(model).model
-    pts = measured.points(isl=isl, osl=osl)
+    pts = _points(isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding)
 
     def have(m: str, c: str) -> bool:
         return pts.filter((pl.col("hw") == c) & (pl.col("model_key") == m)).height > 0
 
     if how in ("auto", "measured") and have(model_key, chip_spec.chip):
-        return measured_frontier(model, chip_spec.chip, isl=isl, osl=osl,
-                                 power_w_=power.power_w(chip_spec, power_basis)).with_columns(pl.lit("measured").alias("source"))
+        return measured_frontier(model, chip_spec.chip, isl=isl, osl=osl, power_w_=power.power_w(chip_spec, power_basis),
+                                 precision=precision, spec_decoding=spec_decoding).with_columns(pl.lit("measured").alias("source"))
     if how == "measured":
         raise ValueError(f"no measured {model_key} points on {chip_spec.chip} at {isl}/{osl}")
     src_chip = TRANSFER_CHIP.get(chip_spec.chip, chip_spec.chip)
     src_model = model_key if have(model_key, src_chip) else TRANSFER_MODEL.get(model_key, model_key)
     if how in ("auto", "transferred") and have(src_model, src_chip) and (src_chip, src_model) != (chip_spec.chip, model_key):
         return transferred_frontier(model_key, chip_spec.chip, source_model=src_model, source_chip=src_chip, isl=isl,
-                                    osl=osl, power_basis=power_basis).with_columns(pl.lit("transferred").alias("source"))
+                                    osl=osl, power_basis=power_basis, precision=precision,
+                                    spec_decoding=spec_decoding).with_columns(pl.lit("transferred").alias("source"))
     if how == "transferred":
-        raise ValueError(f"no measured layouts to transfer to {model_key} on {chip_spec.chip} at {isl}/{osl}")
-    return frontier(chip_spec, model, isl=isl, osl=osl, power_basis=power_basis, max_chips=max_chips,
+        raise ValueError(f"no measured layouts to transfer to {model_key} on {chip_spec.chip} at {isl}/{osl} "
+                         f"(precision {precision or 'any'}, speculative decoding {spec_decoding})")
+    if spec_decoding != "none":
+        raise ValueError(f"a modeled frontier has no speculative decoding; no measured {model_key} points with "
+                         f"{spec_decoding} on {chip_spec.chip} or {src_chip} at {isl}/{osl}")
+    return frontier(chip_spec, model, isl=isl, osl=osl, precision=precision, power_basis=power_basis, max_chips=max_chips,
                     concurrency_cap=concurrency_cap).with_columns(
         pl.lit("modeled").alias("source"))
 
