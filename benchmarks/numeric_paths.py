@@ -27,13 +27,12 @@ import json, sys
 import polars as pl
 from jalapeno import calibration
 from jalapeno.publish.notebook import number
-import numpy as np
 held = pl.concat([calibration.holdout(by=b) for b in sys.argv[1:]])
 cols = ["tpot_err_median", "tput_err_median", "frontier_distance"]
 cells = {f"{r['held_out']} | {r['series']} | {c}": number(r[c]) for r in held.iter_rows(named=True) for c in cols}
-from numpy._core._multiarray_umath import __cpu_features__
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 print(json.dumps({"quotes": calibration.holdout_quotes(held), "cells": cells,
-                  "simd": [k for k in ("AVX2", "FMA3", "AVX512F") if __cpu_features__.get(k)]}))
+                  "simd": [k for k in __cpu_dispatch__ if __cpu_features__.get(k)]}))
 """
 
 
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         out[name] = json.loads(stdout.strip().splitlines()[-1])
     for name, env in paths.items():
-        print(f"{name:>7} path: {env or 'this CPU as found'}; numpy SIMD in use: {', '.join(out[name]['simd']) or 'baseline only'}")
+        print(f"{name:>7} path: {env or 'this CPU as found'}; numpy dispatch targets in use: {', '.join(out[name]['simd']) or 'baseline only'}")
     a, b = out["default"], out["second"]
     diff = [(k, a[part].get(k), b[part].get(k)) for part in ("quotes", "cells")
             for k in sorted(set(a[part]) | set(b[part])) if a[part].get(k) != b[part].get(k)]

@@ -69,10 +69,9 @@ def _perturbed(configs: pl.DataFrame, rel: float = 1e-12) -> pl.DataFrame:
     return configs.with_columns(pl.col(c) * (1 + rel * rng.choice([-1.0, 1.0], configs.height)) for c in cols)
 
 
-def _start(rel: float = 1e-12) -> calibration.Efficiency:
-    s = calibration.START
-    return replace(s, **{p: getattr(s, p) * (1 + rel) for p in calibration.BOUNDS},
-                   tau_s={k: v * (1 - rel) for k, v in s.tau_s.items()})
+def _start_like(eff: calibration.Efficiency, rel: float = 1e-12) -> calibration.Efficiency:
+    return replace(eff, **{p: getattr(eff, p) * (1 + rel) for p in calibration.BOUNDS},
+                   tau_s={k: v * (1 - rel) for k, v in eff.tau_s.items()})
 
 
 def _recorded():
@@ -98,7 +97,7 @@ def test_chip_holdout_quotes_survive_a_last_bit_perturbation(configs):
     measured points and starting constants perturbed by a relative 1e-12, shows exactly what the
     committed notebook shows (recorded on another machine or numeric path): the glued percentages and
     the hold-out table's cells."""
-    held = calibration.holdout(_perturbed(configs), by="chip", start=_start())
+    held = calibration.holdout(_perturbed(configs), by="chip", start=_start_like(calibration.START))
     quotes = calibration.holdout_quotes(held)
     glued, rows = _recorded()
     for key in ("ho_chip_median", "ho_chip_worst", "ho_chip_worst_series"):
@@ -108,3 +107,20 @@ def test_chip_holdout_quotes_survive_a_last_bit_perturbation(configs):
         shown = [r["held_out"], r["series"], number(r["points"]), number(r["tpot_err_median"]),
                  number(r["tput_err_median"]), number(r["frontier_distance"]), r["held_at_prior"]]
         assert shown == [cell.strip() for cell in rows[(r["held_out"], r["series"])]], r["series"]
+
+
+def test_jalapeno_fit_moves_less_than_display_noise_under_a_last_bit_perturbation():
+    """The other refit the book quotes (Jalapeño's four constants, jalapeno.subject.fit_jalapeno, shown
+    by the Pareto, caveats, agents and systems chapters): calibration constants perturbed by a relative
+    1e-12 move every fitted constant by less than the noise stable_format guards against, so no shown
+    digit can change."""
+    from jalapeno import subject
+    from jalapeno.metrics import DISPLAY_NOISE
+
+    base = calibration.load()
+    a = subject.fit_jalapeno("central", base=base).constants()
+    b = subject.fit_jalapeno("central", base=_start_like(base)).constants()
+    for name, value in a.items():
+        assert abs(b[name] / value - 1) < DISPLAY_NOISE, name
+        assert number(b[name]) == number(value), name
+
