@@ -8,7 +8,11 @@ stacks (vLLM, SGLang, TensorRT-LLM, Dynamo, ATOM) get their own overheads, so a 
 asked to absorb its software. The fitted values are written to ``data/calibration.csv``.
 
 A *series* is one (model, hardware key, stack, precision, ISL/OSL) sweep. Leave-one-out validation
-refits without a group of series (one series, one chip, one model or one workload shape) and predicts it.
+refits without a group of series (one series, one chip, one model or one workload shape) and predicts it,
+with the same procedure as the full fit: the same neutral start (:data:`START`, never the stored
+calibration, which has seen the held-out series) and the same rule for constants the training set does
+not inform (:func:`unidentified`): such a constant is held at its prior (:data:`PRIORS`) instead of being
+left to wherever the optimiser's floating-point path takes it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from . import data, measured, serving, specs
-from .metrics import pareto_envelope
+from .metrics import pareto_envelope, stable_format
 from .serving import Efficiency
 
 STACKS = ("vllm", "sglang", "trt", "dynamo-trt", "dynamo-sglang", "atom")
@@ -36,6 +40,17 @@ _UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "frac
           "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
 _PARAMS = tuple(BOUNDS) + tuple(f"tau_s:{s}" for s in STACKS)
 _TAU_BOUNDS = (1e-7, 2e-4)
+#: Where every fit starts (log space): the serving model's generic defaults (:class:`Efficiency`) with a
+#: 10 µs per-layer overhead for every stack. Fixed and neutral, so a refit depends on its data alone.
+START = Efficiency(tau_s={s: 10e-6 for s in STACKS})
+#: Values at which a fit holds a constant that no series of its training set informs (see
+#: :func:`unidentified`). ``mla_layer_factor`` = 1: the neutral prior that an MLA layer costs what a GQA
+#: layer does (the lower end of its bounds); the MLA extra cost is then not credited without data that
+#: separate it from the stacks' own overheads.
+PRIORS = {"mla_layer_factor": 1.0}
+#: Stopping tolerances of the fit (relative change of the cost and of the log constants, and the scaled
+#: gradient): tight enough that a fit ends at the minimum, not wherever a last-bit different path stalls.
+_TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
 
 
 def configurations(points: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -105,18 +120,38 @@ def residuals(configs: pl.DataFrame, eff: Efficiency) -> np.ndarray:
                            np.log(p["pred_tput"] / p["tput_per_gpu"]).to_numpy()])
 
 
-def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 200) -> Efficiency:
-    """Fit :class:`Efficiency` to measured configurations (default: all). Stacks absent from the data
-    keep the starting overhead. Deterministic (trust-region least squares from a fixed start)."""
+def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
+    """The constants of :data:`BOUNDS` (and ``tau_s:<stack>``) that no series of ``configs`` (rows of
+    :func:`configurations`) informs, so a fit on them would leave them to the optimiser's path:
+
+    - ``mla_layer_factor`` unless one stack served both an MLA model and a GQA model: the factor multiplies
+      the stack's per-layer overhead, so only such a stack tells it apart from that overhead (in the
+      InferenceMAX data only Dynamo-TRT on GB200 does; without it, the per-sequence term alone leaves the
+      factor at a bound);
+    - ``tau_s:<stack>`` for every stack with no point in ``configs``.
+    """
+    mla = [m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"]
+    kinds = configs.group_by("stack").agg(pl.col("model_key").is_in(mla).any().alias("mla"),
+                                          (~pl.col("model_key").is_in(mla)).any().alias("other"))
+    out = [] if kinds.filter(pl.col("mla") & pl.col("other")).height else ["mla_layer_factor"]
+    present = set(configs["stack"].unique())
+    out += [f"tau_s:{s}" for s in STACKS if s not in present]
+    return tuple(out)
+
+
+def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 400) -> Efficiency:
+    """Fit :class:`Efficiency` to measured configurations (default: all), from ``start`` (default
+    :data:`START`). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
+    is held at :data:`PRIORS`, and a stack with no point gets the median overhead of the fitted stacks.
+    Deterministic (trust-region least squares in log space, tolerances :data:`_TOLERANCES`)."""
     from scipy.optimize import least_squares
 
     configs = configurations() if configs is None else configs
-    start = start or Efficiency(tau_s={s: 10e-6 for s in STACKS})
-    x0 = _vector(start)
+    held = set(unidentified(configs))
+    x0 = _vector(replace(start or START, **{p: v for p, v in PRIORS.items() if p in held}))
     lo = np.log([b[0] for b in BOUNDS.values()] + [_TAU_BOUNDS[0]] * len(STACKS))
     hi = np.log([b[1] for b in BOUNDS.values()] + [_TAU_BOUNDS[1]] * len(STACKS))
-    present = set(configs["stack"].unique())
-    free = np.array([True] * len(BOUNDS) + [s in present for s in STACKS])
+    free = np.array([p not in held for p in _PARAMS])
 
     def fun(z):
         x = x0.copy()
@@ -124,13 +159,13 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
         return residuals(configs, _efficiency(x))
 
     sol = least_squares(fun, np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), bounds=(lo[free], hi[free]),
-                        x_scale=1.0, max_nfev=max_nfev)
+                        x_scale=1.0, max_nfev=max_nfev, **_TOLERANCES)
     x = x0.copy()
     x[free] = sol.x
     eff = _efficiency(x)
-    absent = [s for s in STACKS if s not in present]
+    absent = [s for s in STACKS if f"tau_s:{s}" in held]
     if absent:  # a stack never seen gets the median of the fitted ones
-        fitted = [eff.tau_s[s] for s in STACKS if s in present]
+        fitted = [eff.tau_s[s] for s in STACKS if f"tau_s:{s}" not in held]
         eff = replace(eff, tau_s={**eff.tau_s, **{s: float(np.median(fitted)) for s in absent}})
     return eff
 
@@ -191,20 +226,26 @@ def series_errors(pred: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def holdout(configs: pl.DataFrame | None = None, by: str = "series", start: Efficiency | None = None) -> pl.DataFrame:
+def holdout(configs: pl.DataFrame | None = None, by: str = "series", start: Efficiency | None = None,
+            groups: list[str] | None = None) -> pl.DataFrame:
     """Leave-one-group-out validation: for each value of ``by`` (``series``, ``chip``, ``model_key`` or
-    ``shape``), refit without its rows (starting from ``start``, default the stored calibration) and
-    predict them. Returns :func:`series_errors` of the held-out predictions with the ``held_out`` group
-    named. A stack seen only in the held-out group gets the median overhead of the others."""
+    ``shape``), refit without its rows with :func:`fit` (from ``start``, default :data:`START`: the
+    stored calibration has seen the held-out rows) and predict them. Returns :func:`series_errors` of the
+    held-out predictions with the ``held_out`` group named and ``held_at_prior``, the constants the
+    training rows did not inform (:func:`unidentified`; a stack seen only in the held-out group gets the
+    median overhead of the others, the MLA factor its prior). ``groups``: only these values of ``by``
+    (default every one)."""
     configs = configurations() if configs is None else configs
     configs = configs.with_columns(shape=pl.format("{}/{}", pl.col("isl"), pl.col("osl")))
-    start = start or load()
     frames = []
     for (value,), held in configs.group_by([by], maintain_order=True):
+        if groups is not None and value not in groups:
+            continue
         rest = configs.filter(pl.col(by) != value).drop("shape")
         eff = fit(rest, start=start)
         errs = series_errors(predict(held.drop("shape"), eff))
-        frames.append(errs.with_columns(held_out=pl.lit(f"{by}={value}")))
+        frames.append(errs.with_columns(held_out=pl.lit(f"{by}={value}"),
+                                        held_at_prior=pl.lit(", ".join(unidentified(rest)))))
     return pl.concat(frames)
 
 
@@ -215,6 +256,36 @@ def summary(errors: pl.DataFrame) -> dict[str, float]:
     for c in cols:
         out[f"{c}:median"] = float(errors[c].median())
         out[f"{c}:worst"] = float(errors[c].max())
+    return out
+
+
+def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -> dict[str, str]:
+    """The text the serving-model chapter quotes from :func:`holdout` results (series and/or chip folds),
+    keyed by glue name: median TPOT and throughput errors and the median and worst frontier distance of
+    the series folds (``ho_series_*``, percent, ``meets_target``: ``meets`` or ``misses`` the target),
+    median and worst frontier distance of the chip folds (``ho_chip_*``, and the worst one's series), the three series with the
+    largest frontier distance (``worst_series``) and the folds that held a constant at its prior
+    (``prior_folds``, with ``mla_prior``). Percentages through :func:`jalapeno.metrics.stable_format`."""
+    by_series = held.filter(pl.col("held_out").str.starts_with("series="))
+    by_chip = held.filter(pl.col("held_out").str.starts_with("chip="))
+    out = {}
+    if by_series.height:
+        s = summary(by_series)
+        out |= {"ho_series_median": stable_format(100 * s["frontier_distance:median"]),
+                "ho_series_worst": stable_format(100 * s["frontier_distance:worst"]),
+                "ho_series_tpot": stable_format(100 * s["tpot_err_median:median"]),
+                "ho_series_tput": stable_format(100 * s["tput_err_median:median"]),
+                "meets_target": "meets" if s["frontier_distance:median"] <= target_frontier_distance else "misses"}
+    if by_chip.height:
+        s = summary(by_chip)
+        out |= {"ho_chip_median": stable_format(100 * s["frontier_distance:median"]),
+                "ho_chip_worst": stable_format(100 * s["frontier_distance:worst"]),
+                "ho_chip_worst_series": by_chip.sort("frontier_distance", descending=True)["series"][0]}
+    worst = (by_series if by_series.height else held).sort("frontier_distance", descending=True)
+    out["worst_series"] = "; ".join(worst.head(3)["series"])
+    folds = held.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["held_out"].unique(maintain_order=True)
+    out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
+    out["mla_prior"] = f"{PRIORS['mla_layer_factor']:g}"
     return out
 
 

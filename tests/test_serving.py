@@ -33,12 +33,13 @@ def test_measured_gb200_gpt_oss_points_within_stated_tolerance(predicted):
     assert e["frontier_distance"] < 0.10
 
 
-def test_held_out_series_are_predicted_to_about_ten_percent(eff):
-    # leave-one-series-out: refit on the other 21 series, predict the held-out one (22 refits)
-    held = calibration.holdout(by="series", start=eff)
+def test_held_out_series_are_predicted_to_about_ten_percent():
+    # leave-one-series-out: refit on the other 21 series from the fit's neutral start, predict the
+    # held-out one (22 refits), as the serving-model chapter does
+    held = calibration.holdout(by="series")
     s = calibration.summary(held)
     assert held.height == 22
-    assert s["frontier_distance:median"] < 0.12  # 11 % with the stored calibration; the aim is 10 %
+    assert s["frontier_distance:median"] < 0.12  # 11 % in the chapter; the aim is 10 %
     assert s["tpot_err_median:median"] < 0.15 and s["tput_err_median:median"] < 0.12
 
 

@@ -1,0 +1,126 @@
+"""Reproducible on any machine: a value is quoted only to a digit that noise cannot flip, a refit holds
+what its data do not inform, and the serving-model chapter's hold-out quotes survive a relative 1e-12
+change of every input (the measured points and the fit's starting constants)."""
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from jalapeno import calibration
+from jalapeno.metrics import stable_format
+from jalapeno.publish.notebook import number
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "serving-model.ipynb"
+
+
+# ---- stable_format: hand-worked cases ----------------------------------------------------------------
+
+@pytest.mark.parametrize("value, fmt, shown", [
+    (22.54, "{:.0f}", "23"),          # 0.04 from the boundary: far beyond noise
+    (22.5, "{:.0f}", "20"),           # on the boundary 22.5: 22 or 23 by a last bit, so one digit less
+    (22.5 * (1 + 1e-12), "{:.0f}", "20"),
+    (22.5 * (1 - 1e-12), "{:.0f}", "20"),
+    (0.125, "{:.2f}", "0.1"),         # 0.12 | 0.13 boundary, exact in binary
+    (1.23456, "{:.2f}", "1.23"),
+    (1234.4, "{:,.0f}", "1,234"),
+    (1234.5, "{:,.0f}", "1,230"),     # tens, thousands separator kept
+    (0.12501, "{:.2g}", "0.13"),
+    (45.0, "{:.0f}", "45"),
+])
+def test_stable_format_drops_a_digit_only_on_a_boundary(value, fmt, shown):
+    assert stable_format(value, fmt) == shown
+
+
+def test_stable_format_refuses_a_format_it_cannot_shorten():
+    with pytest.raises(ValueError, match=r"'\{:d\}'"):
+        stable_format(3, "{:d}")
+
+
+# ---- which constants a training set informs -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def configs():
+    return calibration.configurations()
+
+
+def test_unidentified_constants_follow_the_data(configs):
+    # every stack has points, and Dynamo-TRT on GB200 served both DeepSeek-R1 (MLA) and gpt-oss (GQA)
+    assert calibration.unidentified(configs) == ()
+    # without GB200 no stack served both attention kinds, and both Dynamo stacks are gone
+    assert calibration.unidentified(configs.filter(pl.col("chip") != "gb200")) == (
+        "mla_layer_factor", "tau_s:dynamo-trt", "tau_s:dynamo-sglang")
+    # without gpt-oss on Dynamo-TRT the MLA factor is no longer told apart, though every stack remains
+    no_gqa_dynamo = configs.filter(~((pl.col("stack") == "dynamo-trt") & (pl.col("model_key") == "gpt-oss-120b")))
+    assert calibration.unidentified(no_gqa_dynamo) == ("mla_layer_factor",)
+    # without B200, SGLang and TensorRT-LLM (served only there) have no points
+    assert calibration.unidentified(configs.filter(pl.col("chip") != "b200")) == ("tau_s:sglang", "tau_s:trt")
+
+
+# ---- the hold-out quotes under a relative 1e-12 perturbation ------------------------------------------
+
+def _perturbed(configs: pl.DataFrame, rel: float = 1e-12) -> pl.DataFrame:
+    rng = np.random.default_rng(15)
+    cols = ["mean_tpot", "tput_per_gpu", "mean_ttft", "mean_e2el"]
+    return configs.with_columns(pl.col(c) * (1 + rel * rng.choice([-1.0, 1.0], configs.height)) for c in cols)
+
+
+def _start_like(eff: calibration.Efficiency, rel: float = 1e-12) -> calibration.Efficiency:
+    return replace(eff, **{p: getattr(eff, p) * (1 + rel) for p in calibration.BOUNDS},
+                   tau_s={k: v * (1 - rel) for k, v in eff.tau_s.items()})
+
+
+def _recorded():
+    """The recorded serving-model notebook: its glued texts and the rows of its hold-out table (cells as shown)."""
+    nb = json.loads(NOTEBOOK.read_text())
+    glued, tables = {}, []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                glued[name] = out["data"]["application/papermill.record/text/markdown"]
+            html = out.get("data", {}).get("text/html")
+            if html and "held_at_prior" in "".join(html):
+                tables.append("".join(html))
+    assert len(tables) == 1, "the serving-model notebook should show one hold-out table"
+    body = tables[0].split("<tbody", 1)[1]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S) for r in body.split("</tr>") if "<td" in r]
+    return glued, {(r[0], r[1]): r for r in rows}
+
+
+def test_chip_holdout_quotes_survive_a_last_bit_perturbation(configs):
+    """Every chip fold (five refits, the ones a CPU's floating-point path used to decide), refitted on
+    measured points and starting constants perturbed by a relative 1e-12, shows exactly what the
+    committed notebook shows (recorded on another machine or numeric path): the glued percentages and
+    the hold-out table's cells."""
+    held = calibration.holdout(_perturbed(configs), by="chip", start=_start_like(calibration.START))
+    quotes = calibration.holdout_quotes(held)
+    glued, rows = _recorded()
+    for key in ("ho_chip_median", "ho_chip_worst", "ho_chip_worst_series"):
+        assert quotes[key] == glued[key], key
+    assert "gb200" in glued["prior_folds"].split(", ")  # the fold without GB200 held the MLA factor at its prior
+    for r in held.iter_rows(named=True):
+        shown = [r["held_out"], r["series"], number(r["points"]), number(r["tpot_err_median"]),
+                 number(r["tput_err_median"]), number(r["frontier_distance"]), r["held_at_prior"]]
+        assert shown == [cell.strip() for cell in rows[(r["held_out"], r["series"])]], r["series"]
+
+
+def test_jalapeno_fit_moves_less_than_display_noise_under_a_last_bit_perturbation():
+    """The other refit the book quotes (Jalapeño's four constants, jalapeno.subject.fit_jalapeno, shown
+    by the Pareto, caveats, agents and systems chapters): calibration constants perturbed by a relative
+    1e-12 move every fitted constant by less than the noise stable_format guards against, so no shown
+    digit can change."""
+    from jalapeno import subject
+    from jalapeno.metrics import DISPLAY_NOISE
+
+    base = calibration.load()
+    a = subject.fit_jalapeno("central", base=base).constants()
+    b = subject.fit_jalapeno("central", base=_start_like(base)).constants()
+    for name, value in a.items():
+        assert abs(b[name] / value - 1) < DISPLAY_NOISE, name
+        assert number(b[name]) == number(value), name
+
