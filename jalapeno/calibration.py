@@ -234,7 +234,9 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "series", start: Effi
     held-out predictions with the ``held_out`` group named and ``held_at_prior``, the constants the
     training rows did not inform (:func:`unidentified`; a stack seen only in the held-out group gets the
     median overhead of the others, the MLA factor its prior). ``groups``: only these values of ``by``
-    (default every one)."""
+    (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed by its
+    training and held-out rows, the start, the priors, the bounds and the package's source, so a second
+    run with the same inputs reads it instead of refitting."""
     configs = configurations() if configs is None else configs
     configs = configs.with_columns(shape=pl.format("{}/{}", pl.col("isl"), pl.col("osl")))
     frames = []
@@ -242,10 +244,10 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "series", start: Effi
         if groups is not None and value not in groups:
             continue
         rest = configs.filter(pl.col(by) != value).drop("shape")
-        eff = fit(rest, start=start)
-        errs = series_errors(predict(held.drop("shape"), eff))
-        frames.append(errs.with_columns(held_out=pl.lit(f"{by}={value}"),
-                                        held_at_prior=pl.lit(", ".join(unidentified(rest)))))
+        key = data.inputs_digest("holdout", by, value, rest, held, start or START, PRIORS, BOUNDS)
+        frames.append(data.cached_frame("holdout", key, lambda rest=rest, held=held, value=value: series_errors(
+            predict(held.drop("shape"), fit(rest, start=start))).with_columns(
+                held_out=pl.lit(f"{by}={value}"), held_at_prior=pl.lit(", ".join(unidentified(rest))))))
     return pl.concat(frames)
 
 

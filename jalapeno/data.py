@@ -30,6 +30,48 @@ def data_dir() -> Path:
     return Path(os.environ.get("JALAPENO_DATA_DIR", REPO_ROOT / "data"))
 
 
+def cache_dir() -> Path:
+    """Where results that are expensive to compute are kept between runs, keyed by their inputs (executed
+    notebooks, hold-out refits): ``$JALAPENO_CACHE_DIR`` or ``<repo>/build/.cache``."""
+    return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
+
+
+def inputs_digest(*parts: object) -> str:
+    """SHA-256 of ``parts`` (their ``repr``; a polars DataFrame by its full-precision JSON) together with the
+    package's source code and the installed numpy, scipy and polars: a key under which a computed result
+    may be kept, since equal keys give equal results."""
+    import hashlib
+    import importlib.metadata
+
+    h = hashlib.sha256()
+    for part in parts:
+        h.update((part.write_json() if isinstance(part, pl.DataFrame) else repr(part)).encode() + b"\0")
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(repr([importlib.metadata.version(d) for d in ("numpy", "scipy", "polars")]).encode())
+    return h.hexdigest()
+
+
+def cached_frame(kind: str, key: str, compute) -> pl.DataFrame:
+    """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
+    :func:`inputs_digest`) and read from there when present. Written to a temporary file first and moved
+    into place, so that concurrent runs never read half a file."""
+    import tempfile
+
+    folder = cache_dir() / kind
+    path = folder / f"{key}.parquet"
+    if path.is_file():
+        return pl.read_parquet(path)
+    frame = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
+    os.close(fd)
+    frame.write_parquet(tmp)
+    os.replace(tmp, path)
+    return frame
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of a data file: its type (``str``, ``float``, ``int``, ``bool``), whether a value is

@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from ..data import REPO_ROOT, data_dir
+from ..data import cache_dir as data_cache_dir
 from ..errors import BuildError, JalapenoError
 from . import scenarios
 
@@ -248,8 +249,9 @@ def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> st
 
 
 def cache_dir() -> Path:
-    """Where executed notebooks are cached: ``$JALAPENO_CACHE_DIR`` or ``build/.cache``."""
-    return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
+    """Where executed notebooks are cached: :func:`jalapeno.data.cache_dir` (``$JALAPENO_CACHE_DIR`` or
+    ``build/.cache``)."""
+    return data_cache_dir()
 
 
 def _prune_cache(root: Path, name: str) -> None:
