@@ -90,8 +90,23 @@ def figure(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
     folder = os.environ.get("JALAPENO_FIGURES_DIR")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        Path(folder, f"{name}.svg").write_text(to_svg(chart.to_dict()))
+        spec = chart.to_dict()
+        Path(folder, f"{name}.svg").write_text(to_svg(spec))
+        Path(folder, f"{name}.csv").write_text(figure_data(spec).write_csv())
     return chart
+
+
+def figure_data(spec: dict) -> pl.DataFrame:
+    """The data behind a chart (its Vega-Lite ``spec``), as one table: the rows of every inline dataset,
+    with a column ``dataset`` numbering them when the chart draws more than one (a layer of points and
+    a line, say); columns a dataset lacks are empty."""
+    sets = [rows for rows in spec.get("datasets", {}).values() if rows]
+    if not sets:
+        return pl.DataFrame()
+    frames = [pl.DataFrame(rows, infer_schema_length=None) for rows in sets]
+    if len(frames) == 1:
+        return frames[0]
+    return pl.concat([f.with_columns(dataset=pl.lit(i + 1)) for i, f in enumerate(frames)], how="diagonal_relaxed")
 
 
 def runtime_bundle() -> str:

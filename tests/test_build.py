@@ -335,3 +335,25 @@ def test_every_number_that_moved_in_the_latest_version_says_why():
     why = pages.reasons(names[-1])
     unexplained = [(c, k) for c, k, a, b in pages._diff_numbers(before, latest) if not pages._why(why, c, k)]
     assert unexplained == []
+
+
+def test_search_finds_published_numbers_as_the_seeds_print_them(book):
+    out, _ = book
+    text = (out / "searchindex.js").read_text()
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    pages = lambda term: {index["docnames"][i] for i in ([index["terms"][term]] if isinstance(index["terms"].get(term), int)
+                                                          else index["terms"].get(term, []))}
+    assert "chapters/reading-the-numbers" in pages("53.7")
+    assert "chapters/pareto" in pages("104.3")
+    assert "chapters/reading-the-numbers" in pages("44,960")
+    assert "splitQuery" in (out / "_static" / "language_data.js").read_text()
+
+
+def test_every_figure_has_its_data_and_every_data_file_is_linked(book):
+    out, _ = book
+    for svg in (out / "figures").glob("*.svg"):
+        assert svg.with_suffix(".csv").stat().st_size > 0, svg.name
+    data_page = (out / "data.html").read_text()
+    for path in (ROOT / "data").rglob("*.csv"):
+        rel = path.relative_to(ROOT / "data").as_posix()
+        assert f'href="data/{rel}"' in data_page and (out / "data" / rel).read_bytes() == path.read_bytes()

@@ -58,3 +58,17 @@ def test_charts_draw_and_never_run_a_model():
     import jalapeno.charts as module
 
     assert not {"comparison", "serving", "pareto", "systems", "caveats", "agents"} & set(vars(module))
+
+
+def test_figure_data_is_every_dataset_the_chart_draws():
+    import altair as alt
+    import polars as pl
+
+    points = pl.DataFrame({"chip": ["gb200", "jalapeno"], "tok_s_kw": [44960.0, 85448.0]})
+    line = pl.DataFrame({"chip": ["gb200"], "limit": [1.0]})
+    chart = alt.Chart(points).mark_point().encode(x="chip", y="tok_s_kw") + alt.Chart(line).mark_rule().encode(y="limit")
+    data = charts.figure_data(chart.to_dict())
+    assert data.height == 3 and set(data["dataset"]) == {1, 2}
+    assert data.filter(pl.col("chip") == "jalapeno")["tok_s_kw"].to_list() == [85448.0]
+    single = charts.figure_data(alt.Chart(points).mark_point().encode(x="chip").to_dict())
+    assert single.columns == ["chip", "tok_s_kw"]

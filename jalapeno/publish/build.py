@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..data import REPO_ROOT
+from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import execute, output, pages, params, scenarios
 from .execute import _log
@@ -211,8 +211,8 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
             clash = next((f["notebook"] for f in figures if f["name"] == fig), None)
             if clash:
                 raise BuildError(f"figure name {fig!r} is written by both {clash!r} and {name!r}")
-            shutil.copy2(svg, figures_dir / svg.name)
-            shutil.copy2(svg.with_suffix(".png"), figures_dir / f"{fig}.png")
+            for suffix in (".svg", ".png", ".csv"):
+                shutil.copy2(svg.with_suffix(suffix), figures_dir / f"{fig}{suffix}")
             figures.append({"name": fig, "notebook": name,
                             "caption": pages.figure_caption(svg.read_text(), fig),
                             "command": _build_command([name], scenario, {k: v for k, v in overrides.items()
@@ -240,6 +240,7 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
     warnings += [f"render: {line.strip()}" for line in log.splitlines() if "WARNING" in line]
     pages.check_offline(html)
     shutil.copytree(figures_dir, html / "figures")
+    shutil.copytree(data_dir(), html / "data", ignore=shutil.ignore_patterns("__pycache__"))  # data/ to download
     info = {"version": pages._version(), "scenario": None if not scenario else {
                 "name": scenario.name, "description": scenario.description, "source": scenario.source},
             "parameters": runs,

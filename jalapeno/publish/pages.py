@@ -116,8 +116,9 @@ def _version() -> str:
 
 def _figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario: Scenario | None) -> str:
     out = ["# Figures", "",
-           "Every figure of this build, exported under its stable name as SVG (vector, for print) and PNG "
-           "(twice the screen size, for slides) into the folder `figures/` of the built site. Each entry "
+           "Every figure of this build, exported under its stable name as SVG (vector, for print), PNG "
+           "(twice the screen size, for slides) and CSV (the data it draws) into the folder `figures/` of the "
+           "built site. Each entry "
            "says which chapter draws it and the command that regenerates it.", ""]
     if scenario:
         out += [f"These figures were drawn under the scenario `{scenario.name}`.", ""]
@@ -130,7 +131,8 @@ def _figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenari
                 f'width="100%"><figcaption>{caption}</figcaption></figure>', "",
                 f"- name: `{f['name']}`; chapter: [{titles[f['notebook']]}](chapters/{f['notebook']}.ipynb)",
                 f'- files: <a href="figures/{f["name"]}.svg">{f["name"]}.svg</a>, '
-                f'<a href="figures/{f["name"]}.png">{f["name"]}.png</a>',
+                f'<a href="figures/{f["name"]}.png">{f["name"]}.png</a>, '
+                f'<a href="figures/{f["name"]}.csv">{f["name"]}.csv</a> (the data drawn)',
                 f"- regenerate: `{f['command']}`", ""]
     return "\n".join(out)
 
@@ -286,9 +288,10 @@ def _data_files_table() -> str:
     for path in sorted(root.rglob("*.csv")):
         n = max(0, len(path.read_text().splitlines()) - 1)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        rows.append(f"| `{path.relative_to(root)}` | {n:,} | `{digest}` |")
-    return "\n".join(["The data files of this build, with their digests (compare them with your copy):", "",
-                      *rows, ""])
+        rel = path.relative_to(root).as_posix()
+        rows.append(f'| <a href="data/{rel}">{rel}</a> | {n:,} | `{digest}` |')
+    return "\n".join(["The data files of this build, each a download, with their digests (compare them with your "
+                      'copy); the <a href="data/README.md">README</a> describes every column:', "", *rows, ""])
 
 
 _MARKER = "<!-- jalapeno:data-files -->"
