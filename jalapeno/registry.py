@@ -262,22 +262,20 @@ def _(c: ClaimsView) -> Result:
 _RANGE_HALF_ULP = half_ulp(1)
 
 
-@check("headline-per-watt-ratio", "arithmetic")
-def _(c: ClaimsView) -> Result:
-    j, g = c.value("gptoss-jalapeno-tok-per-kw"), c.value("gptoss-gb200-tok-per-kw")
-    r = j / g
-    low, high = c.value("headline-per-watt-ratio"), c.high("headline-per-watt-ratio")
-    return Result(f"{r:.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
-                  f"{j:,.0f} / {g:,.0f} tok/s/kW must lie in the {low:g}–{high:g}x range as printed")
+def _in_printed_range(claim_id: str, num_id: str, den_id: str, what: str, fmt: str) -> Callable[[ClaimsView], Result]:
+    """A check that ``num_id / den_id`` lies in the range ``claim_id`` prints (one decimal each end)."""
+    def fn(c: ClaimsView) -> Result:
+        num, den = c.value(num_id), c.value(den_id)
+        r, low, high = num / den, c.value(claim_id), c.high(claim_id)
+        return Result(f"{r:.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
+                      f"{fmt.format(num)} / {fmt.format(den)} {what} must lie in the {low:g}–{high:g}x range as printed")
+    return fn
 
 
-@check("headline-e2e-ratio", "arithmetic")
-def _(c: ClaimsView) -> Result:
-    g, j = c.value("gptoss-gb200-e2e"), c.value("gptoss-jalapeno-e2e")
-    r = g / j
-    low, high = c.value("headline-e2e-ratio"), c.high("headline-e2e-ratio")
-    return Result(f"{r:.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
-                  f"{g:.2f} / {j:.2f} s must lie in the {low:g}–{high:g}x range as printed")
+CHECKS["headline-per-watt-ratio"] = Check("arithmetic", _in_printed_range(
+    "headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw", "tok/s/kW", "{:,.0f}"))
+CHECKS["headline-e2e-ratio"] = Check("arithmetic", _in_printed_range(
+    "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "s", "{:.2f}"))
 
 
 @check("groq-lpx-rack-sram", "arithmetic")
