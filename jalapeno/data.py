@@ -86,6 +86,14 @@ def _c(kind: str = "str", required: bool = False, choices: str | None = None) ->
     return Column(kind, required, tuple(choices.split()) if choices else None)
 
 
+#: How ``claims.csv`` treats a claim (its column ``treatment``): ``reproduce`` from the measured data,
+#: ``arithmetic`` between independent sources, ``restate`` (both ends share one source), ``predict`` by a
+#: model, ``fit_target`` (a value Jalapeño's constants are fitted to), ``conflict`` (seeds disagree; the
+#: other claim in ``conflicts_with``), ``not_checkable`` (``reason`` says why). The statuses these lead to
+#: are :data:`jalapeno.registry.STATUSES`.
+TREATMENTS = ("reproduce", "arithmetic", "restate", "predict", "fit_target", "conflict", "not_checkable")
+
+
 def chapters() -> list[str]:
     """The book's chapters in their order: the ``chapters/<name>`` entries of ``book/_toc.yml``, the one
     list of chapters (each is ``notebooks/<name>.ipynb``, computed by ``jalapeno/chapters/<module>.py``)."""
@@ -152,8 +160,8 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "unit": _c(required=True), "quantity": _c(required=True), "subject": _c(required=True),
         "comparator": _c(), "model": _c(), "seeds": _c(required=True), "quote": _c(required=True),
         "origin": _c(required=True, choices="reported derived"), "derived_from": _c(),
-        "treatment": _c(required=True, choices="reproduce arithmetic model not_reproducible"),
-        "chapter": _c(required=True, choices=CHAPTERS), "reason": _c(),
+        "treatment": _c(required=True, choices=" ".join(TREATMENTS)),
+        "chapter": _c(required=True, choices=CHAPTERS), "reason": _c(), "conflicts_with": _c(),
     },
     "chips.csv": {
         "chip": _c(required=True), "display_name": _c(required=True), "vendor": _c(required=True),
@@ -185,6 +193,12 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "decode_ep": _c("int"), "decode_dp_attention": _c("bool"), "image": _c(required=True),
         **{name: _c("float", True) for name in _MEASURED_FLOATS},
     },
+}
+
+SCHEMAS["seeds.csv"] = {
+    "seed": _c(required=True), "title": _c(required=True), "title_en": _c(required=True),
+    "title_kind": _c(required=True, choices="headline opening"),
+    "date": _c(), "date_basis": _c(required=True),
 }
 
 SCHEMAS["calibration.csv"] = {
@@ -368,6 +382,7 @@ SCHEMAS["system_specs.csv"] = {
     "basis": _c(), "source": _c(required=True),
 }
 KEYS["systems.csv"] = ("system",)
+KEYS["seeds.csv"] = ("seed",)
 KEYS["system_specs.csv"] = ("system", "quantity")
 
 
@@ -491,6 +506,12 @@ def calibration_values() -> dict[str, float]:
 def claims_table() -> pl.DataFrame:
     """``claims.csv``: every numeric claim of the seeds with its unit, quote, treatment and chapter."""
     return load("claims.csv")
+
+
+def seeds_table() -> pl.DataFrame:
+    """``seeds.csv``: each seed article (key: its file name, as ``claims.csv`` cites it) with a short title
+    (its headline, else its opening words; Chinese and English), and the date it states, if any."""
+    return load("seeds.csv")
 
 
 def systems_table() -> pl.DataFrame:

@@ -1,34 +1,119 @@
-"""The claims registry: every numeric claim of the seed articles with a check status.
+"""The claims registry: every claim of the seed articles with one status that means one thing.
 
-``data/claims.csv`` registers each claim and its treatment. This module adds a status:
+``data/claims.csv`` registers each claim, the seeds that state it and its treatment
+(:data:`jalapeno.data.TREATMENTS`). "Published" means stated in OpenAI's results *as relayed by the five
+seed articles* (``data/seeds.csv``), never OpenAI's own material. This module gives each claim a status
+(:data:`STATUSES`):
 
-- ``reproduced``: recomputed from the measured InferenceMAX data and equal within the claim's printed
-  rounding;
-- ``consistent`` / ``inconsistent``: an arithmetic check against other claims or published specs, with
-  interval arithmetic on the printed rounding (0.69 ms stands for [0.685, 0.695) ms);
-- ``modeled`` / ``model disagrees``: treated by a performance model in the chapter named, which agrees
-  with the claim within its tolerance or does not (``open`` while that chapter is not yet in the book);
-- ``not reproducible``: no public data can check it; ``reason`` says why.
+- ``reproduced`` / ``not reproduced``: recomputed from the measured InferenceMAX data, equal or not within
+  the claim's printed rounding;
+- ``consistent`` / ``inconsistent``: an arithmetic check between independent sources (other claims,
+  published specs, public facts), with interval arithmetic on the printed rounding (0.69 ms stands for
+  [0.685, 0.695) ms);
+- ``predicted, agrees`` / ``predicted, disagrees``: a model's prediction (a band over Jalapeño's
+  scenarios) judged against the published value by :func:`judge`, the one place that decides it;
+- ``fit target``: a value Jalapeño's constants are fitted to (the claims
+  :attr:`jalapeno.subject.JalapenoFit.target_claims` names): reproduced by construction, no evidence;
+- ``restated``: both ends of the comparison share one source (a spec row transcribed from the claim
+  itself); a mismatch would be ``inconsistent``, a match says only that the transcription is faithful;
+- ``conflicting``: two seeds disagree (the other claim in ``conflicts_with``);
+- ``not checkable``: no public data or computation can check it; ``check`` says why.
 
-Each check is a small function of this module, registered under the claim id it checks.
+Only :data:`AGREEING` (``reproduced``, ``consistent``, ``predicted, agrees``) count as agreement, and
+only a check that computed a value can give one.
+
+Each check is a function of this module registered under the claim id it checks, with its kind
+(:data:`KIND_STATUSES`). A check reads the claims it relates through a :class:`ClaimsView`, never a
+literal copied from them, so that :func:`claims` and :func:`evaluate` can run every check on a modified
+claims table in memory (``claims(table)``) without writing a file.
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Callable
 
 import polars as pl
 
-from . import caveats, data, pareto, measured, metrics, network, specs, subject, systems
+from . import caveats, data, measured, metrics, network, pareto, specs, subject, systems
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
-from .data import claim_value, date_of_claim, fact
-from .errors import UnknownNameError
+from .data import fact
+from .errors import DataError, UnknownNameError
 from .metrics import half_ulp, rounds_to
 
-#: Chapters that exist in the book (a ``model`` claim of another chapter is still ``open``).
-BUILT_CHAPTERS = ("reading-the-numbers", "roofline", "pareto", "systems", "agents", "caveats")
+#: Every status, in the order the book shows them.
+STATUSES = ("reproduced", "not reproduced", "consistent", "inconsistent", "predicted, agrees",
+            "predicted, disagrees", "fit target", "restated", "conflicting", "not checkable")
+
+#: The statuses that count as agreement with the published value.
+AGREEING = ("reproduced", "consistent", "predicted, agrees")
+
+#: The status a check of each kind gives when it agrees and when it does not.
+KIND_STATUSES = {"reproduce": ("reproduced", "not reproduced"), "arithmetic": ("consistent", "inconsistent"),
+                 "restate": ("restated", "inconsistent"), "predict": ("predicted, agrees", "predicted, disagrees")}
+
+
+# ---- the one judge of a prediction --------------------------------------------------------------------
+
+#: Agreement the book asks of a prediction: the published value widened by ±15 % must meet the model's
+#: band over Jalapeño's scenarios. Stands in for the model's own error until :func:`judge` calls
+#: ``jalapeno.uncertainty.judge``.
+RATIO_TOLERANCE = 0.15
+
+
+def judge(published: float, band: tuple[float, float]) -> str:
+    """``"agrees"`` when a model's band ``(low, high)`` meets the ``published`` value, else ``"disagrees"``.
+
+    THE one function that decides "predicted, agrees" / "predicted, disagrees" (every prediction of the
+    registry, and :func:`band_meets`, go through it). For now: the band must meet the published value
+    widened by ±:data:`RATIO_TOLERANCE` (``low <= published x 1.15`` and ``high >= published x 0.85``).
+    MERGE NOTE for the lead: point this at ``jalapeno.uncertainty.judge(published, band)`` (the band then
+    includes the model's unseen-chip error)."""
+    low, high = band
+    ok = low <= published * (1 + RATIO_TOLERANCE) and high >= published * (1 - RATIO_TOLERANCE)
+    return "agrees" if ok else "disagrees"
+
+
+def band_meets(lo: float, hi: float, published: float) -> bool:
+    """Whether :func:`judge` finds the band ``[lo, hi]`` agreeing with ``published`` (kept for the Pareto
+    chapter's quoted "agrees" / "disagrees")."""
+    return judge(published, (lo, hi)) == "agrees"
+
+
+def published_point(low: float, high: float, band: tuple[float, float]) -> float:
+    """The point of a published range ``[low, high]`` nearest a model's ``band``: what :func:`judge` is
+    given for a range claim (a band overlapping the range meets it at a point inside both)."""
+    return min(max(0.5 * (band[0] + band[1]), low), high)
+
+
+# ---- the claims a check reads ---------------------------------------------------------------------------
+
+class ClaimsView:
+    """The claims a check reads: ``data/claims.csv`` by default, or any table with its columns (a copy
+    with one value changed, for a test). ``value(id)``, ``high(id)`` (the high end, else the value),
+    ``date(id)``; UnknownNameError listing the ids for an unknown claim."""
+
+    def __init__(self, table: pl.DataFrame | None = None):
+        self.table = data.claims_table() if table is None else table
+        self._rows = {r["claim_id"]: r for r in self.table.iter_rows(named=True)}
+
+    def row(self, claim_id: str) -> dict:
+        if claim_id not in self._rows:
+            raise UnknownNameError("claim", claim_id, list(self._rows))
+        return self._rows[claim_id]
+
+    def value(self, claim_id: str) -> float:
+        return float(self.row(claim_id)["value"])
+
+    def high(self, claim_id: str) -> float:
+        r = self.row(claim_id)
+        return float(r["value_high"] if r["value_high"] is not None else r["value"])
+
+    def date(self, claim_id: str) -> datetime.date:
+        d = int(self.value(claim_id))
+        return datetime.date(d // 10000, d // 100 % 100, d % 100)
 
 
 @dataclass(frozen=True)
@@ -40,197 +125,281 @@ class Result:
     detail: str
 
 
-def v(claim_id: str) -> float:
-    return claim_value(claim_id)
+@dataclass(frozen=True)
+class Check:
+    """A registered check: its kind (a key of :data:`KIND_STATUSES`) and the function of a
+    :class:`ClaimsView` that computes it."""
+
+    kind: str
+    fn: Callable[[ClaimsView], Result]
+
+    def __call__(self, view: ClaimsView | None = None) -> Result:
+        return self.fn(view or ClaimsView())
 
 
-def hi(claim_id: str) -> float:
-    return claim_value(claim_id, high=True)
+CHECKS: dict[str, Check] = {}
+
+
+def check(claim_id: str, kind: str):
+    if kind not in KIND_STATUSES:
+        raise UnknownNameError("check kind", kind, list(KIND_STATUSES))
+
+    def register(fn: Callable[[ClaimsView], Result]) -> Callable[[ClaimsView], Result]:
+        CHECKS[claim_id] = Check(kind, fn)
+        return fn
+    return register
 
 
 def _cmp(computed: float, printed: float, decimals: int, how: str, fmt: str = "{:.4g}") -> Result:
     return Result(fmt.format(computed), rounds_to(computed, printed, decimals), how)
 
 
-CHECKS: dict[str, Callable[[], Result]] = {}
+def _predicted(band: tuple[float, float], published: float, how: str, fmt: str = "{:.2f}") -> Result:
+    lo, hi = band
+    return Result(f"{fmt.format(lo)}–{fmt.format(hi)}" if fmt.format(lo) != fmt.format(hi) else fmt.format(lo),
+                  judge(published, band) == "agrees", how)
 
 
-def check(claim_id: str):
-    def register(fn: Callable[[], Result]) -> Callable[[], Result]:
-        CHECKS[claim_id] = fn
-        return fn
-    return register
+_MODEL_CACHE: dict[tuple, object] = {}
+
+
+def _data_stamp() -> tuple:
+    """The data files' names, sizes and modification times: a model result kept under it is recomputed
+    when ``data/`` (or the folder ``JALAPENO_DATA_DIR`` names) changes."""
+    folder = data.data_dir()
+    return (str(folder),) + tuple(sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                                         for p in folder.rglob("*.csv")))
+
+
+def _cached(key: str, compute: Callable[[], object]) -> object:
+    """``compute()`` (a model result that reads no claim it is compared with), once per state of ``data/``:
+    the registry can then be re-evaluated on a changed claims table in a fraction of a second."""
+    k = (key, _data_stamp())
+    if k not in _MODEL_CACHE:
+        _MODEL_CACHE[k] = compute()
+    return _MODEL_CACHE[k]
 
 
 # ---- reproduced from the measured data --------------------------------------------------------------
 
-@check("gptoss-gb200-tok-per-kw")
-def _() -> Result:
-    h = baseline_summary(power_w=v("gb200-tdp"))
-    return _cmp(h["tok_s_per_kw"], v("gptoss-gb200-tok-per-kw"), 0,
+@check("gptoss-gb200-tok-per-kw", "reproduce")
+def _(c: ClaimsView) -> Result:
+    h = baseline_summary(power_w=c.value("gb200-tdp"))
+    return _cmp(h["tok_s_per_kw"], c.value("gptoss-gb200-tok-per-kw"), 0,
                 f"run {h['run_id']}: highest tput_per_gpu {h['peak_tput_per_gpu']:.1f} tok/s (conc "
                 f"{h['peak_conc']}) / {h['power_w'] / 1e3:.1f} kW", "{:,.1f}")
 
 
-@check("gptoss-gb200-tbt")
-def _() -> Result:
+@check("gptoss-gb200-tbt", "reproduce")
+def _(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["tpot_s"] * 1e3, v("gptoss-gb200-tbt"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean TPOT")
+    return _cmp(h["tpot_s"] * 1e3, c.value("gptoss-gb200-tbt"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean TPOT")
 
 
-@check("gptoss-gb200-e2e")
-def _() -> Result:
+@check("gptoss-gb200-e2e", "reproduce")
+def _(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["e2e_s"], v("gptoss-gb200-e2e"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean E2E")
+    return _cmp(h["e2e_s"], c.value("gptoss-gb200-e2e"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean E2E")
 
 
-@check("gptoss-gb200-single-user")
-def _() -> Result:
+@check("gptoss-gb200-single-user", "reproduce")
+def _(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["interactivity_tok_s_user"], v("gptoss-gb200-single-user"), 0,
+    return _cmp(h["interactivity_tok_s_user"], c.value("gptoss-gb200-single-user"), 0,
                 f"run {h['run_id']}, conc {h['single_conc']}: 1 / mean TPOT", "{:.1f}")
+
+
+def _workload_check(claim_id: str, column: str) -> Callable[[ClaimsView], Result]:
+    def fn(c: ClaimsView) -> Result:
+        length = c.value(claim_id)
+        pts = measured.points("gpt-oss-120b", "gb200", **{column: int(length)}) if length.is_integer() else \
+            measured.points("gpt-oss-120b", "gb200").clear()
+        runs = sorted(set(pts["run_id"]))
+        return Result(f"{pts.height} points", pts.height > 0,
+                      f"InferenceMAX points of the published pair (gpt-oss-120b on GB200) with nominal "
+                      f"{column.upper()} {length:,.0f} (measured/inferencemax.csv; runs {', '.join(runs) or 'none'}); "
+                      f"the benchmark draws each length uniformly in [0.8 L, L], so the mean is "
+                      f"{metrics.mean_request_length(int(length)):,.1f}")
+    return fn
+
+
+CHECKS["workload-isl"] = Check("reproduce", _workload_check("workload-isl", "isl"))
+CHECKS["workload-osl"] = Check("reproduce", _workload_check("workload-osl", "osl"))
 
 
 # ---- consistency by arithmetic ------------------------------------------------------------------------
 
-@check("gptoss-jalapeno-single-user")
-def _() -> Result:
-    tbt = v("gptoss-jalapeno-tbt")
+@check("gptoss-jalapeno-single-user", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    tbt = c.value("gptoss-jalapeno-tbt")
     low, high = 1e3 / (tbt + half_ulp(2)), 1e3 / (tbt - half_ulp(2))
-    claimed = v("gptoss-jalapeno-single-user")
+    claimed = c.value("gptoss-jalapeno-single-user")
     return Result(f"{low:.0f}–{high:.0f}", low <= claimed <= high,
                   f"1 / TBT with TBT printed as {tbt} ms, i.e. in [{tbt - half_ulp(2):.3f}, {tbt + half_ulp(2):.3f}) ms")
 
 
-@check("headline-e2e-reduction-pct")
-def _() -> Result:
-    low, high = 100 * (1 - 1 / v("headline-e2e-ratio")), 100 * (1 - 1 / hi("headline-e2e-ratio"))
-    ok = rounds_to(low, v("headline-e2e-reduction-pct"), 0) and rounds_to(high, hi("headline-e2e-reduction-pct"), 0)
-    return Result(f"{low:.1f}–{high:.1f}", ok, "1 - 1/ratio for the 1.7–3.6x latency ratios")
+@check("headline-e2e-reduction-pct", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    low, high = 100 * (1 - 1 / c.value("headline-e2e-ratio")), 100 * (1 - 1 / c.high("headline-e2e-ratio"))
+    ok = rounds_to(low, c.value("headline-e2e-reduction-pct"), 0) and rounds_to(high, c.high("headline-e2e-reduction-pct"), 0)
+    return Result(f"{low:.1f}–{high:.1f}", ok,
+                  f"1 - 1/ratio for the {c.value('headline-e2e-ratio'):g}–{c.high('headline-e2e-ratio'):g}x latency ratios")
 
 
-@check("single-user-speed-ratio-gptoss")
-def _() -> Result:
-    return _cmp(v("gptoss-jalapeno-single-user") / v("gptoss-gb200-single-user"),
-                v("single-user-speed-ratio-gptoss"), 1, "1459 / 535 tok/s/user", "{:.3f}")
+@check("single-user-speed-ratio-gptoss", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    j, g = c.value("gptoss-jalapeno-single-user"), c.value("gptoss-gb200-single-user")
+    return _cmp(j / g, c.value("single-user-speed-ratio-gptoss"), 1, f"{j:,.0f} / {g:,.0f} tok/s/user", "{:.3f}")
 
 
-@check("single-user-speed-ratio-dsr1")
-def _() -> Result:
-    return _cmp(v("dsr1-jalapeno-single-user") / v("dsr1-baseline-single-user"),
-                v("single-user-speed-ratio-dsr1"), 1, "700 / 169 tok/s/user", "{:.3f}")
+@check("single-user-speed-ratio-dsr1", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    j, b = c.value("dsr1-jalapeno-single-user"), c.value("dsr1-baseline-single-user")
+    return _cmp(j / b, c.value("single-user-speed-ratio-dsr1"), 1, f"{j:,.0f} / {b:,.0f} tok/s/user", "{:.3f}")
 
 
-@check("headline-per-watt-ratio")
-def _() -> Result:
-    r = v("gptoss-jalapeno-tok-per-kw") / v("gptoss-gb200-tok-per-kw")
-    return Result(f"{r:.3f} (gpt-oss)", v("headline-per-watt-ratio") - 0.05 <= r < hi("headline-per-watt-ratio") + 0.05,
-                  "85,448 / 44,960 tok/s/kW must lie in the 1.5–1.9x range as printed")
+#: A range printed with one decimal (1.5–1.9x) stands for values that round to it.
+_RANGE_HALF_ULP = half_ulp(1)
 
 
-@check("headline-e2e-ratio")
-def _() -> Result:
-    r = v("gptoss-gb200-e2e") / v("gptoss-jalapeno-e2e")
-    return Result(f"{r:.3f} (gpt-oss)", v("headline-e2e-ratio") - 0.05 <= r < hi("headline-e2e-ratio") + 0.05,
-                  "1.80 / 1.03 s must lie in the 1.7–3.6x range as printed")
+def _in_printed_range(claim_id: str, num_id: str, den_id: str, what: str, fmt: str) -> Callable[[ClaimsView], Result]:
+    """A check that ``num_id / den_id`` lies in the range ``claim_id`` prints (one decimal each end)."""
+    def fn(c: ClaimsView) -> Result:
+        num, den = c.value(num_id), c.value(den_id)
+        r, low, high = num / den, c.value(claim_id), c.high(claim_id)
+        return Result(f"{r:.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
+                      f"{fmt.format(num)} / {fmt.format(den)} {what} must lie in the {low:g}–{high:g}x range as printed")
+    return fn
 
 
-@check("groq-lpx-rack-sram")
-def _() -> Result:
-    total_gb = v("groq-lpx-chips-per-rack") * v("groq-lpu-sram") / 1e3
-    return _cmp(total_gb, v("groq-lpx-rack-sram"), 0, "256 LPUs x 500 MB (GB = 1e9 B)", "{:.0f}")
+CHECKS["headline-per-watt-ratio"] = Check("arithmetic", _in_printed_range(
+    "headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw", "tok/s/kW", "{:,.0f}"))
+CHECKS["headline-e2e-ratio"] = Check("arithmetic", _in_printed_range(
+    "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "s", "{:.2f}"))
 
 
-@check("groq-lpx-chips-deepseek-v3")
-def _() -> Result:
+@check("groq-lpx-rack-sram", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    n, mb = c.value("groq-lpx-chips-per-rack"), c.value("groq-lpu-sram")
+    return _cmp(n * mb / 1e3, c.value("groq-lpx-rack-sram"), 0, f"{n:,.0f} LPUs x {mb:,.0f} MB (GB = 1e9 B)", "{:.0f}")
+
+
+@check("groq-lpx-chips-deepseek-v3", "arithmetic")
+def _(c: ClaimsView) -> Result:
     params = specs.model("deepseek-r1").total_params()
-    n = params * 1.0 / (v("groq-lpu-sram") * 1e6)
-    return _cmp(n, v("groq-lpx-chips-deepseek-v3"), 0,
-                f"DeepSeek-V3 {params / 1e9:.1f} B parameters x 1 byte (8 bits) / 500 MB per LPU, weights only", "{:.1f}")
+    n = params * 1.0 / (c.value("groq-lpu-sram") * 1e6)
+    return _cmp(n, c.value("groq-lpx-chips-deepseek-v3"), 0,
+                f"DeepSeek-V3 {params / 1e9:.1f} B parameters x 1 byte (8 bits) / {c.value('groq-lpu-sram'):,.0f} MB "
+                "per LPU, weights only", "{:.1f}")
 
 
-@check("groq-lpx-racks-deepseek-v3")
-def _() -> Result:
-    racks = v("groq-lpx-chips-deepseek-v3") / v("groq-lpx-chips-per-rack")
-    return Result(f"{racks:.2f}", racks > v("groq-lpx-racks-deepseek-v3"), "1,342 chips / 256 per rack: more than five")
+@check("groq-lpx-racks-deepseek-v3", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    chips, per_rack = c.value("groq-lpx-chips-deepseek-v3"), c.value("groq-lpx-chips-per-rack")
+    racks = chips / per_rack
+    return Result(f"{racks:.2f}", racks > c.value("groq-lpx-racks-deepseek-v3"),
+                  f"{chips:,.0f} chips / {per_rack:,.0f} per rack: more than the claimed count")
 
 
-@check("agent-30-step-saving")
-def _() -> Result:
-    return _cmp(30 * 0.200, v("agent-30-step-saving"), 0, "30 dependent steps x 200 ms saved each", "{:.1f}")
+#: Seconds per unit of a claimed duration.
+_SECONDS = {"ms": 1e-3, "s": 1.0}
 
 
-@check("agent-50-step-saving")
-def _() -> Result:
-    saved = 50 * 1.0
-    return Result(f"{saved:.0f} s", 0.75 * v("agent-50-step-saving") <= saved <= v("agent-50-step-saving"),
-                  "50 steps x 1 s saved each: 50 s, 'nearly a minute'")
+@check("agent-30-step-saving", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    steps, per = c.value("agent-30-steps"), c.value("agent-30-step-per-step-saving")
+    saved = steps * per * _SECONDS[c.row("agent-30-step-per-step-saving")["unit"]]
+    return _cmp(saved, c.value("agent-30-step-saving"), 0,
+                f"{steps:.0f} dependent steps x {per:g} {c.row('agent-30-step-per-step-saving')['unit']} saved each",
+                "{:.1f} s")
 
 
-@check("jalapeno-hbm-capacity")
-@check("jalapeno-hbm4-stacks")
-def _() -> Result:
-    per_stack = v("jalapeno-hbm-capacity") / v("jalapeno-hbm4-stacks")
-    return Result(f"{per_stack:.0f} GB per stack", per_stack == 12 * 24 / 8,
-                  "216 GB / 6 stacks = 36 GB: exactly a 12-high HBM4 stack of 24 Gb dies (12 x 3 GB)")
+#: "Nearly" (近) a quantity: at least this share of it and not above it.
+NEARLY = 0.75
 
 
-@check("workload-isl")
-def _() -> Result:
-    return _cmp(metrics.mean_request_length(int(v("workload-isl"))), 7372.5, 1,
-                "InferenceX draws ISL uniformly in [0.8 L, L]: nominal 8,192 means 7,372.5 on average")
+@check("agent-50-step-saving", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    steps, per = c.value("agent-50-steps"), c.value("agent-50-step-per-step-saving")
+    saved = steps * per * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
+    claimed = c.value("agent-50-step-saving")
+    return Result(f"{saved:.0f} s", NEARLY * claimed <= saved <= claimed,
+                  f"{steps:.0f} steps x {per:g} s saved each: 'nearly' {claimed:g} s means {NEARLY:.0%} of it or more")
 
 
-@check("workload-osl")
-def _() -> Result:
-    return _cmp(metrics.mean_request_length(int(v("workload-osl"))), 921.5, 1,
-                "InferenceX draws OSL uniformly in [0.8 L, L]: nominal 1,024 means 921.5 on average")
+def _hbm_stack_check(c: ClaimsView) -> Result:
+    cap, stacks = c.value("jalapeno-hbm-capacity"), c.value("jalapeno-hbm4-stacks")
+    shipped_gb = fact("hbm4_12high_stack_capacity") / 1e9
+    low, high = (cap - half_ulp(0)) / stacks, (cap + half_ulp(0)) / stacks
+    return Result(f"{cap / stacks:.2f} GB per stack", low <= shipped_gb < high,
+                  f"{cap:g} GB / {stacks:g} stacks against the {shipped_gb:g} GB of a 12-high HBM4 stack as "
+                  "shipped (public_facts.csv: SK hynix)")
+
+
+CHECKS["jalapeno-hbm-capacity"] = Check("arithmetic", _hbm_stack_check)
+CHECKS["jalapeno-hbm4-stacks"] = Check("arithmetic", _hbm_stack_check)
+
+
+@check("jalapeno-hbm-vs-gb300", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    g = specs.chip("gb300")
+    r = c.value("jalapeno-hbm-capacity") * 1e9 / g.hbm_capacity_bytes
+    return Result(f"{r:.2f}", r <= c.value("jalapeno-hbm-vs-gb300"),
+                  f"Jalapeño's {c.value('jalapeno-hbm-capacity'):g} GB (claim jalapeno-hbm-capacity) over GB300's "
+                  f"{g.hbm_capacity_bytes / 1e9:g} GB (chip_specs.csv, {g.provenance['hbm_capacity'][0]}: NVIDIA)")
+
+
+@check("jalapeno-compute-vs-gb300", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    g = specs.chip("gb300")
+    r = c.value("jalapeno-mxfp4-pflops") * 1e15 / g.peak_flops_per_s("fp4")
+    return Result(f"{r:.2f}", r <= c.value("jalapeno-compute-vs-gb300"),
+                  f"Jalapeño's {c.value('jalapeno-mxfp4-pflops'):g} PFLOP/s MXFP4 (claim jalapeno-mxfp4-pflops; dense or "
+                  f"sparse not stated) over GB300's {g.peak_flops_per_s('fp4') / 1e15:g} PFLOP/s dense FP4 "
+                  "(chip_specs.csv: NVIDIA)")
 
 
 #: Nominal sizes in model names ("120B", "670B", "1T") are round numbers: consistent within 5 %.
 NOMINAL_SIZE_TOLERANCE = 0.05
 
 
-def _size_check(claim_id: str, model: str) -> Callable[[], Result]:
-    def fn() -> Result:
+def _size_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
+    def fn(c: ClaimsView) -> Result:
         total = specs.model(model).total_params()
-        ok = abs(total / v(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
+        ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
         return Result(f"{total / 1e9:,.1f} B", ok,
-                      f"total parameters from the {model} config (text model), against the nominal size within 5 %")
+                      f"total parameters from the {model} config (text model), against the nominal size within "
+                      f"{NOMINAL_SIZE_TOLERANCE:.0%}")
     return fn
 
 
 for _id, _model in (("gptoss-params", "gpt-oss-120b"), ("dsr1-params", "deepseek-r1"),
                     ("kimi-params", "kimi-k2.5"), ("gemma4-params", "gemma-4-31b")):
-    CHECKS[_id] = _size_check(_id, _model)
+    CHECKS[_id] = Check("arithmetic", _size_check(_id, _model))
 
 
-def _ratio_check(model: str) -> Callable[[], Result]:
-    def fn() -> Result:
+# ---- predictions of the serving model ------------------------------------------------------------------
+
+def _ratio_band(model: str) -> dict:
+    def compute() -> dict:
         t = subject.ratio_table([model])
-        lo, hi = float(t["ratio"].min()), float(t["ratio"].max())
-        published = float(t["published_ratio"][0])
-        ok = band_meets(lo, hi, published)
-        close = t.filter((pl.col("deviation").abs() <= RATIO_TOLERANCE))["scenario"].to_list()
-        where = f"within ±{RATIO_TOLERANCE:.0%} in the {', '.join(close)} scenario" if close else \
-            f"no scenario within ±{RATIO_TOLERANCE:.0%}"
-        return Result(f"{lo:.0f}–{hi:.0f}x", ok,
-                      f"serving model: Jalapeño (three scenarios of its unknowns) against {t['baseline'][0]} "
-                      f"({t['baseline_source'][0]}) at the baseline's best interactivity; {where}")
+        return {"band": (float(t["ratio"].min()), float(t["ratio"].max())), "baseline": t["baseline"][0],
+                "source": t["baseline_source"][0]}
+    return _cached(f"ratio:{model}", compute)
+
+
+def _ratio_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
+    def fn(c: ClaimsView) -> Result:
+        r = _ratio_band(model)
+        return _predicted(r["band"], c.value(claim_id),
+                          f"serving model: Jalapeño (three scenarios of its unknowns) against {r['baseline']} "
+                          f"({r['source']}) at the baseline's best interactivity; judged by registry.judge", "{:.0f}")
     return fn
 
 
-#: Agreement the book asks of a modeled ratio.
-RATIO_TOLERANCE = 0.15
-
-
-def band_meets(lo: float, hi: float, published: float) -> bool:
-    """Whether a modeled band [lo, hi] (over Jalapeño's scenarios) meets ``published`` widened by the tolerance."""
-    return lo <= published * (1 + RATIO_TOLERANCE) and hi >= published * (1 - RATIO_TOLERANCE)
-
 for _id, _model in (("gptoss-matched-tbt-ratio", "gpt-oss-120b"), ("dsr1-matched-tbt-ratio", "deepseek-r1"),
                     ("kimi-matched-tbt-ratio", "kimi-k2.5")):
-    CHECKS[_id] = _ratio_check(_model)
+    CHECKS[_id] = Check("predict", _ratio_check(_id, _model))
 
 
 def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark",
@@ -238,179 +407,208 @@ def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "bench
     """Lowest and highest, over Jalapeño's scenarios (fitted constants ``fits``, default
     :func:`jalapeno.subject.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
     Kimi K2.5 frontier against its published baseline's, both over ``concurrency_cap``."""
-    old = pareto.baseline_frontier("kimi-k2.5", pareto.PUBLISHED_RATIOS["kimi-k2.5"][1],
-                                     concurrency_cap=concurrency_cap)
-    vals = [caveats.front_ratios(subject.jalapeno_frontier("kimi-k2.5", sc, fit=(fits or {}).get(sc),
-                                                          concurrency_cap=concurrency_cap), old)[metric]
-            for sc in subject.SCENARIOS]
-    return min(vals), max(vals)
+    def compute() -> tuple[float, float]:
+        old = pareto.baseline_frontier("kimi-k2.5", pareto.PUBLISHED_RATIOS["kimi-k2.5"][1],
+                                       concurrency_cap=concurrency_cap)
+        vals = [caveats.front_ratios(subject.jalapeno_frontier("kimi-k2.5", sc, fit=(fits or {}).get(sc),
+                                                              concurrency_cap=concurrency_cap), old)[metric]
+                for sc in subject.SCENARIOS]
+        return min(vals), max(vals)
+    if fits is None and concurrency_cap == "benchmark":
+        return _cached(f"kimi:{metric}", compute)
+    return compute()
 
 
-def _kimi_check(claim_id: str, metric: str, label: str) -> Callable[[], Result]:
-    def fn() -> Result:
-        lo, hi = kimi_ratio_band(metric)
-        pub = v(claim_id)
-        return Result(f"{lo:.2f}–{hi:.2f}x", band_meets(lo, hi, pub),
-                      f"serving model: {label}, Jalapeño (three scenarios of its unknowns) against GB300 transferred "
-                      f"from GB200's measured DeepSeek-R1 layouts; agreement within ±{RATIO_TOLERANCE:.0%}")
+def _kimi_check(claim_id: str, metric: str, label: str) -> Callable[[ClaimsView], Result]:
+    def fn(c: ClaimsView) -> Result:
+        return _predicted(kimi_ratio_band(metric), c.value(claim_id),
+                          f"serving model: {label}, Jalapeño (three scenarios of its unknowns) against GB300 transferred "
+                          f"from GB200's measured DeepSeek-R1 layouts; judged by registry.judge")
     return fn
 
 
 for _id, _metric, _label in (("kimi-per-watt-ratio", "per_kw_at_peak", "highest tok/s/kW at rated power"),
                              ("kimi-tbt-ratio", "single_user", "best TBT (highest interactivity)"),
                              ("kimi-e2e-ratio", "e2e", "lowest E2E")):
-    CHECKS[_id] = _kimi_check(_id, _metric, _label)
+    CHECKS[_id] = Check("predict", _kimi_check(_id, _metric, _label))
 
 
-@check("headline-interactive-ratio")
-def _() -> Result:
-    vals = {m: caveats.front_ratios(subject.jalapeno_frontier(m, "central"),
-                                    pareto.baseline_frontier(m, chip))["single_user"]
-            for m, (_, chip) in pareto.PUBLISHED_RATIOS.items()}
-    low, high = v("headline-interactive-ratio"), hi("headline-interactive-ratio")
-    ok = all(low * (1 - RATIO_TOLERANCE) <= x <= high * (1 + RATIO_TOLERANCE) for x in vals.values())
-    return Result(", ".join(f"{x:.2f}x" for x in vals.values()), ok,
-                  "serving model, central scenario: Jalapeño's highest interactivity over the published baseline's "
-                  f"({', '.join(vals)}); each must lie in the printed range within ±{RATIO_TOLERANCE:.0%} (lowest "
-                  f"{min(vals.values()):.2f}x against the printed low end {low:g}x)")
+@check("headline-interactive-ratio", "predict")
+def _(c: ClaimsView) -> Result:
+    band = kimi_ratio_band("single_user")
+    low, high = c.value("headline-interactive-ratio"), c.high("headline-interactive-ratio")
+    targets = subject.fit_jalapeno().target_claims
+    return _predicted(band, published_point(low, high, band),
+                      f"serving model: Kimi K2.5's highest interactivity, Jalapeño (three scenarios) over GB300 "
+                      f"transferred, must meet the printed {low:g}–{high:g}x range (registry.judge). gpt-oss-120b's "
+                      f"and DeepSeek-R1's ratios are not predictions: Jalapeño's side of each is a fit target "
+                      f"({', '.join(t for t in targets if t in ('gptoss-jalapeno-tbt', 'dsr1-jalapeno-single-user'))})")
+
+
+@check("dsr1-baseline-single-user", "predict")
+def _(c: ClaimsView) -> Result:
+    def compute() -> dict:
+        gb300 = pareto.baseline_frontier("deepseek-r1", "gb300")
+        gb200 = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
+        return {"gb300": float(gb300["interactivity_tok_s_user"].max()), "source": gb300["source"][0],
+                "gb200": float((1.0 / gb200["mean_tpot"]).max())}
+    r = _cached("dsr1-baseline", compute)
+    return _predicted((r["gb300"], r["gb300"]), c.value("dsr1-baseline-single-user"),
+                      f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier ({r['source']} from GB200's measured "
+                      f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by registry.judge; "
+                      f"GB200's fastest measured point is {r['gb200']:.0f} tok/s/user", "{:.0f}")
 
 
 # ---- the systems chapter: racks, pods and their fabrics ---------------------------------------------------
 
-@check("groq-lpu-sram")
-def _() -> Result:
-    c = specs.chip("groq-3-lpu")
-    return _cmp(c.sram_bytes / 1e6, v("groq-lpu-sram"), 0,
-                f"on-chip SRAM per LPU in chip_specs.csv ({c.provenance['sram_capacity'][0]}: NVIDIA's Groq 3 LPU spec)",
+@check("groq-lpu-sram", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    chip = specs.chip("groq-3-lpu")
+    return _cmp(chip.sram_bytes / 1e6, c.value("groq-lpu-sram"), 0,
+                f"on-chip SRAM per LPU in chip_specs.csv ({chip.provenance['sram_capacity'][0]}: NVIDIA's Groq 3 LPU spec)",
                 "{:.0f} MB")
 
 
-@check("groq-lpx-chips-per-rack")
-def _() -> Result:
+@check("groq-lpx-chips-per-rack", "arithmetic")
+def _(c: ClaimsView) -> Result:
     t = systems.system("groq-3-lpx").topology
-    return _cmp(t.n_chips, v("groq-lpx-chips-per-rack"), 0,
+    return _cmp(t.n_chips, c.value("groq-lpx-chips-per-rack"), 0,
                 f"systems.csv: the LPX rack's shape {'x'.join(map(str, t.shape))} (LPUs per tray x trays, NVIDIA)",
                 "{:.0f}")
 
 
-@check("groq-lpx-rack-sram-bandwidth")
-def _() -> Result:
+@check("groq-lpx-rack-sram-bandwidth", "restate")
+def _(c: ClaimsView) -> Result:
     t = systems.lpx_rack_totals()
-    return _cmp(t["sram_bandwidth_bytes_per_s"] / 1e15, v("groq-lpx-rack-sram-bandwidth"), 0,
+    return _cmp(t["sram_bandwidth_bytes_per_s"] / 1e15, c.value("groq-lpx-rack-sram-bandwidth"), 0,
                 f"{t['chips']} LPUs x {t['sram_bandwidth_bytes_per_s'] / t['chips'] / 1e12:.2f} TB/s SRAM bandwidth per "
-                "LPU (chip_specs.csv; that per-chip figure is derived from the rack's aggregate, NVIDIA's rounder "
-                "per-chip 'about 150 TB/s' is the independent check)", "{:.1f} PB/s")
+                "LPU (chip_specs.csv), a per-chip figure derived from this same rack aggregate: a transcription check "
+                "(NVIDIA's rounder per-chip 'about 150 TB/s' is the independent figure)", "{:.1f} PB/s")
 
 
-@check("tpu8t-torus-hops")
-def _() -> Result:
+@check("tpu8t-torus-hops", "arithmetic")
+def _(c: ClaimsView) -> Result:
     t = systems.system("tpu-8t-1024").topology
     d = t.diameter_hops()
     compact = network.most_compact_torus(t.n_chips, len(t.shape))
-    return Result(f"{d} hops", d == v("tpu8t-torus-hops") and compact.shape == t.shape,
+    return Result(f"{d} hops", d == c.value("tpu8t-torus-hops") and compact.shape == t.shape,
                   f"diameter of the {'x'.join(map(str, t.shape))} torus with wraparound (sum of floor(k/2) over its axes), the most compact "
                   f"3D shape of {t.n_chips:,} chips (its diameter is the smallest of every 3D factorisation)")
 
 
-@check("tpu8i-boardfly-hops")
-def _() -> Result:
+@check("tpu8i-boardfly-hops", "arithmetic")
+def _(c: ClaimsView) -> Result:
     pod = systems.system("tpu-8i-pod").topology
     same_size = systems.tpu_topologies(1024)["tpu-8i-pod"].topology
     d_pod, d_1024 = pod.diameter_hops(), same_size.diameter_hops()
-    return Result(f"{d_pod} hops", d_pod == d_1024 == v("tpu8i-boardfly-hops"),
+    return Result(f"{d_pod} hops", d_pod == d_1024 == c.value("tpu8i-boardfly-hops"),
                   f"breadth-first search of the Boardfly graph ({pod.label}: {pod.shape[0]} chips a board, {pod.shape[1]} "
                   f"boards a group, groups fully connected; one link per pair of boards and of groups): longest shortest path {d_pod} hops "
                   f"for the {pod.n_chips:,}-chip pod and {d_1024} for {same_size.label} ({same_size.n_chips:,} chips)")
 
 
-@check("tpu8i-hbm-stacks")
-def _() -> Result:
-    c = specs.chip("tpu-8i")
-    return _cmp(c.hbm_stacks, v("tpu8i-hbm-stacks"), 0,
-                f"HBM stacks per TPU 8i in chip_specs.csv ({c.provenance['hbm_stacks'][0]}; SemiAnalysis, relayed)", "{:.0f}")
+@check("tpu8i-hbm-stacks", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    chip = specs.chip("tpu-8i")
+    return _cmp(chip.hbm_stacks, c.value("tpu8i-hbm-stacks"), 0,
+                f"HBM stacks per TPU 8i in chip_specs.csv ({chip.provenance['hbm_stacks'][0]}; SemiAnalysis, relayed)", "{:.0f}")
 
 
-@check("tpu8i-extra-hbm-stacks")
-def _() -> Result:
+@check("tpu8i-extra-hbm-stacks", "restate")
+def _(c: ClaimsView) -> Result:
     i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
-    return _cmp(i.hbm_stacks - t.hbm_stacks, v("tpu8i-extra-hbm-stacks"), 0,
-                f"TPU 8i {i.hbm_stacks:.0f} minus TPU 8t {t.hbm_stacks:.0f} HBM stacks (chip_specs.csv; the 8t count "
-                "is also stated by SemiAnalysis, relayed)", "{:.0f}")
+    return _cmp(i.hbm_stacks - t.hbm_stacks, c.value("tpu8i-extra-hbm-stacks"), 0,
+                f"TPU 8i {i.hbm_stacks:.0f} minus TPU 8t {t.hbm_stacks:.0f} HBM stacks (chip_specs.csv), where the 8t "
+                "row is derived as 8 - 2 from this same sentence: a transcription check", "{:.0f}")
 
 
-@check("groq-gemma4-tok-s")
-def _() -> Result:
-    best = systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx")
-    return Result(f"up to {best['interactivity_tok_s_user']:,.0f} tok/s", best["interactivity_tok_s_user"] >= v("groq-gemma4-tok-s"),
-                  f"LPU decode model (systems.lpu_decode: weights and KV in SRAM, pipeline stages x tensor-parallel "
+@check("tpu8i-more-sram", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
+    r = i.sram_bytes / t.sram_bytes
+    return Result(f"{r:.1f}x", r > c.value("tpu8i-more-sram"),
+                  f"TPU 8i {i.sram_bytes / 1e6:.0f} MB (Google) over TPU 8t {t.sram_bytes / 1e6:.0f} MB (SemiAnalysis, "
+                  "relayed) of on-chip SRAM (chip_specs.csv)")
+
+
+@check("jalapeno-mxfp4-pflops", "restate")
+def _(c: ClaimsView) -> Result:
+    j = specs.chip("jalapeno")
+    return _cmp(j.peak_flops_per_s("fp4") / 1e15, c.value("jalapeno-mxfp4-pflops"), 1,
+                "Jalapeño's FP4 rate in chip_specs.csv, transcribed from this same sentence of seed 001 (no other "
+                "source): a transcription check", "{:.1f} PFLOP/s")
+
+
+@check("groq-gemma4-tok-s", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    best = _cached("gemma4-lpu", lambda: systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx"))
+    return Result(f"up to {best['interactivity_tok_s_user']:,.0f} tok/s",
+                  best["interactivity_tok_s_user"] >= c.value("groq-gemma4-tok-s"),
+                  f"LPU decode bound (systems.lpu_decode: weights and KV in SRAM, pipeline stages x tensor-parallel "
                   f"chips, per-hop and all-reduce latencies of the LPX fabric): the fastest single-user layout on one "
-                  f"rack is {best['stages']} stages x {best['tp']} chips; the record needs only that this bound reach it")
+                  f"rack is {best['stages']} stages x {best['tp']} chips; the record must not exceed that bound")
 
 
 # ---- agents and caveats chapters ----------------------------------------------------------------------
 
-@check("tpu-maturity-years")
-def _() -> Result:
+@check("tpu-maturity-years", "arithmetic")
+def _(c: ClaimsView) -> Result:
     first = fact("tpu_first_deployed_year")
     lo = fact("tpu_ironwood_announced_year") - first
-    hi = date_of_claim("benchmark-release-date").year - first
-    return Result(f"{lo:.0f}–{hi:.0f} years", lo <= v("tpu-maturity-years") <= hi,
+    hi = c.date("benchmark-release-date").year - first
+    return Result(f"{lo:.0f}–{hi:.0f} years", lo <= c.value("tpu-maturity-years") <= hi,
                   "TPU v1 deployed 2015 to Ironwood (TPU7x, 2025) and to the benchmark's year (public_facts.csv)")
 
 
-@check("cuda-ecosystem-years")
-def _() -> Result:
-    years = date_of_claim("benchmark-release-date").year - fact("cuda_introduced_year")
-    return _cmp(years, v("cuda-ecosystem-years"), 0, "CUDA introduced November 2006 (public_facts.csv) to the "
+@check("cuda-ecosystem-years", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    years = c.date("benchmark-release-date").year - fact("cuda_introduced_year")
+    return _cmp(years, c.value("cuda-ecosystem-years"), 0, "CUDA introduced November 2006 (public_facts.csv) to the "
                 "benchmark's year", "{:.0f} years")
 
 
-@check("financing-weeks-before-benchmark")
-def _() -> Result:
-    days = (date_of_claim("benchmark-release-date") - date_of_claim("nvidia-openai-financing-date")).days
-    return _cmp(days / 7, v("financing-weeks-before-benchmark"), 0,
-                f"17 August to 25 August 2026 is {days} days (claims nvidia-openai-financing-date, "
+@check("financing-weeks-before-benchmark", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    start, end = c.date("nvidia-openai-financing-date"), c.date("benchmark-release-date")
+    days = (end - start).days
+    return _cmp(days / 7, c.value("financing-weeks-before-benchmark"), 0,
+                f"{start:%d %B} to {end:%d %B %Y} is {days} days (claims nvidia-openai-financing-date, "
                 "benchmark-release-date)", "{:.2f} weeks")
 
 
-@check("nvidia-revenue-yoy-growth")
-def _() -> Result:
-    expected, reported = v("nvidia-revenue-expectation"), fact("nvidia_q2_fy2026_revenue")
-    lo = 100 * ((expected - 0.5e9) / (reported + 0.05e9) - 1)  # 92 billion and 46.7 billion as printed
+@check("nvidia-revenue-yoy-growth", "arithmetic")
+def _(c: ClaimsView) -> Result:
+    expected, reported = c.value("nvidia-revenue-expectation"), fact("nvidia_q2_fy2026_revenue")
+    lo = 100 * ((expected - 0.5e9) / (reported + 0.05e9) - 1)  # billions printed as 92 and 46.7
     hi = 100 * ((expected + 0.5e9) / (reported - 0.05e9) - 1)
-    claimed = v("nvidia-revenue-yoy-growth")
+    claimed = c.value("nvidia-revenue-yoy-growth")
     return Result(f"{lo:.1f}–{hi:.1f} %", lo <= claimed + half_ulp(0) and hi >= claimed - half_ulp(0),
-                  "consensus 92 billion USD over NVIDIA's reported Q2 FY2026 revenue of 46.7 billion USD "
-                  "(public_facts.csv), both taken to their printed rounding")
+                  f"consensus {expected / 1e9:g} billion USD over NVIDIA's reported Q2 FY2026 revenue of "
+                  f"{reported / 1e9:g} billion USD (public_facts.csv), both taken to their printed rounding")
 
 
-@check("semianalysis-beat-every-chip")
-def _() -> Result:
+@check("semianalysis-beat-every-chip", "arithmetic")
+def _(c: ClaimsView) -> Result:
     t = measured_chip_comparison("gpt-oss-120b")
     beaten = t.filter((pl.col("per_kw_ratio") > 1) & (pl.col("single_user_ratio") > 1)).height
     share = 100 * beaten / t.height
-    return _cmp(share, v("semianalysis-beat-every-chip"), 0,
+    return _cmp(share, c.value("semianalysis-beat-every-chip"), 0,
                 f"Jalapeño's published gpt-oss-120b 8k/1k peak tok/s/kW and single-user speed beat {beaten} of the "
                 f"{t.height} chips InferenceMAX measured ({', '.join(t['chip'])}; no Google chip in the data)",
                 "{:.0f} %")
-
-
-@check("dsr1-baseline-single-user")
-def _() -> Result:
-    pts = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
-    best = float((1.0 / pts["mean_tpot"]).max())
-    return Result(f"GB200 best measured {best:.0f}", best < v("dsr1-baseline-single-user"),
-                  "the fastest GB200 DeepSeek-R1 8k/1k point without speculative decoding is slower than the "
-                  "published baseline's 169 tok/s/user: no contradiction, since seed 004 names GB300 (not measured), "
-                  "but no measured layout reaches 169 either; the Pareto chapter's GB300 frontier, transferred "
-                  "from GB200's layouts, ends at the same speed")
 
 
 # ---- registry -----------------------------------------------------------------------------------------
 
 def claimed_text(value: float, high: float | None, unit: str) -> str:
     """A claim's value as the article states it: ``2026-08-25`` for a date, ``2026`` for a year,
-    ``92 billion USD``, ``117 B params``, ``1.5–1.9x``; other numbers with thousands separators."""
+    ``92 billion USD``, ``117 B params``, ``1.5–1.9x``, ``yes`` / ``no`` for a flag, ``P95`` for a
+    percentile; other numbers with thousands separators."""
+    if unit == "flag":
+        return "yes" if value else "no"
+    if unit == "percentile":
+        return f"P{value:.0f}"
+
     def one(x: float) -> str:
         if unit.startswith("date"):
             d = f"{int(x):08d}"
@@ -425,38 +623,66 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
     return text + suffix
 
 
-def claims() -> pl.DataFrame:
-    """All claims of ``data/claims.csv`` with ``claimed`` (the value as text, with its unit), ``status``,
-    ``computed`` and ``check`` columns.
+def fit_targets() -> tuple[str, ...]:
+    """The claims Jalapeño's constants are fitted to, as the fit names them
+    (:attr:`jalapeno.subject.JalapenoFit.target_claims` of the central scenario's fit)."""
+    return subject.fit_jalapeno("central").target_claims
+
+
+def evaluate(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | None = None) -> dict[str, str | None]:
+    """One claim's ``status``, ``computed`` (None when nothing was computed) and ``check`` (how, or why
+    not) against the claims of ``view``. ``targets``: the fit's target claims (default
+    :func:`fit_targets`). UnknownNameError for an unknown claim or a ``conflicts_with`` naming one."""
+    row = view.row(claim_id)
+    if claim_id in (fit_targets() if targets is None else targets):
+        return {"status": "fit target", "computed": None,
+                "check": row["reason"] or "a value Jalapeño's constants are fitted to (jalapeno.subject.fit_jalapeno)"}
+    if row["treatment"] == "conflict":
+        others = [o for o in (row["conflicts_with"] or "").split(";") if o]
+        if not others:
+            raise DataError(f"claims.csv: claim {claim_id!r} is a conflict but names no claim in conflicts_with")
+        seeds = [view.row(o)["seeds"].replace(";", ", ") for o in others]
+        return {"status": "conflicting", "computed": None,
+                "check": f"{row['reason']} (conflicts with {', '.join(others)}: seeds {'; '.join(seeds)})"}
+    chk = CHECKS.get(claim_id)
+    if chk is None:
+        reason = row["reason"] if row["treatment"] == "not_checkable" else \
+            f"no check is registered for this claim (treatment {row['treatment']})"
+        return {"status": "not checkable", "computed": None, "check": reason or "no reason given"}
+    r = chk(view)
+    good, bad = KIND_STATUSES[chk.kind]
+    return {"status": good if r.agrees else bad, "computed": r.computed, "check": r.detail}
+
+
+def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every claim of ``table`` (default ``data/claims.csv``; any table with its columns, e.g. a copy with
+    one value changed) with ``claimed`` (the value as text, with its unit), ``status`` (one of
+    :data:`STATUSES`), ``computed`` and ``check`` columns.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
-    table = data.claims_table()
-    status, computed, how = [], [], []
-    for row in table.iter_rows(named=True):
-        fn = CHECKS.get(row["claim_id"])
-        if fn is not None:
-            r = fn()
-            kind = {"reproduce": ("reproduced", "not reproduced"), "model": ("modeled", "model disagrees")}.get(
-                row["treatment"], ("consistent", "inconsistent"))
-            status.append(kind[0] if r.agrees else kind[1])
-            computed.append(r.computed)
-            how.append(r.detail)
-        elif row["treatment"] == "not_reproducible":
-            status.append("not reproducible"); computed.append(None); how.append(row["reason"])
-        elif row["treatment"] == "model" or row["treatment"] in ("reproduce", "arithmetic"):
-            built = row["chapter"] in BUILT_CHAPTERS
-            status.append("modeled" if built and row["treatment"] == "model" else "open")
-            computed.append(None)
-            how.append(row["reason"] or f"treated in the {row['chapter']} chapter")
-    claimed = [claimed_text(r["value"], r["value_high"], r["unit"]) for r in table.iter_rows(named=True)]
-    return table.with_columns(pl.Series("claimed", claimed, dtype=pl.Utf8), pl.Series("status", status),
-                              pl.Series("computed", computed, dtype=pl.Utf8), pl.Series("check", how, dtype=pl.Utf8))
+    view = ClaimsView(table)
+    targets = fit_targets()
+    rows = [evaluate(cid, view, targets) for cid in view.table["claim_id"]]
+    claimed = [claimed_text(r["value"], r["value_high"], r["unit"]) for r in view.table.iter_rows(named=True)]
+    return view.table.with_columns(
+        pl.Series("claimed", claimed, dtype=pl.Utf8), pl.Series("status", [r["status"] for r in rows], dtype=pl.Utf8),
+        pl.Series("computed", [r["computed"] for r in rows], dtype=pl.Utf8),
+        pl.Series("check", [r["check"] for r in rows], dtype=pl.Utf8))
 
 
-def claim(claim_id: str) -> dict:
+def claim(claim_id: str, table: pl.DataFrame | None = None) -> dict:
     """One claim's row (with status) as a dict; UnknownNameError listing the ids if absent."""
-    table = claims()
-    rows = table.filter(pl.col("claim_id") == claim_id)
-    if rows.is_empty():
-        raise UnknownNameError("claim", claim_id, list(table["claim_id"]))
-    return rows.row(0, named=True)
+    view = ClaimsView(table)
+    row = dict(view.row(claim_id))
+    row["claimed"] = claimed_text(row["value"], row["value_high"], row["unit"])
+    return {**row, **evaluate(claim_id, view)}
+
+
+def status_counts(reg: pl.DataFrame) -> dict[str, int]:
+    """How many claims of a registry table (:func:`claims`) hold each of :data:`STATUSES` (0 included), in
+    that order. ValueError naming a status not in :data:`STATUSES`."""
+    counts = dict(reg.group_by("status").len().iter_rows())
+    unknown = sorted(set(counts) - set(STATUSES))
+    if unknown:
+        raise ValueError(f"unknown statuses {unknown}; known: {', '.join(STATUSES)}")
+    return {s: counts.get(s, 0) for s in STATUSES}

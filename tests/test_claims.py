@@ -1,16 +1,27 @@
-"""The claims registry: the reproduced GB200 numbers and the arithmetic-checkable claims."""
+"""The claims registry: statuses that mean one thing each, checks that read the claims they relate and
+can fail (every agreeing claim perturbed in memory), and the published GB200 numbers within their
+printed rounding."""
 
 import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import comparison, metrics, registry
+from jalapeno import comparison, data, metrics, registry, subject
+
+SEEDS = {"000_8705a119be375ace.txt", "001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt",
+         "003_243afe2b3792c736.txt", "004_702e02e5d1f097e4.txt"}
 
 
 @pytest.fixture(scope="module")
 def table():
     return registry.claims()
 
+
+def _agreeing_ids() -> list[str]:
+    return registry.claims().filter(pl.col("status").is_in(registry.AGREEING))["claim_id"].to_list()
+
+
+# ---- the published GB200 side, within its printed rounding ---------------------------------------------
 
 def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
     s = comparison.baseline_summary()
@@ -23,16 +34,126 @@ def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
     assert round(s["interactivity_tok_s_user"]) == 535  # published 535 tok/s
 
 
-def test_reproduced_claims_are_the_four_gb200_numbers(table):
-    got = set(table.filter(pl.col("status") == "reproduced")["claim_id"])
-    assert got == {"gptoss-gb200-tok-per-kw", "gptoss-gb200-tbt", "gptoss-gb200-e2e", "gptoss-gb200-single-user"}
+# ---- statuses --------------------------------------------------------------------------------------------
+
+def test_every_status_is_known_and_agreement_is_three_of_them(table):
+    assert set(table["status"]) <= set(registry.STATUSES)
+    assert registry.AGREEING == ("reproduced", "consistent", "predicted, agrees")
+    counts = registry.status_counts(table)
+    assert list(counts) == list(registry.STATUSES) and sum(counts.values()) == table.height
 
 
-def test_no_claim_is_inconsistent_and_every_check_ran(table):
-    assert table.filter(pl.col("status").is_in(["inconsistent", "not reproduced"])).is_empty()
-    checked = table.filter(pl.col("claim_id").is_in(list(registry.CHECKS)))
-    assert checked.height == len(registry.CHECKS)
-    assert set(checked["status"]) <= {"reproduced", "consistent", "modeled", "model disagrees"}
+def test_no_agreeing_status_lacks_a_computed_value(table):
+    agreeing = table.filter(pl.col("status").is_in(registry.AGREEING))
+    assert agreeing.height > 0
+    assert agreeing.filter(pl.col("computed").is_null() | (pl.col("computed") == "")).is_empty()
+    assert set(agreeing["claim_id"]) <= set(registry.CHECKS)
+
+
+def test_a_claim_without_a_check_never_agrees(table):
+    unchecked = table.filter(~pl.col("claim_id").is_in(list(registry.CHECKS)))
+    assert not set(unchecked["status"]) & set(registry.AGREEING)
+    assert unchecked.filter(pl.col("check").is_null()).is_empty()  # each says why
+
+
+def test_fit_targets_are_the_fits_own_and_never_agree(table):
+    targets = subject.fit_jalapeno("central").target_claims
+    rows = table.filter(pl.col("claim_id").is_in(list(targets)))
+    assert rows.height == len(targets) and set(rows["status"]) == {"fit target"}
+    assert set(table.filter(pl.col("treatment") == "fit_target")["claim_id"]) == set(targets)
+
+
+def test_a_claim_the_fit_names_is_a_fit_target_whatever_its_treatment():
+    t = data.claims_table().with_columns(
+        treatment=pl.when(pl.col("claim_id") == "gptoss-jalapeno-tbt").then(pl.lit("predict")).otherwise("treatment"))
+    row = registry.claim("gptoss-jalapeno-tbt", t)
+    assert row["status"] == "fit target" and row["computed"] is None
+
+
+def test_each_check_kind_matches_the_treatment_in_the_csv(table):
+    treatment = dict(zip(table["claim_id"], table["treatment"]))
+    assert {cid: c.kind for cid, c in registry.CHECKS.items()} == {cid: treatment[cid] for cid in registry.CHECKS}
+
+
+def test_conflicts_name_each_other_and_show_as_conflicting(table):
+    rows = table.filter(pl.col("treatment") == "conflict")
+    assert rows.height >= 2 and set(rows["status"]) == {"conflicting"}
+    pairs = {(r["claim_id"], r["conflicts_with"]) for r in rows.iter_rows(named=True)}
+    assert all((b, a) in pairs for a, b in pairs)
+    seeds = {cid: set(s.split(";")) for cid, s in zip(table["claim_id"], table["seeds"])}
+    # seed 004's "prefill, draft and verify" against seeds 001/002's "no speculative decoding"
+    assert seeds["jalapeno-phase-count"] == {"004_702e02e5d1f097e4.txt"}
+    assert {"001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt"} <= seeds["benchmark-speculative-decoding"]
+
+
+def test_the_seeds_remaining_claims_are_registered_and_treated(table):
+    status = dict(zip(table["claim_id"], table["status"]))
+    # seed 004: Jalapeño's HBM capacity and peak compute do not beat GB300's (216 GB < 288 GB; 13.4 < 15 PFLOP/s)
+    assert status["jalapeno-hbm-vs-gb300"] == status["jalapeno-compute-vs-gb300"] == "consistent"
+    assert status["tpu8i-more-sram"] == "consistent"
+    for cid in ("internal-frontier-advantage", "tpu8i-collective-engine", "eval-p95-e2e", "eval-burst-concurrency",
+                "eval-structured-output", "caveat-software-maturity", "caveat-operations-at-scale",
+                "caveat-portability-lock-in", "caveat-inference-only"):
+        assert status[cid] == "not checkable", cid
+
+
+def test_not_checkable_claims_give_their_reason(table):
+    rows = table.filter(pl.col("treatment") == "not_checkable")
+    assert rows["reason"].null_count() == 0
+    assert (rows["check"] == rows["reason"]).all()
+
+
+# ---- checks that can fail -----------------------------------------------------------------------------------
+
+def _decimals(value: float) -> int:
+    text = f"{value:.10g}"
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+#: Claims whose check is a one-sided bound with more slack than a third: perturbed past the bound instead
+#: (factor, why).
+WIDER = {
+    "groq-gemma4-tok-s": (2.5, "the LPU speed bound (about 6,600 tok/s) is almost twice the record"),
+    "tpu8i-more-sram": (4.0, "TPU 8i has three times TPU 8t's SRAM: 'more' fails only past that"),
+}
+
+
+def perturbed(table: pl.DataFrame, claim_id: str, factor: float) -> pl.DataFrame:
+    """``table`` with the value (and high end) of ``claim_id`` moved by ``factor`` and at least 1.5 units of
+    its last printed digit (beyond its rounding)."""
+    row = table.filter(pl.col("claim_id") == claim_id).row(0, named=True)
+
+    def move(x):
+        if x is None:
+            return None
+        step = max(abs(x) * abs(factor - 1), 1.5 * 10.0 ** -_decimals(x))
+        return x + step if factor > 1 else x - step
+    hit = pl.col("claim_id") == claim_id
+    return table.with_columns(value=pl.when(hit).then(pl.lit(move(row["value"]))).otherwise("value"),
+                              value_high=pl.when(hit).then(pl.lit(move(row["value_high"]))).otherwise("value_high"))
+
+
+@pytest.mark.parametrize("claim_id", _agreeing_ids())
+def test_perturbing_an_agreeing_claim_changes_its_status(claim_id):
+    base = data.claims_table()
+    before = registry.claim(claim_id, base)["status"]
+    assert before in registry.AGREEING
+    factors = (WIDER[claim_id][0],) if claim_id in WIDER else (4 / 3, 2 / 3)
+    after = {f: registry.claim(claim_id, perturbed(base, claim_id, f))["status"] for f in factors}
+    assert any(s not in registry.AGREEING for s in after.values()), (claim_id, after)
+
+
+def test_the_perturbation_sweep_runs_in_memory(data_copy):
+    """The sweep reads no file: the claims table on disk is never written."""
+    before = (data_copy / "claims.csv").read_text()
+    registry.claims(perturbed(data.claims_table(), "gptoss-gb200-tok-per-kw", 4 / 3))
+    assert (data_copy / "claims.csv").read_text() == before
+
+
+def test_a_failing_reproduction_shows_as_not_reproduced(edit_data):
+    edit_data("claims.csv", "gptoss-gb200-tok-per-kw,44960,", "gptoss-gb200-tok-per-kw,44961,")
+    row = registry.claim("gptoss-gb200-tok-per-kw")
+    assert row["status"] == "not reproduced" and row["computed"] == "44,960.4"
 
 
 def test_an_arithmetic_check_can_fail(edit_data):
@@ -41,12 +162,35 @@ def test_an_arithmetic_check_can_fail(edit_data):
     assert row["status"] == "inconsistent" and row["computed"] == "128"
 
 
+def test_the_agent_savings_read_their_claims():
+    base = data.claims_table()
+    ten = base.with_columns(value=pl.when(pl.col("claim_id") == "agent-30-step-per-step-saving")
+                            .then(pl.col("value") * 10).otherwise("value"))
+    assert registry.claim("agent-30-step-saving", base)["status"] == "consistent"
+    assert registry.claim("agent-30-step-saving", ten)["status"] == "inconsistent"
+
+
+# ---- the judge of a prediction --------------------------------------------------------------------------
+
+def test_judge_uses_the_stated_tolerance():
+    assert registry.RATIO_TOLERANCE == 0.15
+    assert registry.judge(100.0, (114.0, 120.0)) == "agrees"     # 114 <= 115
+    assert registry.judge(100.0, (116.0, 120.0)) == "disagrees"  # 116 > 115
+    assert registry.judge(100.0, (80.0, 86.0)) == "agrees"       # 86 >= 85
+    assert registry.judge(100.0, (80.0, 84.0)) == "disagrees"
+    assert registry.band_meets(114.0, 120.0, 100.0) and not registry.band_meets(116.0, 120.0, 100.0)
+    assert registry.published_point(2.1, 4.1, (4.58, 4.79)) == 4.1
+    assert registry.published_point(2.1, 4.1, (1.0, 1.2)) == 2.1
+
+
 def test_printed_rounding_intervals():
     assert metrics.rounds_to(1.868, 1.87, 2) and not metrics.rounds_to(1.876, 1.87, 2)
     assert metrics.half_ulp(2) == pytest.approx(0.005)
     row = registry.claim("gptoss-jalapeno-single-user")
     assert row["status"] == "consistent" and row["computed"] == "1439–1460"  # 1/0.695 ms .. 1/0.685 ms
 
+
+# ---- what the published ratios and power bases are --------------------------------------------------------
 
 def test_headline_ratios():
     r = {row["ratio"]: row for row in comparison.headline_ratios().iter_rows(named=True)}
@@ -80,18 +224,27 @@ def test_bad_power_and_unknown_run_are_refused():
         comparison.baseline_summary(run_id="123")
 
 
-def test_claim_ids_and_seeds():
-    table = jp.data.load("claims.csv")
-    seeds = {s for cell in table["seeds"] for s in cell.split(";")}
-    assert seeds <= {"000_8705a119be375ace.txt", "001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt",
-                     "003_243afe2b3792c736.txt", "004_702e02e5d1f097e4.txt"}
-    assert table.filter(pl.col("treatment") == "not_reproducible")["reason"].null_count() == 0
+# ---- sources --------------------------------------------------------------------------------------------
+
+def test_claims_cite_seeds_that_seeds_csv_lists():
+    seeds = data.seeds_table()
+    assert set(seeds["seed"]) == SEEDS
+    cited = {s for cell in data.claims_table()["seeds"] for s in cell.split(";")}
+    assert cited <= SEEDS
+    assert seeds["title"].null_count() == 0 and set(seeds["title_kind"]) <= {"headline", "opening"}
+    dated = seeds.filter(pl.col("date").is_not_null())
+    assert dated["date"].str.to_date("%Y-%m-%d").null_count() == 0
+
+
+def test_an_unknown_claim_is_named():
+    with pytest.raises(jp.UnknownNameError, match="'no-such-claim'"):
+        registry.claim("no-such-claim")
 
 
 @pytest.mark.parametrize("value, high, unit, text", [
     (20260825, None, "date (YYYYMMDD)", "2026-08-25"), (2027, None, "year", "2027"),
     (92e9, None, "USD", "92 billion USD"), (1.5, 1.9, "x", "1.5–1.9x"), (44960, None, "tok/s/kW", "44,960 tok/s/kW"),
-    (1342, None, "count", "1,342"),
+    (1342, None, "count", "1,342"), (0, None, "flag", "no"), (1, None, "flag", "yes"), (95, None, "percentile", "P95"),
 ])
 def test_claimed_text(value, high, unit, text):
     assert registry.claimed_text(value, high, unit) == text

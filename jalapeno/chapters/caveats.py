@@ -72,7 +72,7 @@ def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_case
     _hbm(ch, reg, hbm_chips, hbm_power_basis, hbm_supply_share, pue_used)
     _pareto_shape(ch, reg, models, fit, scenario, max_chips)
     _business(ch, reg)
-    rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not reproducible"))
+    rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not checkable"))
     ch.quote("n_unverifiable", rest.height)
     ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "value", "value_high", "unit", "quantity", "check"))
     return ch

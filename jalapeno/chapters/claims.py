@@ -1,9 +1,11 @@
 """The claims chapter (``notebooks/claims.ipynb``): every claim of the claims registry
 (:func:`jalapeno.registry.claims`) with its status, counted by chapter and listed in full.
 
-:func:`compute` returns the count of each status (``n_<status>``, spaces as ``_``), ``n_claims`` and
-``shown``, and two tables: ``by-chapter`` (claims per chapter and status) and ``claims`` (every claim, or
-those of one status).
+:func:`compute` returns the count of each status (``n_<status>``, spaces as ``_``, commas dropped:
+``n_predicted_agrees``), ``n_claims``, ``n_agreeing``, ``shown``, and four tables: ``statuses`` (each status, what it means, whether it counts as
+agreement, how many claims hold it), ``by-chapter`` (claims per chapter and status), ``claims`` (every
+claim, or those of one status) and ``seeds`` (the five articles, cited by file name, with a short title
+and the date each states). Every status of :data:`jalapeno.registry.STATUSES` is shown, under any data.
 """
 
 from __future__ import annotations
@@ -14,9 +16,27 @@ from .. import data, registry
 from ..errors import UnknownNameError
 from . import Chapter
 
-#: The statuses the page shows, in the order of its columns and its prose. A status of the registry not
-#: in this list is an error (the page would silently leave it out).
-STATUSES = ("reproduced", "consistent", "inconsistent", "modeled", "model disagrees", "open", "not reproducible")
+#: The statuses the page shows, in the order of its columns and its prose: every status of the registry.
+STATUSES = registry.STATUSES
+
+#: What each status means, as the page's table of statuses says it.
+MEANINGS = {
+    "reproduced": "recomputed from the measured benchmark data, equal within the printed rounding",
+    "not reproduced": "recomputed from the measured benchmark data, and different",
+    "consistent": "an arithmetic check between independent sources agrees",
+    "inconsistent": "an arithmetic (or transcription) check disagrees",
+    "predicted, agrees": "a model's prediction meets the published value within the model's error",
+    "predicted, disagrees": "a model's prediction misses the published value by more than the model's error",
+    "fit target": "a value the model was fitted to: reproduced by construction, no evidence",
+    "restated": "both ends of the comparison share one source: only the transcription is checked",
+    "conflicting": "two seeds disagree",
+    "not checkable": "no public data or computation can check it (the reason is given)",
+}
+
+
+def key(status: str) -> str:
+    """The quoted key of a status count: ``predicted, agrees`` -> ``n_predicted_agrees``."""
+    return "n_" + status.replace(",", "").replace(" ", "_")
 
 
 def compute(*, show_status: str) -> Chapter:
@@ -26,20 +46,22 @@ def compute(*, show_status: str) -> Chapter:
     with that status). The counts are over all claims whatever ``show_status``.
 
     Returns a :class:`jalapeno.chapters.Chapter` (keys and slots in the module's docstring). Raises
-    UnknownNameError for another ``show_status``, ValueError if the registry gives a status not in
-    :data:`STATUSES`, and what :func:`jalapeno.registry.claims` raises."""
+    UnknownNameError for another ``show_status`` and what :func:`jalapeno.registry.claims` raises."""
     if show_status != "all" and show_status not in STATUSES:
         raise UnknownNameError("status", show_status, ["all", *STATUSES])
     reg = registry.claims()
     order = {c: i for i, c in enumerate(data.chapters())}  # the book's order of the chapters
-    counts = dict(reg.group_by("status").len().iter_rows())
-    unknown = sorted(set(counts) - set(STATUSES))
-    if unknown:
-        raise ValueError(f"statuses not shown on the claims page: {unknown}; shown: {', '.join(STATUSES)}")
+    counts = registry.status_counts(reg)
     ch = Chapter()
-    for status in STATUSES:
-        ch.quote(f"n_{status.replace(' ', '_')}", counts.get(status, 0))
+    for status, n in counts.items():
+        ch.quote(key(status), n)
     ch.quote("n_claims", reg.height)
+    ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
+    ch.tables["statuses"] = pl.DataFrame({
+        "status": list(STATUSES), "meaning": [MEANINGS[s] for s in STATUSES],
+        "agreement": ["yes" if s in registry.AGREEING else "no" for s in STATUSES],
+        "claims": [counts[s] for s in STATUSES]}, schema_overrides={"claims": pl.UInt32})
+    ch.tables["seeds"] = data.seeds_table().select("seed", "title", "title_en", "title_kind", "date", "date_basis")
     ch.tables["by-chapter"] = _by_chapter(reg, order)
     rows = reg if show_status == "all" else reg.filter(pl.col("status") == show_status)
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))

@@ -16,8 +16,9 @@ from .. import charts, comparison, measured, metrics, registry
 from ..data import claim_value
 from . import Chapter
 
-#: The statuses the prose counts, in its order; each is quoted as ``n_<status with _ for spaces>``.
-STATUSES = ("reproduced", "consistent", "inconsistent", "modeled", "model disagrees", "open", "not reproducible")
+#: The statuses the prose counts: every status of the registry, each quoted as ``n_<status>`` (spaces as
+#: ``_``, commas dropped: ``n_predicted_agrees``).
+STATUSES = registry.STATUSES
 
 #: The run-to-run spread of the peak tok/s/kW (a fraction) below which the prose calls it negligible
 #: next to the ratios discussed (the smallest of which differ by a few tenths).
@@ -132,13 +133,14 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
 
     # Every claim of the seeds
     claims = registry.claims()
-    counts = dict(claims.group_by("status").len().iter_rows())
-    for status in STATUSES:
-        ch.quote(f"n_{status.replace(' ', '_')}", counts.get(status, 0))
+    counts = registry.status_counts(claims)
+    for status, n in counts.items():
+        ch.quote("n_" + status.replace(",", "").replace(" ", "_"), n)
     ch.quote("n_claims", claims.height)
-    disagree = claims.filter(pl.col("status") == "model disagrees")["claim_id"].to_list()
-    ch.quote("disagree_text", f"{len(disagree)} where the model disagrees ({', '.join(disagree)}; see their chapters)"
-             if disagree else "none where the model disagrees")
+    ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
+    disagree = claims.filter(pl.col("status") == "predicted, disagrees")["claim_id"].to_list()
+    ch.quote("disagree_text", f"{len(disagree)} predictions disagree ({', '.join(disagree)}; see their chapters)"
+             if disagree else "no prediction disagrees")
     ch.tables["claims"] = claims.select("claim_id", "claimed", "status", "computed", "quantity", "chapter", "seeds",
                                         "check")
     return ch
