@@ -325,7 +325,7 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
 def test_the_table_of_contents_is_the_one_list_of_chapters():
     files = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert sorted(scenarios.notebook_names()) == files
-    assert scenarios.notebook_names()[:2] == ["reading-the-numbers", "roofline"]  # the book's order
+    assert scenarios.notebook_names()[:2] == ["verdict", "reading-the-numbers"]  # the book's order
 
 
 def test_every_number_that_moved_in_the_latest_version_says_why():
