@@ -82,3 +82,12 @@ def test_layout_text_hand_worked():
 def test_bad_names_are_refused_naming_the_choices(defaults, change, needle):
     with pytest.raises(UnknownNameError, match=needle):
         chapter.compute(**{**defaults, **change})
+
+
+def test_the_timeout_prose_names_the_chip_its_figure_shows_ahead(ch):
+    # the sentence is chosen from the same sweep the figure draws: at the quoted timeout, the named chip
+    # completes the larger share of tasks
+    j, b = ch.values["to_gap_j"], ch.values["to_gap_b"]
+    assert j != b
+    assert ch.numbers["to_gap_leader"] == ("Jalapeño" if j > b else "GB200")
+    assert ch.numbers["to_gap_verdict"].startswith(ch.numbers["to_gap_leader"])

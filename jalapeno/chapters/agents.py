@@ -173,10 +173,14 @@ def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: s
                         TIMEOUT_POINTS)
     tsweep = task_model.timeout_sweep(task, srv, grid)
     wide = tsweep.pivot(on="server", index="timeout_s", values="completion_rate")
-    gap = wide.with_columns((pl.col("jalapeno") - pl.col(baseline)).alias("gap")).sort("gap").row(-1, named=True)
+    gap = wide.with_columns((pl.col("jalapeno") - pl.col(baseline)).abs().alias("gap")).sort("gap").row(-1, named=True)
     ch.quote("to_gap_timeout", gap["timeout_s"], "{:.2f}")
     ch.quote("to_gap_j", 100 * gap["jalapeno"], "{:.0f}")
     ch.quote("to_gap_b", 100 * gap[baseline], "{:.0f}")
+    leader, other = ("Jalapeño", baseline.upper()) if gap["jalapeno"] > gap[baseline] else (baseline.upper(), "Jalapeño")
+    ch.quote("to_gap_leader", leader)
+    ch.quote("to_gap_verdict", f"{leader}'s calls are the shorter ones at this task's contexts, so they stay under the "
+             f"timeout more often and its tasks complete where {other}'s die")
     ch.quote("task_steps", task.steps)
     ch.quote("task_attempts", task.max_attempts)
     ch.figure("timeouts", charts.agent_sweep(tsweep, "timeout_s", "completion_rate",
