@@ -2,7 +2,10 @@
 ratios and power bases worked by hand, the sentences it chooses, and every key and slot the notebook uses."""
 
 import chapter_sources
+import polars as pl
 import pytest
+
+import jalapeno as jp
 
 from jalapeno.chapters import reading_the_numbers as chapter
 from jalapeno.errors import UnknownNameError
@@ -61,8 +64,10 @@ def test_benchmark_lengths_worked_by_hand(ch):
 
 def test_claims_counts_add_up(ch):
     counted = sum(ch.values["n_" + s.replace(",", "").replace(" ", "_")] for s in chapter.STATUSES)
-    assert ch.values["n_claims"] == ch.tables["claims"].height
+    assert ch.values["n_claims"] == len(jp.claims())  # the counts are of every claim of the seeds
     assert counted == ch.values["n_claims"]  # every status is counted, none left out
+    # the table shows this chapter's claims only: every claim is listed once, on the claims page
+    assert set(ch.tables["claims"]["claim_id"]) == set(jp.claims().filter(pl.col("chapter") == "reading-the-numbers")["claim_id"])
 
 
 def test_a_changed_baseline_power_is_said_in_words(defaults):

@@ -20,3 +20,19 @@ def test_table_html_survives_last_bit_changes_and_follows_shown_values(monkeypat
     assert shown(nudged, monkeypatch) == html
     moved = base.with_columns(pl.col("share") * 1.01)  # 0.1247 is shown: a new table
     assert shown(moved, monkeypatch) != html
+
+
+def test_headers_are_words_with_units():
+    assert notebook.header("jalapeno_tok_s_kw") == "Jalapeño (tok/s/kW)"
+    assert notebook.header("tok_s_per_kw") == "tok/s/kW"
+    assert notebook.header("batch1_step_ms") == "batch1 step (ms)"
+    assert notebook.header("hbm_bandwidth_bytes_per_s") == "HBM bandwidth (B/s)"
+    assert notebook.header("interactivity_tok_s_user") == "interactivity (tok/s/user)"
+    assert notebook.header("n_chips") == "number of chips" and notebook.header("run_id") == "run ID"
+    assert notebook.header("peak PFLOP/s") == "peak PFLOP/s" and notebook.header("chip") == "chip"
+
+
+def test_a_table_shows_its_worded_headers_and_dashes_for_empty_cells(monkeypatch):
+    html = shown(pl.DataFrame({"tpot_ms": [1.868, None], "chip": ["gb200", "jalapeno"]}), monkeypatch)
+    assert ">TPOT (ms)</th>" in html and ">tpot_ms<" not in html
+    assert "—" in html and html.startswith('<div class="jalapeno-table">')

@@ -141,6 +141,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     disagree = claims.filter(pl.col("status") == "predicted, disagrees")["claim_id"].to_list()
     ch.quote("disagree_text", f"{len(disagree)} predictions disagree ({', '.join(disagree)}; see their chapters)"
              if disagree else "no prediction disagrees")
-    ch.tables["claims"] = claims.select("claim_id", "claimed", "status", "computed", "quantity", "chapter", "seeds",
-                                        "check")
+    # this chapter's claims; every claim, once, on the claims page
+    ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
+        "claim_id", "claimed", "status", "computed", "quantity", "seeds", "check")
     return ch
