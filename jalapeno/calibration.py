@@ -269,7 +269,6 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included)."""
     chip, model = specs.chip(chip), specs.model(model)
     eff = eff or load()
-    stack = stack or stack_for(chip, eff)
     precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
     if isl <= 0 or osl <= 1:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
@@ -284,6 +283,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
                          f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
     domain = int(max_chips or chip.scale_up_domain_chips)
+    stack = stack or stack_for(chip, eff)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
     n, dp, c = [], [], []
     for size in sizes:
