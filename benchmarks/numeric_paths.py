@@ -50,7 +50,7 @@ def run(by: list[str], env: dict[str, str]) -> subprocess.Popen:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--by", nargs="+", default=["chip"], choices=["series", "chip"])
+    ap.add_argument("--by", nargs="+", default=["chip"], choices=["chip", "model-chip", "shape", "series"])
     ap.add_argument("--coretype", default="Sandybridge", help="OPENBLAS_CORETYPE of the second path")
     args = ap.parse_args(argv)
     paths = {"default": {}, "second": {"OPENBLAS_CORETYPE": args.coretype,
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     a, b = out["default"], out["second"]
     diff = [(k, a[part].get(k), b[part].get(k)) for part in ("quotes", "cells")
             for k in sorted(set(a[part]) | set(b[part])) if a[part].get(k) != b[part].get(k)]
-    for k in ("ho_chip_median", "ho_chip_worst", "ho_series_median", "ho_series_worst"):
+    for k in ("ho_chip_median", "ho_chip_p90", "ho_model_chip_median", "ho_shape_median", "ho_series_median"):
         if k in a["quotes"]:
             print(f"  {k}: {a['quotes'][k]} % | {b['quotes'][k]} %")
     print(f"{len(a['quotes']) + len(a['cells'])} shown values compared in {time.perf_counter() - t0:.0f} s")

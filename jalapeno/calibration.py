@@ -17,6 +17,7 @@ left to wherever the optimiser's floating-point path takes it.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +26,10 @@ import numpy as np
 import polars as pl
 
 from . import data, measured, serving, specs
+from .errors import UnknownNameError
 from .metrics import pareto_envelope, stable_format
 from .serving import Efficiency
+from .specs import ChipSpec, ModelSpec
 
 STACKS = ("vllm", "sglang", "trt", "dynamo-trt", "dynamo-sglang", "atom")
 #: The fitted scalar constants of :class:`Efficiency` with their bounds and units; then one overhead per stack.
@@ -51,6 +54,8 @@ PRIORS = {"mla_layer_factor": 1.0}
 #: Stopping tolerances of the fit (relative change of the cost and of the log constants, and the scaled
 #: gradient): tight enough that a fit ends at the minimum, not wherever a last-bit different path stalls.
 _TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
+#: Relative step of the forward-difference Jacobian (scipy's default for '2-point': sqrt of float64's epsilon).
+_FD_STEP = float(np.sqrt(np.finfo(float).eps))
 
 
 def configurations(points: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -84,21 +89,44 @@ def configurations(points: pl.DataFrame | None = None) -> pl.DataFrame:
     )
 
 
+_GROUP_KEYS = ["model_key", "chip", "stack", "precision", "isl", "osl", "disagg", "ep"]
+
+
+def _groups(configs: pl.DataFrame) -> list[tuple[np.ndarray, dict]]:
+    """The rows of ``configs`` split into the groups one :func:`jalapeno.serving.evaluate` call takes: for
+    each (model, chip, stack, precision, shape, disaggregation, EP), its row indices and the evaluator's
+    arguments but ``eff``. Built once per fit, so that an evaluation of the residuals is the evaluator's
+    arithmetic alone."""
+    out = []
+    indexed = configs.with_row_index("_row")
+    for key, group in indexed.group_by(_GROUP_KEYS, maintain_order=True):
+        m, c, stack, prec, isl, osl, disagg, ep = key
+        out.append((group["_row"].to_numpy(), dict(
+            model=specs.model(m), chip=specs.chip(c), n_chips=group["n_chips"].to_numpy(),
+            concurrency=group["worker_conc"].to_numpy(), dp=group["dp"].to_numpy(), ep=ep, isl=isl, osl=osl,
+            precision=prec, stack=stack, disagg=disagg,
+            prefill_chips=np.maximum(group["prefill_chips"].to_numpy(), 1), prefill_tp=group["prefill_tp"].to_numpy())))
+    return out
+
+
+def _evaluate_groups(groups: list[tuple[np.ndarray, dict]], n_rows: int, eff: Efficiency) -> dict[str, np.ndarray]:
+    """TPOT, throughput per chip, TTFT and E2E of every row (``pred_*``, row order) for ``eff``."""
+    out = {k: np.empty(n_rows) for k in ("pred_tpot", "pred_tput", "pred_ttft", "pred_e2e")}
+    for rows, kw in groups:
+        r = serving.evaluate(eff=eff, **kw)
+        out["pred_tpot"][rows] = r.tpot_s
+        out["pred_tput"][rows] = r.throughput_tok_s_chip
+        out["pred_ttft"][rows] = r.ttft_s
+        out["pred_e2e"][rows] = r.e2e_s
+    return out
+
+
 def predict(configs: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
     """Model predictions for each row of :func:`configurations`: adds ``pred_tpot``, ``pred_tput``,
     ``pred_ttft``, ``pred_e2e``. Evaluated in one array call per (model, chip, stack, precision, shape)."""
-    out = []
-    keys = ["model_key", "chip", "stack", "precision", "isl", "osl", "disagg", "ep"]
-    for key, group in configs.group_by(keys, maintain_order=True):
-        m, c, stack, prec, isl, osl, disagg, ep = key
-        r = serving.evaluate(specs.model(m), specs.chip(c), n_chips=group["n_chips"].to_numpy(),
-                             concurrency=group["worker_conc"].to_numpy(), dp=group["dp"].to_numpy(), ep=ep,
-                             isl=isl, osl=osl, precision=prec, stack=stack, eff=eff, disagg=disagg,
-                             prefill_chips=np.maximum(group["prefill_chips"].to_numpy(), 1),
-                             prefill_tp=group["prefill_tp"].to_numpy())
-        out.append(group.with_columns(pred_tpot=r.tpot_s, pred_tput=r.throughput_tok_s_chip,
-                                      pred_ttft=r.ttft_s, pred_e2e=r.e2e_s))
-    return pl.concat(out).sort("series", "n_chips", "worker_conc")
+    return configs.with_columns(**{k: pl.Series(v) for k, v in
+                                   _evaluate_groups(_groups(configs), configs.height, eff).items()}
+                                ).sort("series", "n_chips", "worker_conc")
 
 
 def _vector(eff: Efficiency) -> np.ndarray:
@@ -114,10 +142,11 @@ def _efficiency(x: np.ndarray) -> Efficiency:
 
 
 def residuals(configs: pl.DataFrame, eff: Efficiency) -> np.ndarray:
-    """Log errors of TPOT and of throughput per chip, stacked (the fit's objective)."""
-    p = predict(configs, eff)
-    return np.concatenate([np.log(p["pred_tpot"] / p["mean_tpot"]).to_numpy(),
-                           np.log(p["pred_tput"] / p["tput_per_gpu"]).to_numpy()])
+    """Log errors of TPOT and of throughput per chip, stacked (the fit's objective), in the row order of
+    ``configs``."""
+    p = _evaluate_groups(_groups(configs), configs.height, eff)
+    return np.concatenate([np.log(p["pred_tpot"] / configs["mean_tpot"].to_numpy()),
+                           np.log(p["pred_tput"] / configs["tput_per_gpu"].to_numpy())])
 
 
 def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
@@ -152,13 +181,52 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
     lo = np.log([b[0] for b in BOUNDS.values()] + [_TAU_BOUNDS[0]] * len(STACKS))
     hi = np.log([b[1] for b in BOUNDS.values()] + [_TAU_BOUNDS[1]] * len(STACKS))
     free = np.array([p not in held for p in _PARAMS])
+    groups = _groups(configs)
+    measured_log = np.log(np.concatenate([configs["mean_tpot"].to_numpy(), configs["tput_per_gpu"].to_numpy()]))
+    n_rows = configs.height
+    # which groups each constant can move: a stack's overhead only its own stack's rows, the MLA factor
+    # only an MLA model's; every other constant all rows
+    mla = {m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"}
+    touches = [[i for i, (_, kw) in enumerate(groups)
+                if not (p.startswith("tau_s:") and kw["stack"] != p.split(":", 1)[1])
+                and not (p == "mla_layer_factor" and kw["model"].model not in mla)]
+               for p in np.array(_PARAMS)[free]]
 
-    def fun(z):
+    def predicted_log(x, which=None, base=None):
+        eff = _efficiency(x)
+        out = np.array(base) if base is not None else np.empty(2 * n_rows)
+        for i in (range(len(groups)) if which is None else which):
+            rows, kw = groups[i]
+            r = serving.evaluate(eff=eff, **kw)
+            out[rows], out[n_rows + rows] = np.log(r.tpot_s), np.log(r.throughput_tok_s_chip)
+        return out
+
+    def full(z):
         x = x0.copy()
         x[free] = z
-        return residuals(configs, _efficiency(x))
+        return x
 
-    sol = least_squares(fun, np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), bounds=(lo[free], hi[free]),
+    last = {}
+
+    def fun(z):
+        last["z"], last["log"] = z.copy(), predicted_log(full(z))
+        return last["log"] - measured_log
+
+    def jac(z):
+        # forward differences (scipy's '2-point' step), each constant re-evaluating only the groups it moves
+        base = last["log"] if np.array_equal(last.get("z"), z) else predicted_log(full(z))
+        J = np.zeros((2 * n_rows, z.size))
+        for j in range(z.size):
+            if not touches[j]:
+                continue
+            h = _FD_STEP * max(1.0, abs(z[j]))
+            h = -h if z[j] + h > hi[free][j] else h
+            zj = z.copy()
+            zj[j] += h
+            J[:, j] = (predicted_log(full(zj), touches[j], base) - base) / h
+        return J
+
+    sol = least_squares(fun, np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), jac=jac, bounds=(lo[free], hi[free]),
                         x_scale=1.0, max_nfev=max_nfev, **_TOLERANCES)
     x = x0.copy()
     x[free] = sol.x
@@ -168,6 +236,130 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
         fitted = [eff.tau_s[s] for s in STACKS if f"tau_s:{s}" not in held]
         eff = replace(eff, tau_s={**eff.tau_s, **{s: float(np.median(fitted)) for s in absent}})
     return eff
+
+
+# ---- the prediction procedure: a chip's grid of layouts, with its own software ----------------------
+
+DEFAULT_PRECISION = {"gpt-oss-120b": "fp4", "deepseek-r1": "fp4", "kimi-k2.5": "fp4"}
+CONCURRENCY = np.unique(np.round(np.geomspace(1, 16384, 57)))
+
+
+#: Where an unmeasured (model, chip) borrows its measured layouts: GB300 shares GB200's NVL72 rack and
+#: 8 TB/s HBM3e; Kimi K2.5 shares DeepSeek-V3's architecture (MLA, 61 layers, hidden size 7,168, 8 routed
+#: experts per token), so DeepSeek-R1's measured layouts stand in for it.
+TRANSFER_CHIP = {"gb300": "gb200"}
+TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
+
+
+def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
+          precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
+          max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
+          mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None,
+          concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+    """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
+    ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
+    whose concurrent requests per chip (prefill chips included) stay within ``concurrency_cap``:
+    ``"benchmark"`` (the top of the benchmark's own sweep, :func:`benchmark_concurrency_cap`), a number,
+    or ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
+    calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor).
+    This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
+    one :func:`holdout` scores.
+
+    Returns columns ``n_chips``, ``dp``, ``concurrency``, ``tpot_s``, ``ttft_s``, ``e2e_s``,
+    ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included)."""
+    chip, model = specs.chip(chip), specs.model(model)
+    eff = eff or load()
+    precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
+    if isl <= 0 or osl <= 1:
+        raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
+    if concurrency_cap == "benchmark":
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
+    elif concurrency_cap == "none":
+        concurrency_cap = None
+    elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
+        raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
+                         f"per chip, got {concurrency_cap!r}")
+    if not (max_chips or chip.scale_up_domain_chips):
+        raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
+                         f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
+    domain = int(max_chips or chip.scale_up_domain_chips)
+    stack = stack or stack_for(chip, eff)
+    sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
+    n, dp, c = [], [], []
+    for size in sizes:
+        for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):
+            n.append(np.full(len(concurrency), size)); dp.append(np.full(len(concurrency), d)); c.append(concurrency)
+    n, dp, c = np.concatenate(n).astype(float), np.concatenate(dp).astype(float), np.concatenate(c).astype(float)
+    keep = c >= dp  # at least one sequence per attention replica
+    n, dp, c = n[keep], dp[keep], c[keep]
+    kw = dict(isl=isl, osl=osl, precision=precision, stack=stack, eff=eff, ep=True,
+              mtp_tokens_per_step=mtp_tokens_per_step, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
+    r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
+    if disagg:  # prefill chips matched to the request rate the decode workers sustain
+        rate = c / r.e2e_s
+        p_chips = np.maximum(1.0, np.ceil(rate * r.prefill_s))
+        r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, disagg=True, prefill_chips=p_chips,
+                             prefill_tp=1, **kw)
+    df = pl.DataFrame({"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s,
+                       "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
+                       "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
+    if concurrency_cap is not None:
+        df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
+    return df.filter(pl.col("fits")).drop("fits")
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_caps() -> dict[tuple[str, int, int], float]:
+    caps = measured.points().group_by("model_key", "isl", "osl").agg((pl.col("conc") / pl.col("n_gpus")).max())
+    return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
+
+
+def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024) -> float | None:
+    """The top of the benchmark's concurrency sweep, in concurrent requests per chip: the largest
+    ``conc / GPUs`` over every measured InferenceMAX run (no speculative decoding) of ``model`` (of its
+    :data:`TRANSFER_MODEL` source when it was not measured) at the measured shape nearest to ``isl``/``osl``
+    (smallest ``|ln ISL ratio| + |ln OSL ratio|``). 128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k:
+    the benchmark never loads a chip further, so a frontier compared with its measurements is taken over
+    the same range. None (no cap) for a model with no measured source."""
+    key = specs.model(model).model
+    caps = _measured_caps()
+    key = key if any(k[0] == key for k in caps) else TRANSFER_MODEL.get(key, key)
+    shapes = [(i, o) for m, i, o in caps if m == key]
+    if not shapes:
+        return None
+    i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
+    return caps[(key, i, o)]
+
+
+def chip_stacks(chip: ChipSpec | str) -> tuple[str, ...]:
+    """The serving stacks a frontier of ``chip`` may use: those measured on it (InferenceMAX points
+    without speculative decoding), else on the chip it borrows layouts from (:data:`TRANSFER_CHIP`: GB300
+    takes GB200's), else on any chip of its vendor (``chips.csv``). Sorted; empty for a chip none of whose
+    vendor's chips was measured (Jalapeño: its stack is its own fitted overhead, named explicitly)."""
+    c = specs.chip(chip)
+    measured_on = _measured_stacks()
+    for key in (c.chip, TRANSFER_CHIP.get(c.chip)):
+        if key in measured_on:
+            return measured_on[key]
+    return tuple(sorted({s for k, stacks in measured_on.items() if specs.chip(k).vendor == c.vendor for s in stacks}))
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_stacks() -> dict[str, tuple[str, ...]]:
+    cfg = configurations()
+    return {c: tuple(sorted(g["stack"].unique())) for (c,), g in cfg.group_by(["chip"])}
+
+
+def stack_for(chip: ChipSpec | str, eff: Efficiency) -> str:
+    """The stack a frontier of ``chip`` uses by default: of :func:`chip_stacks`, the one with the smallest
+    calibrated per-layer overhead in ``eff`` (never the best stack of another vendor). ValueError, naming
+    the chip, when none was measured on it or its vendor: give ``stack=`` then."""
+    stacks = chip_stacks(chip)
+    if not stacks:
+        c = specs.chip(chip)
+        raise ValueError(f"no serving stack was measured on {c.chip} or another {c.vendor or 'same-vendor'} chip: "
+                         f"name one with stack= (calibrated: {', '.join(STACKS)})")
+    return min(stacks, key=eff.tau)
 
 
 # ---- the stored calibration --------------------------------------------------------------------------
@@ -194,61 +386,130 @@ def load() -> Efficiency:
 
 # ---- validation ----------------------------------------------------------------------------------------
 
-def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
-    """Median, over the measured frontier's points, of the shortest distance in log space (natural log
-    of both axes) to the predicted frontier polyline, expressed as a fraction (exp(d) - 1)."""
-    mx, my = np.log(meas_x), np.log(meas_y)
+#: The leave-out schemes of :func:`holdout`: the column of :func:`configurations` (with ``shape`` and
+#: ``model_chip`` added) whose values are held out one at a time.
+HOLDOUT_SCHEMES = {"chip": "chip", "model-chip": "model_chip", "shape": "shape", "series": "series"}
+
+
+def point_distances(meas_x, meas_y, pred_x, pred_y) -> np.ndarray:
+    """For each measured point (``meas_x`` interactivity, ``meas_y`` throughput; arrays of one length), the
+    shortest distance in log space (natural log of both axes) to the predicted frontier, the polyline
+    through the Pareto envelope of (``pred_x``, ``pred_y``). Unitless (log units); ``expm1`` of it is the
+    fractional distance the chapter quotes."""
+    mx, my = np.log(np.asarray(meas_x, dtype=float)), np.log(np.asarray(meas_y, dtype=float))
     fi = pareto_envelope(np.asarray(pred_x), np.asarray(pred_y))
     px, py = np.log(np.asarray(pred_x)[fi]), np.log(np.asarray(pred_y)[fi])
     if px.size == 1:
-        d = np.hypot(mx - px[0], my - py[0])
-    else:
-        ax, ay, bx, by = px[:-1], py[:-1], px[1:], py[1:]
-        vx, vy = bx - ax, by - ay
-        t = np.clip(((mx[:, None] - ax) * vx + (my[:, None] - ay) * vy) / np.maximum(vx * vx + vy * vy, 1e-18), 0, 1)
-        d = np.hypot(mx[:, None] - (ax + t * vx), my[:, None] - (ay + t * vy)).min(axis=1)
-    return float(np.expm1(np.median(d)))
+        return np.hypot(mx - px[0], my - py[0])
+    ax, ay, bx, by = px[:-1], py[:-1], px[1:], py[1:]
+    vx, vy = bx - ax, by - ay
+    t = np.clip(((mx[:, None] - ax) * vx + (my[:, None] - ay) * vy) / np.maximum(vx * vx + vy * vy, 1e-18), 0, 1)
+    return np.hypot(mx[:, None] - (ax + t * vx), my[:, None] - (ay + t * vy)).min(axis=1)
 
 
-def series_errors(pred: pl.DataFrame) -> pl.DataFrame:
-    """Per series: median and worst absolute TPOT and throughput errors (fractions), and the frontier
-    distance between measured and predicted envelopes."""
+def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
+    """Median of :func:`point_distances` over the measured points, as a fraction (``exp(d) - 1``)."""
+    return float(np.expm1(np.median(point_distances(meas_x, meas_y, pred_x, pred_y))))
+
+
+def predicted_frontier(series: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
+    """What the prediction procedure says of one series (rows of :func:`configurations` of one
+    ``series``): :func:`sweep` of its chip and model at its shape and precision, with its stack and its
+    disaggregation, under ``eff``; no measured layout or concurrency is used."""
+    r = series.row(0, named=True)
+    return sweep(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"], eff=eff,
+                 stack=r["stack"], disagg=bool(r["disagg"]))
+
+
+def series_errors(pred: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
+    """Per series of ``pred`` (:func:`predict` under ``eff``): median and worst absolute TPOT and
+    throughput errors at the measured layouts (fractions), the distance from the measured envelope to
+    the envelope of the predictions at those layouts (``layout_frontier_distance``: the model's form,
+    with the measured layouts' help), and the distance from the measured envelope to the predicted frontier (:func:`predicted_frontier`: the prediction procedure, no measured layout):
+    its median over the envelope's points (``frontier_distance``, a fraction) and every point's
+    (``point_distances``, log units)."""
     rows = []
     for (series,), g in pred.group_by(["series"], maintain_order=True):
         e_tpot = (g["pred_tpot"] / g["mean_tpot"] - 1).abs()
         e_tput = (g["pred_tput"] / g["tput_per_gpu"] - 1).abs()
         mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
-        dist = frontier_distance((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
-                                 1 / g["pred_tpot"].to_numpy(), g["pred_tput"].to_numpy())
+        front = predicted_frontier(g, eff)
+        d = point_distances((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
+                            front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy())
         rows.append({"series": series, "points": g.height, "tpot_err_median": e_tpot.median(),
                      "tpot_err_worst": e_tpot.max(), "tput_err_median": e_tput.median(),
-                     "tput_err_worst": e_tput.max(), "frontier_distance": dist})
+                     "tput_err_worst": e_tput.max(),
+                     "layout_frontier_distance": frontier_distance(
+                         (1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
+                         1 / g["pred_tpot"].to_numpy(), g["pred_tput"].to_numpy()),
+                     "frontier_distance": float(np.expm1(np.median(d))),
+                     "point_distances": d.tolist()})
     return pl.DataFrame(rows)
 
 
-def holdout(configs: pl.DataFrame | None = None, by: str = "series", start: Efficiency | None = None,
+def _with_groups(configs: pl.DataFrame) -> pl.DataFrame:
+    return configs.with_columns(shape=pl.format("{}/{}", pl.col("isl"), pl.col("osl")),
+                                model_chip=pl.format("{} {}", pl.col("model_key"), pl.col("chip")))
+
+
+def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Efficiency | None = None,
             groups: list[str] | None = None) -> pl.DataFrame:
-    """Leave-one-group-out validation: for each value of ``by`` (``series``, ``chip``, ``model_key`` or
-    ``shape``), refit without its rows with :func:`fit` (from ``start``, default :data:`START`: the
-    stored calibration has seen the held-out rows) and predict them. Returns :func:`series_errors` of the
-    held-out predictions with the ``held_out`` group named and ``held_at_prior``, the constants the
-    training rows did not inform (:func:`unidentified`; a stack seen only in the held-out group gets the
-    median overhead of the others, the MLA factor its prior). ``groups``: only these values of ``by``
-    (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed by its
-    training and held-out rows, the start, the priors, the bounds and the package's source, so a second
-    run with the same inputs reads it instead of refitting."""
-    configs = configurations() if configs is None else configs
-    configs = configs.with_columns(shape=pl.format("{}/{}", pl.col("isl"), pl.col("osl")))
+    """Leave-one-group-out validation with the prediction procedure: for each value of ``by`` (a scheme
+    of :data:`HOLDOUT_SCHEMES`: ``chip``, ``model-chip``, ``shape`` or ``series``), refit without its rows
+    with :func:`fit` (from ``start``, default :data:`START`: the stored calibration has seen the held-out
+    rows) and score each held-out series by :func:`series_errors`: its measured envelope against
+    :func:`predicted_frontier`, the frontier the book would draw for that chip, model, shape and stack.
+    Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
+    constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
+    group gets the median overhead of the others, the MLA factor its prior). ``groups``: only these values
+    of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed
+    by its training and held-out rows, the start, the priors, the bounds and the package's source, so a
+    second run with the same inputs reads it instead of refitting. UnknownNameError for another ``by``.
+
+    ``holdout(by="chip")`` is the leave-one-chip-out error of the model on a chip it has not seen (the
+    unseen-chip error a prediction carries); :func:`scheme_summary` gives its median and p90."""
+    if by not in HOLDOUT_SCHEMES:
+        raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_SCHEMES))
+    column = HOLDOUT_SCHEMES[by]
+    configs = _with_groups(configurations() if configs is None else configs)
+    extra = ["shape", "model_chip"]
     frames = []
-    for (value,), held in configs.group_by([by], maintain_order=True):
+    for (value,), held in configs.group_by([column], maintain_order=True):
         if groups is not None and value not in groups:
             continue
-        rest = configs.filter(pl.col(by) != value).drop("shape")
+        rest = configs.filter(pl.col(column) != value).drop(extra)
+        held = held.drop(extra)
         key = data.inputs_digest("holdout", by, value, rest, held, start or START, PRIORS, BOUNDS)
-        frames.append(data.cached_frame("holdout", key, lambda rest=rest, held=held, value=value: series_errors(
-            predict(held.drop("shape"), fit(rest, start=start))).with_columns(
-                held_out=pl.lit(f"{by}={value}"), held_at_prior=pl.lit(", ".join(unidentified(rest))))))
+
+        def compute(rest=rest, held=held, value=value):
+            eff = fit(rest, start=start)
+            return series_errors(predict(held, eff), eff).with_columns(
+                held_out=pl.lit(f"{by}={value}"), held_at_prior=pl.lit(", ".join(unidentified(rest))))
+        frames.append(data.cached_frame("holdout", key, compute))
     return pl.concat(frames)
+
+
+def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """:func:`holdout` by chip: the model's error on a chip it has not seen (one row per series)."""
+    return holdout(configs, by="chip")
+
+
+def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
+    """Per leave-out scheme of ``held`` (rows of :func:`holdout`, one or several schemes): ``scheme``,
+    ``folds``, ``series``, ``frontier_points`` (measured envelope points scored), and the ``median`` and
+    ``p90`` of their distances to the predicted frontiers (fractions, ``exp(d) - 1``). Schemes in the
+    order of :data:`HOLDOUT_SCHEMES`."""
+    rows = []
+    scheme = held.with_columns(scheme=pl.col("held_out").str.split("=").list.first())
+    for name in HOLDOUT_SCHEMES:
+        g = scheme.filter(pl.col("scheme") == name)
+        if g.is_empty():
+            continue
+        d = np.concatenate([np.asarray(v, dtype=float) for v in g["point_distances"]])
+        rows.append({"scheme": name, "folds": g["held_out"].n_unique(), "series": g.height,
+                     "frontier_points": int(d.size), "median": float(np.expm1(np.median(d))),
+                     "p90": float(np.expm1(np.quantile(d, 0.9)))})
+    return pl.DataFrame(rows)
 
 
 def summary(errors: pl.DataFrame) -> dict[str, float]:
@@ -262,29 +523,25 @@ def summary(errors: pl.DataFrame) -> dict[str, float]:
 
 
 def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -> dict[str, str]:
-    """The text the serving-model chapter quotes from :func:`holdout` results (series and/or chip folds),
-    keyed by glue name: median TPOT and throughput errors and the median and worst frontier distance of
-    the series folds (``ho_series_*``, percent, ``meets_target``: ``meets`` or ``misses`` the target),
-    median and worst frontier distance of the chip folds (``ho_chip_*``, and the worst one's series), the three series with the
-    largest frontier distance (``worst_series``) and the folds that held a constant at its prior
-    (``prior_folds``, with ``mla_prior``). Percentages through :func:`jalapeno.metrics.stable_format`."""
-    by_series = held.filter(pl.col("held_out").str.starts_with("series="))
-    by_chip = held.filter(pl.col("held_out").str.starts_with("chip="))
+    """The text the serving-model chapter quotes from :func:`holdout` results, keyed by glue name: for
+    each scheme present (``<s>`` = ``chip``, ``model_chip``, ``shape``, ``series``) the median and p90
+    frontier distance over its points (``ho_<s>_median``, ``ho_<s>_p90``, percent) and the worst series'
+    (``ho_<s>_worst``, with ``ho_<s>_worst_series``); ``meets_target`` (``meets`` or ``misses``: the
+    leave-one-chip-out median, else the first scheme's, against the target); the folds that held the MLA
+    factor at its prior (``prior_folds``, with ``mla_prior``). Percentages through
+    :func:`jalapeno.metrics.stable_format`."""
     out = {}
-    if by_series.height:
-        s = summary(by_series)
-        out |= {"ho_series_median": stable_format(100 * s["frontier_distance:median"]),
-                "ho_series_worst": stable_format(100 * s["frontier_distance:worst"]),
-                "ho_series_tpot": stable_format(100 * s["tpot_err_median:median"]),
-                "ho_series_tput": stable_format(100 * s["tput_err_median:median"]),
-                "meets_target": "meets" if s["frontier_distance:median"] <= target_frontier_distance else "misses"}
-    if by_chip.height:
-        s = summary(by_chip)
-        out |= {"ho_chip_median": stable_format(100 * s["frontier_distance:median"]),
-                "ho_chip_worst": stable_format(100 * s["frontier_distance:worst"]),
-                "ho_chip_worst_series": by_chip.sort("frontier_distance", descending=True)["series"][0]}
-    worst = (by_series if by_series.height else held).sort("frontier_distance", descending=True)
-    out["worst_series"] = "; ".join(worst.head(3)["series"])
+    table = scheme_summary(held)
+    for r in table.iter_rows(named=True):
+        k = r["scheme"].replace("-", "_")
+        rows = held.filter(pl.col("held_out").str.starts_with(r["scheme"] + "="))
+        worst = rows.sort("frontier_distance", descending=True)
+        out |= {f"ho_{k}_median": stable_format(100 * r["median"]), f"ho_{k}_p90": stable_format(100 * r["p90"]),
+                f"ho_{k}_worst": stable_format(100 * worst["frontier_distance"][0]),
+                f"ho_{k}_worst_series": worst["series"][0]}
+    if table.height:
+        lead = table.filter(pl.col("scheme") == "chip") if "chip" in table["scheme"] else table.head(1)
+        out["meets_target"] = "meets" if lead["median"][0] <= target_frontier_distance else "misses"
     folds = held.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["held_out"].unique(maintain_order=True)
     out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
     out["mla_prior"] = f"{PRIORS['mla_layer_factor']:g}"

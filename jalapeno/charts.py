@@ -600,3 +600,17 @@ def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str,
     return explorable(frontiers(grid, title=title),
                       Knob("power_basis", bases, power_basis, "power basis", kind="select"),
                       Knob("scenario", scenarios, scenario, "Jalapeño unknowns", kind="select"))
+
+
+def validation_schemes(df: pl.DataFrame, target: float) -> alt.LayerChart:
+    """Median and p90 frontier distance (percent) of each leave-out scheme: ``scheme``, ``statistic``
+    (``median`` or ``p90``), ``distance_pct``; a rule at ``target`` (percent), the book's aim."""
+    bars = alt.Chart(df).mark_bar().encode(
+        y=alt.Y("scheme:N", title=None, sort=None),
+        yOffset=alt.YOffset("statistic:N"),
+        x=alt.X("distance_pct:Q", title="frontier distance, held out (%)"),
+        color=alt.Color("statistic:N", title=None),
+        tooltip=["scheme", "statistic", alt.Tooltip("distance_pct:Q", format=".0f")],
+    )
+    rule = alt.Chart(pl.DataFrame({"target": [target]})).mark_rule(strokeDash=[4, 3]).encode(x="target:Q")
+    return alt.layer(bars, rule).properties(title="Predicting what the fit has not seen: three leave-out schemes")

@@ -14,8 +14,6 @@ frontier's column ``power_basis``. Jalapeño's own builder, fit and frontiers ar
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import polars as pl
 
@@ -23,90 +21,19 @@ from . import calibration, measured, metrics, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec, ModelSpec
 
-DEFAULT_PRECISION = {"gpt-oss-120b": "fp4", "deepseek-r1": "fp4", "kimi-k2.5": "fp4"}
-CONCURRENCY = np.unique(np.round(np.geomspace(1, 16384, 57)))
+
+
+#: The prediction procedure lives in :mod:`jalapeno.calibration` (the validation scores it), re-exported here.
+DEFAULT_PRECISION, CONCURRENCY, TRANSFER_CHIP, TRANSFER_MODEL = (
+    calibration.DEFAULT_PRECISION, calibration.CONCURRENCY, calibration.TRANSFER_CHIP, calibration.TRANSFER_MODEL)
+sweep, benchmark_concurrency_cap, chip_stacks, stack_for = (
+    calibration.sweep, calibration.benchmark_concurrency_cap, calibration.chip_stacks, calibration.stack_for)
 
 
 def best_stack(eff: serving.Efficiency) -> str:
-    """The calibrated stack with the smallest per-step overhead (the best software measured so far)."""
+    """The calibrated stack with the smallest per-step overhead (the best software measured so far, on any
+    chip). A frontier does not use it: its stack is :func:`stack_for` the chip (measured on it or its vendor)."""
     return min((s for s in eff.tau_s if s != "default"), key=eff.tau)
-
-
-def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
-          precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
-          max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
-          mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None,
-          concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
-    """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
-    ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
-    whose concurrent requests per chip (prefill chips included) stay within ``concurrency_cap``:
-    ``"benchmark"`` (the top of the benchmark's own sweep, :func:`benchmark_concurrency_cap`), a number,
-    or ``"none"`` / None (unbounded). ValueError for another value.
-
-    Returns columns ``n_chips``, ``dp``, ``concurrency``, ``tpot_s``, ``ttft_s``, ``e2e_s``,
-    ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included)."""
-    chip, model = specs.chip(chip), specs.model(model)
-    eff = eff or calibration.load()
-    stack = stack or best_stack(eff)
-    precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
-    if isl <= 0 or osl <= 1:
-        raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
-    if concurrency_cap == "benchmark":
-        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
-    elif concurrency_cap == "none":
-        concurrency_cap = None
-    elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
-        raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
-                         f"per chip, got {concurrency_cap!r}")
-    if not (max_chips or chip.scale_up_domain_chips):
-        raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
-                         f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
-    domain = int(max_chips or chip.scale_up_domain_chips)
-    sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
-    n, dp, c = [], [], []
-    for size in sizes:
-        for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):
-            n.append(np.full(len(concurrency), size)); dp.append(np.full(len(concurrency), d)); c.append(concurrency)
-    n, dp, c = np.concatenate(n).astype(float), np.concatenate(dp).astype(float), np.concatenate(c).astype(float)
-    keep = c >= dp  # at least one sequence per attention replica
-    n, dp, c = n[keep], dp[keep], c[keep]
-    kw = dict(isl=isl, osl=osl, precision=precision, stack=stack, eff=eff, ep=True,
-              mtp_tokens_per_step=mtp_tokens_per_step, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
-    r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
-    if disagg:  # prefill chips matched to the request rate the decode workers sustain
-        rate = c / r.e2e_s
-        p_chips = np.maximum(1.0, np.ceil(rate * r.prefill_s))
-        r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, disagg=True, prefill_chips=p_chips,
-                             prefill_tp=1, **kw)
-    df = pl.DataFrame({"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s,
-                       "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
-                       "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
-    if concurrency_cap is not None:
-        df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
-    return df.filter(pl.col("fits")).drop("fits")
-
-
-@functools.lru_cache(maxsize=None)
-def _measured_caps() -> dict[tuple[str, int, int], float]:
-    caps = measured.points().group_by("model_key", "isl", "osl").agg((pl.col("conc") / pl.col("n_gpus")).max())
-    return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
-
-
-def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024) -> float | None:
-    """The top of the benchmark's concurrency sweep, in concurrent requests per chip: the largest
-    ``conc / GPUs`` over every measured InferenceMAX run (no speculative decoding) of ``model`` (of its
-    :data:`TRANSFER_MODEL` source when it was not measured) at the measured shape nearest to ``isl``/``osl``
-    (smallest ``|ln ISL ratio| + |ln OSL ratio|``). 128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k:
-    the benchmark never loads a chip further, so a frontier compared with its measurements is taken over
-    the same range. None (no cap) for a model with no measured source."""
-    key = specs.model(model).model
-    caps = _measured_caps()
-    key = key if any(k[0] == key for k in caps) else TRANSFER_MODEL.get(key, key)
-    shapes = [(i, o) for m, i, o in caps if m == key]
-    if not shapes:
-        return None
-    i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
-    return caps[(key, i, o)]
 
 
 def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "throughput_tok_s_chip") -> pl.DataFrame:
@@ -199,11 +126,6 @@ PUBLISHED_RATIOS = {"gpt-oss-120b": ("gptoss-matched-tbt-ratio", "gb200"),
                     "deepseek-r1": ("dsr1-matched-tbt-ratio", "gb300"),
                     "kimi-k2.5": ("kimi-matched-tbt-ratio", "gb300")}
 
-#: Where an unmeasured (model, chip) borrows its measured layouts: GB300 shares GB200's NVL72 rack and
-#: 8 TB/s HBM3e; Kimi K2.5 shares DeepSeek-V3's architecture (MLA, 61 layers, hidden size 7,168, 8 routed
-#: experts per token), so DeepSeek-R1's measured layouts stand in for it.
-TRANSFER_CHIP = {"gb300": "gb200"}
-TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
 BASELINE_HOW = ("auto", "measured", "transferred", "modeled")
 
 

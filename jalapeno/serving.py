@@ -497,7 +497,10 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
         kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
         active = b.copy()
         for _ in range(8):  # sequences decoding, when prefill holds the rest back (fixed point)
-            active = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
+            nxt = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
+            if np.array_equal(nxt, active):  # reached: every later iteration would give the same bits
+                break
+            active = nxt
         interference = np.zeros_like(b)
         chips = n + p_chips
     else:

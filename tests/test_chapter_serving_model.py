@@ -10,8 +10,12 @@ from jalapeno.chapters import serving_model as chapter
 NAME = "serving-model"
 defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
-#: What the chapter claims of the model, as ceilings (percent frontier distance).
-CEILINGS = {"in_frontier_median": 12, "ho_series_median": 15, "ho_chip_median": 30, "ho_chip_worst": 70}
+#: What the chapter claims of the model, as ceilings (percent frontier distance of the measured frontier
+#: points to the frontier the prediction procedure draws): a change that makes a scheme worse fails.
+CEILINGS = {"in_frontier_median": 20, "ho_chip_median": 35, "ho_chip_p90": 100, "ho_model_chip_median": 45,
+            "ho_model_chip_p90": 160, "ho_shape_median": 20, "ho_shape_p90": 75}
+#: The aim of issue 12 for a chip the fit has not seen (leave one chip out): median 20 %, p90 60 %.
+AIM = {"ho_chip_median": 20, "ho_chip_p90": 60}
 
 
 def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
@@ -22,6 +26,21 @@ def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
 @pytest.mark.parametrize("key, ceiling", sorted(CEILINGS.items()))
 def test_validation_figures_stay_under_their_ceilings(ch, key, ceiling):
     assert float(ch.numbers[key]) <= ceiling
+
+
+@pytest.mark.xfail(strict=True, reason="the serving model does not yet transfer to an unseen chip this well "
+                                       "(issue 12 item 2); strict: passing means the aim is met, make it a ceiling")
+def test_unseen_chips_are_predicted_to_the_aim(ch):
+    assert all(float(ch.numbers[k]) <= v for k, v in AIM.items())
+
+
+def test_the_three_schemes_each_score_every_series(ch):
+    # 22 series (data/measured/inferencemax.csv without speculative decoding): each scheme holds every
+    # series out once; folds: 5 chips, 7 (model, chip) pairs, 2 shapes
+    table = ch.values["schemes"]
+    assert table["scheme"].to_list() == ["chip", "model-chip", "shape"]
+    assert table["folds"].to_list() == [5, 7, 2]
+    assert table["series"].to_list() == [22, 22, 22]
 
 
 def test_the_measurements_are_the_benchmarks(ch):

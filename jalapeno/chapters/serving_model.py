@@ -1,6 +1,7 @@
 """The serving-model chapter: the calibrated constants, the in-sample fit to the InferenceMAX
-measurements, and the leave-one-group-out validation (series and chips), through
-:mod:`jalapeno.calibration`."""
+measurements, and the leave-out validation (one chip, one model on one chip, one workload shape held out
+at a time), scored with the prediction procedure itself (:func:`jalapeno.calibration.predicted_frontier`),
+through :mod:`jalapeno.calibration`."""
 
 from __future__ import annotations
 
@@ -10,18 +11,23 @@ from .. import calibration, charts, serving
 from ..errors import UnknownNameError
 from . import Chapter
 
-#: The groups a hold-out may leave out, as the chapter offers them.
-HOLDOUT_GROUPS = ("series", "chip")
+#: The leave-out schemes the chapter offers (:data:`jalapeno.calibration.HOLDOUT_SCHEMES`).
+HOLDOUT_GROUPS = tuple(calibration.HOLDOUT_SCHEMES)
+#: How the schemes are named in the chapter's table and figure.
+SCHEME_LABELS = {"chip": "leave one chip out", "model-chip": "leave one (model, chip) out",
+                 "shape": "leave one shape out (fit 8k/1k, predict 1k/1k; and the reverse)",
+                 "series": "leave one series out"}
 
 
 def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_distance: float) -> Chapter:
     """The serving-model chapter.
 
-    ``holdout_by``: the leave-one-out schemes (:data:`HOLDOUT_GROUPS`); ``shown_series``: the measured
+    ``holdout_by``: the leave-out schemes (:data:`HOLDOUT_GROUPS`); ``shown_series``: the measured
     series drawn against the model (names as in ``calibration.configurations()["series"]``);
     ``target_frontier_distance``: the validation aim (a fraction, 0.10 = 10 %). Returns the quoted
     numbers (constants, in-sample and held-out errors), the tables ``constants``, ``fit_errors``,
-    ``holdout`` and the figure ``fit``. Raises UnknownNameError for an unknown scheme or series."""
+    ``schemes``, ``holdout`` and the figures ``fit`` and ``schemes``. Raises UnknownNameError for an
+    unknown scheme or series."""
     for by in holdout_by:
         if by not in HOLDOUT_GROUPS:
             raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_GROUPS))
@@ -34,17 +40,28 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ch = Chapter()
     _constants(ch, configs, eff)
     pred = calibration.predict(configs, eff)
-    fit_errors = calibration.series_errors(pred)
+    fit_errors = calibration.series_errors(pred, eff)
     s_in = calibration.summary(fit_errors)
     ch.quote("in_frontier_median", 100 * s_in["frontier_distance:median"], "{:.0f}")
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
-    ch.tables["fit_errors"] = fit_errors
+    ch.tables["fit_errors"] = fit_errors.drop("point_distances")
     ch.figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
     held = pl.concat([calibration.holdout(configs, by=b) for b in holdout_by])
     for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
         ch.numbers[key] = text
     ch.quote("target_pct", 100 * target_frontier_distance, "{:.0f}")
+    schemes = calibration.scheme_summary(held)
+    ch.values["schemes"] = schemes
+    ch.tables["schemes"] = schemes.select(
+        pl.col("scheme").replace_strict(SCHEME_LABELS).alias("held out"), "folds", "series",
+        pl.col("frontier_points").alias("measured frontier points"),
+        (100 * pl.col("median")).alias("median distance (%)"), (100 * pl.col("p90")).alias("p90 distance (%)"))
+    long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
+    ch.figure("schemes", charts.validation_schemes(
+        long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
+                    (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
+        "serving-model-validation")
     ch.tables["holdout"] = held.select("held_out", "series", "points", "tpot_err_median", "tput_err_median",
                                        "frontier_distance", "held_at_prior")
     return ch
