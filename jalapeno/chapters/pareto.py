@@ -383,7 +383,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     ratio against the baseline's fastest interactivity (figure ``ratio-vs-fastest``)."""
     checks = baselines.gb300_checks()
     ch.tables["gb300_checks"] = checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
-                                              "at_interactivity_tok_s_user", "source_id", "note")
+                                              "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None)
     by = {r["check"]: r for r in checks.iter_rows(named=True)}
     for key, name in (("chk_peak", "GB300 / GB200, FP4 peak throughput per GPU"),
                       ("chk_116", "GB300 / GB200, FP4 at 116 tok/s/user"),
@@ -406,7 +406,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
                      "published_ratio": r["published_ratio"],
                      "verdict": uncertainty.judge(r["published_ratio"], b) if math.isfinite(b.low) else "does not apply"})
     sets = pl.DataFrame(rows, schema_overrides={"baseline_source": pl.Utf8, "extrapolated": pl.Boolean})
-    ch.tables["assumption_ratios"] = sets
+    ch.tables["assumption_ratios"] = sets.fill_nan(None)  # a set that does not apply: blank cells
     dsr = {r["assumption_set"]: r for r in sets.filter(pl.col("model") == "deepseek-r1").iter_rows(named=True)}
     for name, key in SET_KEYS.items():
         r = dsr[name]
