@@ -614,3 +614,33 @@ def validation_schemes(df: pl.DataFrame, target: float) -> alt.LayerChart:
     )
     rule = alt.Chart(pl.DataFrame({"target": [target]})).mark_rule(strokeDash=[4, 3]).encode(x="target:Q")
     return alt.layer(bars, rule).properties(title="Predicting what the fit has not seen: three leave-out schemes")
+
+
+def ratio_against_fastest(df: pl.DataFrame, *, published: float, seeds_speed: float) -> alt.LayerChart:
+    """The matched ratio as a function of the baseline's fastest interactivity
+    (:func:`jalapeno.baselines.ratio_against_fastest` with a band: ``line``, ``fastest_tok_s_user``,
+    ``ratio``, ``ratio_low``, ``ratio_high``, ``extrapolated``, ``baseline_end_tok_s_user``): one line per
+    baseline (precision, speculative decoding; dashed where the baseline is extended past its last point by
+    its final slope), its band shaded, a horizontal rule at the ``published`` ratio and a vertical one at
+    the seeds' single-user speed of the baseline (``seeds_speed``, tok/s/user). Log-log."""
+    data = df.select("line", "fastest_tok_s_user", "ratio", "ratio_low", "ratio_high", "extrapolated",
+                     "baseline_end_tok_s_user").drop_nulls("ratio").filter(pl.col("ratio").is_finite())
+    data = data.with_columns(part=pl.when(pl.col("extrapolated")).then(pl.lit("past the baseline's end (final slope)"))
+                             .otherwise(pl.lit("on the baseline's frontier")))
+    x = alt.X("fastest_tok_s_user:Q", title="baseline's fastest interactivity (tok/s/user)", scale=alt.Scale(type="log"))
+    y_scale = alt.Scale(type="log")
+    band = alt.Chart(data).mark_area(opacity=0.15).encode(
+        x=x, y=alt.Y("ratio_low:Q", scale=y_scale, title="Jalapeño / baseline throughput per kW"), y2="ratio_high:Q",
+        color=alt.Color("line:N", title="baseline"))
+    lines = alt.Chart(data).mark_line().encode(
+        x=x, y=alt.Y("ratio:Q", scale=y_scale), color=alt.Color("line:N", title="baseline"),
+        strokeDash=alt.StrokeDash("part:N", title=None, sort=["on the baseline's frontier"]),
+        detail="part:N",
+        tooltip=["line:N", alt.Tooltip("fastest_tok_s_user:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=",.1f"),
+                 alt.Tooltip("ratio_low:Q", format=",.1f"), alt.Tooltip("ratio_high:Q", format=",.1f")])
+    rules = pl.DataFrame({"value": [published], "label": [f"published {published:g}x"]})
+    hrule = alt.Chart(rules).mark_rule(color="#888888", strokeDash=[4, 3]).encode(y="value:Q", tooltip=["label:N"])
+    vrule = alt.Chart(pl.DataFrame({"value": [seeds_speed], "label": [f"seeds' single-user speed {seeds_speed:g}"]})) \
+        .mark_rule(color="#888888", strokeDash=[2, 2]).encode(x="value:Q", tooltip=["label:N"])
+    return alt.layer(band, lines, hrule, vrule).properties(
+        title="DeepSeek-R1: the matched ratio against the baseline's fastest point")

@@ -204,9 +204,16 @@ SCHEMAS["seeds.csv"] = {
 SCHEMAS["calibration.csv"] = {
     "parameter": _c(required=True), "value": _c("float", True), "unit": _c(required=True), "source": _c(required=True),
 }
+#: How an unknown of ``jalapeno_unknowns.csv`` is drawn between its low and high values (column
+#: ``distribution``; :mod:`jalapeno.uncertainty` samples them): ``log-uniform`` (uniform in the logarithm),
+#: ``log-uniform-powers-of-two`` (each power of two from low to high equally likely).
+UNKNOWN_DISTRIBUTIONS = ("log-uniform", "log-uniform-powers-of-two")
+
 SCHEMAS["jalapeno_unknowns.csv"] = {
     "parameter": _c(required=True), "low": _c("float", True), "central": _c("float", True), "high": _c("float", True),
-    "unit": _c(required=True), "basis": _c(required=True), "source": _c(required=True),
+    "unit": _c(required=True), "basis": _c(required=True),
+    "distribution": _c(required=True, choices=" ".join(UNKNOWN_DISTRIBUTIONS)), "distribution_basis": _c(required=True),
+    "source": _c(required=True),
 }
 
 #: Key columns that must be unique in each file.
@@ -472,7 +479,8 @@ def fact(name: str) -> float:
 
 def jalapeno_unknowns() -> pl.DataFrame:
     """``jalapeno_unknowns.csv``: each unpublished Jalapeño quantity with a low, central and high value,
-    its unit, basis and source."""
+    its unit, basis, the distribution it is drawn from between low and high (:data:`UNKNOWN_DISTRIBUTIONS`)
+    with that distribution's basis, and its source."""
     return load("jalapeno_unknowns.csv")
 
 

@@ -73,12 +73,18 @@ class JalapenoFit:
     """Jalapeño's fitted constants: ``efficiency`` (the calibration with Jalapeño's own constants under the
     stack name ``jalapeno``), the ``scenario`` of its unknowns, the ``target_claims`` it was fitted to
     (claim ids of ``claims.csv``: these are reproduced by construction, not predicted) and the
-    ``concurrency_cap`` of the frontiers it was fitted on."""
+    ``concurrency_cap`` of the frontiers it was fitted on; ``overrides``: the (ChipSpec field, SI value)
+    pairs set on the scenario's chip (:func:`jalapeno_chip`), empty for a scenario as it stands."""
 
     efficiency: serving.Efficiency
     scenario: str
     target_claims: tuple[str, ...]
     concurrency_cap: float | str | None = "benchmark"
+    overrides: tuple[tuple[str, float], ...] = ()
+
+    def chip(self) -> ChipSpec:
+        """The Jalapeño this fit was made for: :func:`jalapeno_chip` of its scenario and overrides."""
+        return jalapeno_chip(self.scenario, **dict(self.overrides))
 
     def constants(self) -> dict[str, float]:
         """The four fitted constants (SI): ``tau_s``, ``eta_prefill``, ``request_latency_s``,
@@ -99,7 +105,8 @@ def fit_targets() -> np.ndarray:
 
 
 def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = None, *,
-                 concurrency_cap: float | str | None = "benchmark") -> JalapenoFit:
+                 concurrency_cap: float | str | None = "benchmark",
+                 overrides: dict[str, float] | None = None) -> JalapenoFit:
     """Fit Jalapeño's four own constants (:data:`JALAPENO_FIT`) to its four published operating points
     (:func:`fit_targets`): on gpt-oss-120b 8k/1k the minimum TBT (the frontier's maximum interactivity;
     claim ``gptoss-jalapeno-tbt``), the peak throughput per chip (``gptoss-jalapeno-tok-per-kw`` x rated
@@ -110,13 +117,15 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
     the matched-interactivity ratios and every Kimi K2.5 figure are predictions, not fits. The frontiers
     are those of :func:`jalapeno_chip` (``scenario``) over ``concurrency_cap`` (see
     :func:`jalapeno.pareto.sweep`; by default the benchmark's own range, on the assumption that OpenAI
-    ran the same harness). UnknownNameError for an unknown scenario."""
-    if base is None and concurrency_cap == "benchmark":
+    ran the same harness). ``overrides``: SI fields of the chip set on top of the scenario
+    (:func:`jalapeno_chip`; the error bands of :mod:`jalapeno.uncertainty` fit each draw of the unknowns
+    this way). UnknownNameError for an unknown scenario."""
+    if base is None and concurrency_cap == "benchmark" and not overrides:
         return _fit_default(scenario)
     from scipy.optimize import least_squares  # deferred: scipy is slow to import and only the fit needs it
 
     base = base or calibration.load()
-    chip = jalapeno_chip(scenario)
+    chip = jalapeno_chip(scenario, **(overrides or {}))
     targets = fit_targets()
 
     def make(z):
@@ -139,7 +148,8 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
         sol = least_squares(fun, np.log(start), bounds=(lo, hi), diff_step=1e-3)
         if best is None or sol.cost < best.cost - 1e-12:
             best = sol
-    return JalapenoFit(make(best.x), scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap)
+    return JalapenoFit(make(best.x), scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap,
+                       tuple(sorted((overrides or {}).items())))
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,11 +169,12 @@ def jalapeno_frontier(model: str, scenario: str = "central", *, fit: JalapenoFit
                       **options) -> pl.DataFrame:
     """Jalapeño's modeled frontier for ``model`` under one scenario of its unknowns, with the constants of
     ``fit`` (default :func:`fit_jalapeno` over the same ``concurrency_cap``); ``options`` pass to
-    :func:`jalapeno.pareto.frontier`. ValueError when ``fit`` was made for another scenario."""
+    :func:`jalapeno.pareto.frontier`; the chip is the fit's own (:meth:`JalapenoFit.chip`, with its
+    overrides). ValueError when ``fit`` was made for another scenario."""
     fit = fit or fit_jalapeno(scenario, concurrency_cap=options.get("concurrency_cap", "benchmark"))
     if fit.scenario != scenario:
         raise ValueError(f"the fit is for the {fit.scenario!r} scenario, the frontier asks for {scenario!r}")
-    return pareto.frontier(jalapeno_chip(scenario), model, eff=fit.efficiency, stack="jalapeno",
+    return pareto.frontier(fit.chip(), model, eff=fit.efficiency, stack="jalapeno",
                              **options).with_columns(pl.lit(scenario).alias("scenario"))
 
 

@@ -23,7 +23,7 @@ def test_every_slot_the_notebook_shows_is_computed(ch, defaults):
     # the frontier figures are shown one per model (figure(ch, f"frontiers-{m}"))
     chapter_sources.check_slots(NAME, ch, also_shown=[f"frontiers-{m}" for m in defaults["models"]])
     assert {f.name for f in ch.figures.values()} == {"pareto-gpt-oss-120b", "pareto-deepseek-r1", "pareto-kimi-k2-5",
-                                                     "pareto-ratio-curves"}
+                                                     "pareto-ratio-curves", "pareto-ratio-vs-fastest"}
 
 
 def test_the_published_ratios_and_points_are_quoted_as_published(ch):
@@ -76,7 +76,53 @@ def test_the_summary_agrees_with_the_ratios_it_summarises(ch):
     lo = r.group_by("model", maintain_order=True).agg(pl.col("ratio").min())["ratio"]
     assert s["ratio_min_over_scenarios"].to_list() == lo.to_list()
     assert ch.numbers["gpt_low"] == f"{lo[0]:.0f}"
-    assert ch.values["n_within"] == int(s["within_tolerance"].sum())
+
+
+def test_each_verdict_is_the_judge_of_the_published_ratio_against_its_band(ch):
+    from jalapeno import uncertainty
+
+    b = ch.tables["ratio_bands"]
+    assert b["model"].to_list() == ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"]
+    assert b["published_ratio"].to_list() == [53.7, 104.3, 56.0]  # seeds 000, 004, 001
+    for row in b.iter_rows(named=True):
+        assert row["ratio_low"] <= row["ratio_median"] <= row["ratio_high"]
+        inside = row["ratio_low"] <= row["published_ratio"] <= row["ratio_high"]
+        assert row["verdict"] == ("agrees" if inside else "disagrees")
+        assert row["verdict"] == uncertainty.judge(row["published_ratio"], (row["ratio_low"], row["ratio_high"]))
+    assert ch.values["n_agree"] == int((b["verdict"] == "agrees").sum())
+    for k in ("k_watt_ok", "k_tbt_ok", "k_e2e_ok", "gpt_verdict", "deepseek_verdict", "kimi_verdict"):
+        assert ch.numbers[k] in uncertainty.VERDICTS
+
+
+def test_the_sensitivity_ranks_every_input_of_every_ratio(ch):
+    from jalapeno import uncertainty
+
+    d = ch.tables["drivers"]
+    for m in ("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"):
+        rows = d.filter(pl.col("model") == m).sort("rank")
+        assert sorted(rows["input"].to_list()) == sorted(uncertainty.INPUTS)
+        assert rows["rank"].to_list() == [1, 2, 3, 4]
+        assert rows["total"].is_sorted(descending=True)
+        assert ((rows["total"] >= -0.05) & (rows["total"] <= 1.05)).all()
+
+
+def test_the_gb300_checks_quote_the_public_points(ch):
+    # InferenceX: GB300 / GB200 FP4 peak 18,131.6 / 14,952.0 = 1.21; at 116 tok/s/user 100x / 98x = 1.02;
+    # GB300 FP4 / FP8 peak 18,131.6 / 8,980.3 = 2.02; MTP / no MTP at 150 tok/s/user about 21x
+    assert (ch.numbers["chk_peak_pub"], ch.numbers["chk_116_pub"], ch.numbers["chk_fp8_peak_pub"],
+            ch.numbers["chk_mtp_pub"]) == ("1.21", "1.02", "2.02", "21")
+    assert ch.tables["gb300_checks"].height == 5
+
+
+def test_every_named_assumption_set_is_tabled_for_every_model(ch):
+    from jalapeno import baselines
+
+    t = ch.tables["assumption_ratios"]
+    assert t.height == 3 * len(baselines.ASSUMPTION_SETS)
+    dsr = t.filter(pl.col("model") == "deepseek-r1")
+    assert set(dsr["assumption_set"]) == set(baselines.ASSUMPTION_SETS)
+    # the seeds' 169 tok/s/user (seed 001) is where the "seeds" sets take the ratio
+    assert ch.numbers["q_seeds_at"] == "169" and ch.numbers["q_pub"] == "104.3"
 
 
 def test_scenario_sentences_hand_worked():

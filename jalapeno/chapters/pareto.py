@@ -12,11 +12,14 @@ The physics module of Pareto frontiers is imported here as ``frontiers`` (this m
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 
-from .. import calibration, charts, comparison, data, measured, power, registry, specs, subject
+from .. import (baselines, calibration, caveats, charts, comparison, data, measured, metrics, power, registry, specs,
+               subject, uncertainty)
 from .. import pareto as frontiers
 from ..data import claim_value
 from ..errors import UnknownNameError
@@ -44,10 +47,14 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
     - ``baseline_max_chips``: the most chips per decode worker of a baseline modeled outright (chips).
     - ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's concurrency sweep per chip) or
       ``"none"``, for every modeled frontier and the fit (:func:`jalapeno.pareto.sweep`).
-    - ``tolerance``: the relative agreement asked of a reproduced ratio (fraction, e.g. 0.15).
+    - ``tolerance``: how close a scenario's ratio must come to the published one for the sentences that
+      say which scenario comes close (fraction, e.g. 0.15). The verdicts (agrees / disagrees) are not
+      taken with it: they are :func:`jalapeno.uncertainty.judge` of each published number against its
+      band (Jalapeño's unknowns and the model's held-out error, :mod:`jalapeno.uncertainty`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``unknowns``, ``constants``, ``ratio_summary``,
-    ``ratios``, ``factors``, ``sensitivity``. Figures: ``frontiers-<model>`` for each model (exported as
+    ``ratios``, ``ratio_bands``, ``drivers``, ``factors``, ``sensitivity``, ``gb300_checks``,
+    ``assumption_ratios``. Figures also ``ratio-vs-fastest`` (exported as ``pareto-ratio-vs-fastest``). Figures: ``frontiers-<model>`` for each model (exported as
     ``pareto-<model with dashes>``) and ``ratio-curves``. Raises UnknownNameError for an unknown model,
     chip, power basis or concurrency range and for a model without a published matched ratio; ValueError
     when ``models`` leaves out gpt-oss-120b or DeepSeek-R1 (the prose discusses their factors) or for a
@@ -60,12 +67,15 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
     _frontier_figures(ch, fits, models=models, baseline_chips=baseline_chips, power_basis=power_basis, isl=isl,
                       osl=osl, baseline_max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
     ratios = subject.ratio_table(models, power_basis=power_basis, fits=fits, concurrency_cap=concurrency_cap)
+    ens = uncertainty.ensemble(concurrency_cap)
     _ratios(ch, ratios, models=models, power_basis=power_basis, concurrency_cap=concurrency_cap, tolerance=tolerance)
-    _factors(ch, ratios, fits, concurrency_cap)
+    _bands(ch, ens, models=models, power_basis=power_basis)
+    _factors(ch, ratios, fits, concurrency_cap, ens)
     _ratio_curves(ch, fits, models=models, power_basis=power_basis, isl=isl, osl=osl,
                   baseline_max_chips=baseline_max_chips, concurrency_cap=concurrency_cap)
     _sensitivity(ch, ratios, fits, models=models, power_basis=power_basis, baseline_max_chips=baseline_max_chips,
                  concurrency_cap=concurrency_cap)
+    _baseline_question(ch, ens, fits, models=models, power_basis=power_basis)
     return ch
 
 
@@ -221,7 +231,6 @@ def _ratios(ch: Chapter, ratios: pl.DataFrame, *, models, power_basis, concurren
         ch.quote(f"{k}_free_lo", row["lo"], "{:.0f}")
         ch.quote(f"{k}_free_hi", row["hi"], "{:.0f}")
         ch.quote(f"{k}_free_met", "one scenario still meets it" if row["met"] else "no scenario meets it")
-    ch.quote("n_within", int(summary["within_tolerance"].sum()))
     ch.quote("n_ratios", summary.height)
     n_all = int(per_scenario["all_within"].sum())
     ch.quote("all_three", "no single scenario reproduces all three at once" if n_all == 0
@@ -232,7 +241,8 @@ def _ratios(ch: Chapter, ratios: pl.DataFrame, *, models, power_basis, concurren
                                         "jalapeno_max_interactivity")
 
 
-def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:
+def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.JalapenoFit], concurrency_cap: str,
+             ens: uncertainty.Ensemble) -> None:
     """Each ratio's three factors, the retentions the published ratios imply, and Kimi K2.5's other ratios."""
     effs = {sc: f.efficiency for sc, f in fits.items()}
     factors = ratios.select("model", "scenario", "jalapeno_retention", "implied_retention", "peak_ratio",
@@ -251,12 +261,15 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
     ch.quote("domain_hi", domain["high"], "{:.0f}")
     ch.quote("dsr_fastest_chips", subject.fastest_layout("deepseek-r1", "central", fit=fits["central"],
                                                          concurrency_cap=concurrency_cap)["n_chips"], "{:.0f}")
+    kimi_old = frontiers.baseline_frontier("kimi-k2.5", frontiers.PUBLISHED_RATIOS["kimi-k2.5"][1],
+                                           concurrency_cap=concurrency_cap)
     for cid, key, metric in (("kimi-per-watt-ratio", "k_watt", "per_kw_at_peak"),
                              ("kimi-tbt-ratio", "k_tbt", "single_user"), ("kimi-e2e-ratio", "k_e2e", "e2e")):
-        lo, hi = registry.kimi_ratio_band(metric, concurrency_cap=concurrency_cap, fits=fits)
-        ch.quote(f"{key}_model", f"{lo:.2f}–{hi:.2f}x")
+        b = ens.band(lambda f, metric=metric: caveats.front_ratios(subject.jalapeno_frontier(
+            "kimi-k2.5", "central", fit=f, concurrency_cap=concurrency_cap), kimi_old)[metric])
+        ch.quote(f"{key}_model", b.text("{:.2f}", "x"))
         ch.quote(f"{key}_pub", claim_value(cid), "{:g}")
-        ch.quote(f"{key}_ok", "agrees" if registry.band_meets(lo, hi, claim_value(cid)) else "disagrees")
+        ch.quote(f"{key}_ok", uncertainty.judge(claim_value(cid), b))
     kimi_peak = subject.jalapeno_frontier("kimi-k2.5", "central", fit=fits["central"],
                                           concurrency_cap=concurrency_cap)["tok_s_per_kw"].max()
     doubled = replace(effs["central"], eta_prefill=2 * effs["central"].eta_prefill)
@@ -279,7 +292,6 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
     for m, key in (("gpt-oss-120b", "imp_gpt"), ("kimi-k2.5", "imp_kimi"), ("deepseek-r1", "imp_dsr")):
         if m in steep:
             ch.quote(key, 100 * claim_value(frontiers.PUBLISHED_RATIOS[m][0]) / (pub_peak[m] * steep[m]), "{:.0f}")
-    ch.quote("reg_tol", 100 * registry.RATIO_TOLERANCE, "{:.0f}")
     ch.quote("k_prefill_gain", kimi_peak_2x / kimi_peak, "{:.2f}")
     ch.tables["factors"] = factors
 
@@ -319,3 +331,109 @@ def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis
     ch.quote("sens_lo", modeled["ratio"].min(), "{:.0f}")
     ch.quote("sens_hi", modeled["ratio"].max(), "{:.0f}")
     ch.tables["sensitivity"] = sens
+
+
+def _key(model: str) -> str:
+    """The key the prose quotes a model's numbers under: the first part of its name."""
+    return model.split("-")[0]
+
+
+def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> None:
+    """Each headline ratio as a median with its band and the verdict of :func:`jalapeno.uncertainty.judge`
+    (table ``ratio_bands``), the model's error the bands carry, and which input drives each ratio (Sobol
+    total indices, table ``drivers``)."""
+    err = ens.error
+    ch.quote("err_scheme", err.scheme)
+    ch.quote("err_median", metrics.stable_format(100 * err.median_distance))
+    ch.quote("err_p90", metrics.stable_format(100 * err.p90_distance))
+    ch.quote("err_n", err.n_series)
+    ch.quote("err_sigma", metrics.stable_format(100 * err.sigma_log))
+    ch.quote("n_samples", f"{uncertainty.N_SAMPLES:,}")
+    ch.quote("band_lo_pct", 100 * uncertainty.BAND[0], "{:.0f}")
+    ch.quote("band_hi_pct", 100 * uncertainty.BAND[1], "{:.0f}")
+    table = uncertainty.headline_ratios(ens, models, power_basis=power_basis)
+    for row in table.iter_rows(named=True):
+        k = _key(row["model"])
+        b = uncertainty.Band(row["ratio_median"], row["ratio_low"], row["ratio_high"])
+        ch.quote(f"{k}_band", b.text("{:.0f}", "x"))
+        ch.quote(f"{k}_verdict", row["verdict"])
+    n = int((table["verdict"] == "agrees").sum())
+    ch.quote("n_agree", n)
+    ch.tables["ratio_bands"] = table
+    drivers = uncertainty.sensitivity(ens, {m: (uncertainty.matched_ratio_nodes(ens, m, power_basis=power_basis), True)
+                                            for m in models})
+    ch.tables["drivers"] = drivers.rename({"quantity": "model"})
+    for m in models:
+        d = drivers.filter(pl.col("quantity") == m).sort("rank")
+        k = _key(m)
+        ch.quote(f"{k}_driver", d["input"][0].replace("_", " "))
+        ch.quote(f"{k}_driver_share", metrics.stable_format(100 * d["total"][0]))
+        ch.quote(f"{k}_second", d["input"][1].replace("_", " "))
+        ch.quote(f"{k}_second_share", metrics.stable_format(100 * d["total"][1]))
+
+
+#: The named assumption sets of :data:`jalapeno.baselines.ASSUMPTION_SETS` under the keys the prose quotes.
+SET_KEYS = {"benchmark FP4 endpoint": "q_end", "FP8 only": "q_fp8", "MTP": "q_mtp",
+            "seeds' single-user speed, final slope extended": "q_seeds", "MTP at the seeds' single-user speed": "q_mtp_seeds"}
+
+
+def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, power_basis) -> None:
+    """The 104.3x question: the GB300 checks (table ``gb300_checks``), each published ratio under each
+    named baseline assumption set with its band and verdict (table ``assumption_ratios``) and DeepSeek-R1's
+    ratio against the baseline's fastest interactivity (figure ``ratio-vs-fastest``)."""
+    checks = baselines.gb300_checks()
+    ch.tables["gb300_checks"] = checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
+                                              "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None)
+    by = {r["check"]: r for r in checks.iter_rows(named=True)}
+    for key, name in (("chk_peak", "GB300 / GB200, FP4 peak throughput per GPU"),
+                      ("chk_116", "GB300 / GB200, FP4 at 116 tok/s/user"),
+                      ("chk_fp8_peak", "GB300 FP4 / FP8, peak throughput per GPU"),
+                      ("chk_mtp", "GB300 FP4 with MTP / without, at 150 tok/s/user")):
+        ch.quote(f"{key}_pub", by[name]["public_value"], "{:.2f}" if by[name]["public_value"] < 10 else "{:.0f}")
+        ch.quote(f"{key}_mod", by[name]["modeled_value"], "{:.2f}" if by[name]["modeled_value"] < 10 else "{:.0f}")
+    table = baselines.ratio_table(models, power_basis=power_basis, fits={"central": fits["central"]})
+    rows = []
+    for r in table.iter_rows(named=True):
+        b = uncertainty.Band(math.nan, math.nan, math.nan)
+        if math.isfinite(r["ratio"]):
+            x, old_y = r["interactivity_tok_s_user"], r["baseline_tok_s_kw"]
+            b = ens.band(lambda f, m=r["model"], x=x: frontiers.throughput_at(subject.jalapeno_frontier(
+                m, "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), x))
+            b = uncertainty.Band(b.median / old_y, b.low / old_y, b.high / old_y)
+        rows.append({**{c: r[c] for c in ("model", "assumption_set", "baseline_source", "interactivity_tok_s_user",
+                                          "extrapolated", "ratio")},
+                     "ratio_median": b.median, "ratio_low": b.low, "ratio_high": b.high,
+                     "published_ratio": r["published_ratio"],
+                     "verdict": uncertainty.judge(r["published_ratio"], b) if math.isfinite(b.low) else "does not apply"})
+    sets = pl.DataFrame(rows, schema_overrides={"baseline_source": pl.Utf8, "extrapolated": pl.Boolean})
+    ch.tables["assumption_ratios"] = sets.fill_nan(None)  # a set that does not apply: blank cells
+    dsr = {r["assumption_set"]: r for r in sets.filter(pl.col("model") == "deepseek-r1").iter_rows(named=True)}
+    for name, key in SET_KEYS.items():
+        r = dsr[name]
+        ch.quote(key, uncertainty.Band(r["ratio_median"], r["ratio_low"], r["ratio_high"]).text("{:.0f}", "x"))
+        ch.quote(f"{key}_verdict", r["verdict"])
+        ch.quote(f"{key}_at", r["interactivity_tok_s_user"], "{:.0f}")
+    agreeing = [name for name, r in dsr.items() if r["verdict"] == "agrees"]
+    ch.quote("q_agreeing", "none of the named sets" if not agreeing else
+             ("the set " if len(agreeing) == 1 else "the sets ") + ", ".join(f"*{a}*" for a in agreeing))
+    new = subject.jalapeno_frontier("deepseek-r1", "central", fit=fits["central"], power_basis=power_basis)
+    old = baselines.baseline_under("deepseek-r1", "benchmark FP4 endpoint", power_basis=power_basis)
+    ch.quote("q_implied", baselines.implied_fastest(new, old, claim_value("dsr1-matched-tbt-ratio")), "{:.0f}")
+    ch.quote("q_elasticity", -baselines.final_slope(old), "{:.1f}")
+    ch.quote("q_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
+    curve = baselines.ratio_against_fastest("deepseek-r1", fit=fits["central"], power_basis=power_basis)
+    xs = np.unique(curve["fastest_tok_s_user"].to_numpy())
+    draws = ens.draws_of(lambda f: frontiers.throughput_at(subject.jalapeno_frontier(
+        "deepseek-r1", "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), xs))
+    with np.errstate(all="ignore"):
+        q = np.nanquantile(draws, [uncertainty.BAND[0], 0.5, uncertainty.BAND[1]], axis=0)
+    j = pl.DataFrame({"fastest_tok_s_user": xs, "j_low": q[0], "j_median": q[1], "j_high": q[2]})
+    curve = curve.join(j, on="fastest_tok_s_user", how="left").with_columns(
+        ratio_low=pl.col("j_low") / pl.col("baseline_tok_s_kw"), ratio_median=pl.col("j_median") / pl.col("baseline_tok_s_kw"),
+        ratio_high=pl.col("j_high") / pl.col("baseline_tok_s_kw"),
+        line=pl.format("{} {}", pl.col("precision").str.to_uppercase(),
+                       pl.when(pl.col("spec_decoding") == "mtp").then(pl.lit("with MTP")).otherwise(pl.lit("no MTP"))))
+    ch.figure("ratio-vs-fastest", charts.ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
+                                                               published=claim_value("dsr1-matched-tbt-ratio"),
+                                                               seeds_speed=claim_value("dsr1-baseline-single-user")),
+              "pareto-ratio-vs-fastest")

@@ -1,0 +1,414 @@
+"""Error bands on Jalapeño's modeled numbers: its unknowns drawn from their sourced ranges, and the
+serving model's own error on a chip it has not seen, carried together by Monte Carlo.
+
+Two sources of uncertainty enter every band:
+
+- **Jalapeño's unknowns** (``data/jalapeno_unknowns.csv``: HBM bandwidth, scale-up bandwidth, scale-up
+  domain), each drawn between its ``low`` and ``high`` by the ``distribution`` the file states with its
+  basis (:data:`jalapeno.data.UNKNOWN_DISTRIBUTIONS`): ``log-uniform``, ``x = low (high / low) ** u``
+  with ``u`` uniform on [0, 1); ``log-uniform-powers-of-two``, each power of two from ``low`` to ``high``
+  equally likely (:func:`from_unit`).
+- **The model's held-out error** (:func:`model_error`): the frontier distance of the leave-one-chip-out
+  validation (:func:`jalapeno.calibration.holdout` with ``by="chip"``), read as the absolute error of a
+  log-normal factor ``exp(sigma z)``, ``z`` standard normal, that multiplies every *predicted*
+  Jalapeño quantity (not the four published points its constants are fitted to, which it reproduces by
+  construction). One ``z`` per draw for every quantity: the validation's error is a chip's.
+
+The chain is the fit of :func:`jalapeno.subject.fit_jalapeno`, redone for each node of a grid of the
+unknowns (:func:`nodes`: low / central / high of each continuous unknown, every power of two of the
+domain; its fitted constants kept by :func:`jalapeno.data.cached_frame`, keyed by every input), so that
+the unknowns move the fitted constants as they would in the book. A quantity is computed at every node
+(:meth:`Ensemble.at_nodes`) and read between nodes by a response surface (:func:`surface`: its
+logarithm linear in the logarithm of each continuous unknown between neighbouring nodes, the domain
+exact). The Monte Carlo (:data:`N_SAMPLES` draws of a ``numpy.random.Generator`` seeded with
+:data:`SEED`) then costs a few vector operations per quantity. A band is the median and the
+:data:`BAND` quantiles of the draws (:class:`Band`), quoted through :func:`jalapeno.metrics.stable_format`.
+
+:func:`sensitivity` ranks the inputs of each quantity by their total-order Sobol index (SALib 1.6.0:
+Saltelli's sampling and Jansen's estimators, on the same response surface, of the logarithm of the
+quantity); :func:`judge` says whether a published number agrees with a band or disagrees beyond it, the
+verdict the Pareto chapter gives (and the claims registry can call).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from . import calibration, data, metrics, pareto, subject
+from .errors import UnknownNameError
+
+#: Draws of the Monte Carlo: the 10 % and 90 % quantiles of a quantity then carry a Monte Carlo error of
+#: about 0.6 % of the band's width per 1 % of probability density (sqrt(p (1 - p) / N) = 0.002 in
+#: probability), far below the rounding of any quoted band.
+N_SAMPLES = 20_000
+
+#: Seed of the Monte Carlo and of the Sobol sampling (a fixed seed: the same book gives the same bands).
+SEED = 20260826
+
+#: The quantiles of a band: 10 % and 90 % (the central 80 % of the draws).
+BAND = (0.10, 0.90)
+
+#: Base samples of the Sobol analysis (a power of two; SALib evaluates N x (inputs + 2) points).
+SOBOL_BASE = 4096
+
+#: The inputs of a band: the three unknowns (rows of ``jalapeno_unknowns.csv``) and the model's error.
+UNKNOWNS = tuple(subject.UNKNOWN_FIELDS)
+MODEL_ERROR_INPUT = "model_error"
+INPUTS = UNKNOWNS + (MODEL_ERROR_INPUT,)
+
+#: Median and 90th percentile of a half-normal variable of unit scale (|z|, z standard normal):
+#: Phi^-1(0.75) and Phi^-1(0.95).
+HALF_NORMAL_MEDIAN = 0.6744897501960817
+HALF_NORMAL_P90 = 1.6448536269514722
+
+#: The two verdicts of :func:`judge` (the claims issue owns the registry's status names).
+VERDICTS = ("agrees", "disagrees")
+
+
+# ---- the model's own error ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModelError:
+    """The serving model's held-out error as a log-normal factor. ``sigma_log``: the standard deviation of
+    ``ln(predicted / true)``; ``median_distance``, ``p90_distance``: the median and 90th percentile,
+    over the held-out series, of the frontier distance (fraction, :func:`jalapeno.calibration.frontier_distance`);
+    ``sigma_from_median``, ``sigma_from_p90``: the two half-normal readings of those; ``n_series``,
+    ``scheme`` (the leave-out scheme)."""
+
+    sigma_log: float
+    median_distance: float
+    p90_distance: float
+    sigma_from_median: float
+    sigma_from_p90: float
+    n_series: int
+    scheme: str = "leave-one-chip-out"
+
+
+def error_from_distances(distances) -> ModelError:
+    """:class:`ModelError` from held-out frontier distances (fractions, one per series). The log distance
+    ``d = ln(1 + distance)`` is read as ``|sigma z|`` (half-normal): ``sigma = median(d) / Phi^-1(0.75)``
+    or ``p90(d) / Phi^-1(0.95)``; the larger of the two is taken, so that neither the centre nor the tail
+    of the held-out errors is understated. ValueError for no distance or a negative or non-finite one."""
+    d = np.log1p(np.asarray(distances, dtype=float))
+    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError(f"model error: held-out frontier distances must be finite and >= 0, got {distances!r}")
+    s_med = float(np.median(d)) / HALF_NORMAL_MEDIAN
+    s_p90 = float(np.quantile(d, 0.9)) / HALF_NORMAL_P90
+    return ModelError(max(s_med, s_p90), float(np.expm1(np.median(d))), float(np.expm1(np.quantile(d, 0.9))),
+                      s_med, s_p90, int(d.size))
+
+
+def model_error(configs: pl.DataFrame | None = None) -> ModelError:
+    """The model's error on a chip it has not seen: :func:`error_from_distances` of the frontier distance
+    of every series in the leave-one-chip-out validation,
+    ``calibration.holdout(calibration.configurations(), by="chip")`` (each fold refitted without the
+    chip, kept by its inputs, so cheap after the first run). ``configs``: other configurations."""
+    if configs is None:
+        return _default_model_error()
+    return error_from_distances(calibration.holdout(configs, by="chip")["frontier_distance"].to_numpy())
+
+
+@functools.lru_cache(maxsize=1)
+def _default_model_error() -> ModelError:
+    return error_from_distances(calibration.holdout(calibration.configurations(), by="chip")["frontier_distance"]
+                                .to_numpy())
+
+
+# ---- the unknowns' distributions ------------------------------------------------------------------------
+
+def levels(parameter: str) -> np.ndarray:
+    """The grid nodes of one unknown, in SI: low, central, high of a ``log-uniform`` unknown; every power
+    of two from low to high of a ``log-uniform-powers-of-two`` one. UnknownNameError for another
+    parameter."""
+    row = _row(parameter)
+    si = data.jalapeno_unknown(parameter, "low") / row["low"]
+    if row["distribution"] == "log-uniform":
+        return np.array([row["low"], row["central"], row["high"]]) * si
+    k_lo, k_hi = math.ceil(math.log2(row["low"]) - 1e-9), math.floor(math.log2(row["high"]) + 1e-9)
+    return 2.0 ** np.arange(k_lo, k_hi + 1) * si
+
+
+def _row(parameter: str) -> dict:
+    table = data.jalapeno_unknowns()
+    rows = table.filter(pl.col("parameter") == parameter)
+    if rows.is_empty():
+        raise UnknownNameError("Jalapeño unknown", parameter, table["parameter"].to_list())
+    return rows.row(0, named=True)
+
+
+def from_unit(u: np.ndarray) -> dict[str, np.ndarray]:
+    """The inputs for points ``u`` of the unit hypercube (shape ``(n, len(INPUTS))``, columns in the order
+    of :data:`INPUTS`): each unknown by the inverse of its distribution (SI), and the model error's
+    standard normal ``z = Phi^-1(u)`` (``u`` clipped to [1e-12, 1 - 1e-12])."""
+    from scipy.special import ndtri  # deferred: scipy is slow to import
+
+    u = np.atleast_2d(np.asarray(u, dtype=float))
+    if u.shape[1] != len(INPUTS):
+        raise ValueError(f"from_unit: {len(INPUTS)} columns ({', '.join(INPUTS)}) expected, got {u.shape[1]}")
+    out = {}
+    for j, p in enumerate(UNKNOWNS):
+        row, lv = _row(p), levels(p)
+        if row["distribution"] == "log-uniform":
+            lo, hi = lv[0], lv[-1]
+            out[p] = lo * (hi / lo) ** u[:, j]
+        else:
+            out[p] = lv[np.minimum((u[:, j] * lv.size).astype(int), lv.size - 1)]
+    out[MODEL_ERROR_INPUT] = ndtri(np.clip(u[:, -1], 1e-12, 1 - 1e-12))
+    return out
+
+
+def sample(n: int = N_SAMPLES, seed: int = SEED) -> dict[str, np.ndarray]:
+    """``n`` independent draws of :data:`INPUTS` (:func:`from_unit` of ``numpy.random.default_rng(seed)``'s
+    uniform draws): one array of ``n`` per input."""
+    return from_unit(np.random.default_rng(seed).random((n, len(INPUTS))))
+
+
+# ---- the response surface -------------------------------------------------------------------------------
+
+def nodes() -> pl.DataFrame:
+    """The grid the fit is redone on: every combination of :func:`levels` of the unknowns (SI), one row
+    each, in C order (the last unknown varies fastest)."""
+    grid = np.meshgrid(*(levels(p) for p in UNKNOWNS), indexing="ij")
+    return pl.DataFrame({p: g.ravel() for p, g in zip(UNKNOWNS, grid)})
+
+
+def surface(values: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """A quantity between the nodes: ``values`` has shape ``(len(levels(p)) for p in UNKNOWNS) + extra``
+    (positive; NaN where a node has none), ``inputs`` holds the unknowns of ``n`` points (SI). Returns
+    shape ``(n,) + extra``: ``ln(value)`` interpolated linearly in ``ln(unknown)`` between the neighbouring
+    nodes of each ``log-uniform`` unknown (held at the end nodes outside them), the node itself for a
+    ``log-uniform-powers-of-two`` unknown (which takes only node values). NaN where a neighbour is NaN."""
+    logv = np.log(np.asarray(values, dtype=float))
+    n = len(next(iter(inputs.values())))
+    # per unknown: (lower index, upper index, weight of the upper) of each point
+    corners = []
+    for p in UNKNOWNS:
+        lv, x = levels(p), np.asarray(inputs[p], dtype=float)
+        if _row(p)["distribution"] == "log-uniform":
+            lx, ll = np.log(x), np.log(lv)
+            i = np.clip(np.searchsorted(ll, lx, side="right") - 1, 0, lv.size - 2)
+            t = np.clip((lx - ll[i]) / (ll[i + 1] - ll[i]), 0.0, 1.0)
+            corners.append((i, i + 1, t))
+        else:
+            i = np.searchsorted(lv, x * (1 - 1e-12))
+            if np.any(i >= lv.size) or np.any(np.abs(lv[np.minimum(i, lv.size - 1)] / x - 1) > 1e-9):
+                raise ValueError(f"surface: {p} takes only the values {lv.tolist()}")
+            corners.append((i, i, np.zeros(n)))
+    out = np.zeros((n,) + logv.shape[len(UNKNOWNS):])
+    for bits in np.ndindex(*(2,) * len(UNKNOWNS)):
+        w = np.ones(n)
+        idx = []
+        for b, (lo, hi, t) in zip(bits, corners):
+            w = w * (t if b else 1 - t)
+            idx.append(hi if b else lo)
+        term = logv[tuple(idx)]
+        wb = w.reshape((n,) + (1,) * (term.ndim - 1))
+        out = out + np.where(wb > 0, wb * term, 0.0)  # a NaN corner of zero weight does not count
+    return np.exp(out)
+
+
+# ---- bands ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Band:
+    """A quantity's median and its band: ``low`` and ``high`` are the :data:`BAND` quantiles of the draws
+    (``coverage`` = the probability between them)."""
+
+    median: float
+    low: float
+    high: float
+    coverage: float = BAND[1] - BAND[0]
+
+    def text(self, fmt: str = "{:.0f}", unit: str = "") -> str:
+        """``median (low–high)`` with ``unit`` after each number, each through
+        :func:`jalapeno.metrics.stable_format` (no digit a 1e-12 perturbation could flip)."""
+        f = [metrics.stable_format(v, fmt) + unit for v in (self.median, self.low, self.high)]
+        return f"{f[0]} ({f[1]}–{f[2]})"
+
+
+def band(draws: np.ndarray, quantiles=BAND) -> Band:
+    """The :class:`Band` of Monte Carlo draws (NaN draws left out; all-NaN gives NaNs)."""
+    x = np.asarray(draws, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return Band(math.nan, math.nan, math.nan, quantiles[1] - quantiles[0])
+    lo, med, hi = np.quantile(x, [quantiles[0], 0.5, quantiles[1]])
+    return Band(float(med), float(lo), float(hi), quantiles[1] - quantiles[0])
+
+
+def judge(published: float, band_or_range: Band | tuple[float, float]) -> str:
+    """``"agrees"`` when ``published`` lies within the band (its ``low`` to ``high``, both included: the
+    model's error on an unseen chip and Jalapeño's unknowns together), else ``"disagrees"`` (beyond
+    them). ``band_or_range``: a :class:`Band` or ``(low, high)``. ValueError for a NaN or an inverted
+    band or a non-finite published value."""
+    lo, hi = (band_or_range.low, band_or_range.high) if isinstance(band_or_range, Band) else band_or_range
+    if not (math.isfinite(published) and math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise ValueError(f"judge: a finite published value and a band low <= high are needed, got {published!r} "
+                         f"against ({lo!r}, {hi!r})")
+    return VERDICTS[0] if lo <= published <= hi else VERDICTS[1]
+
+
+# ---- the fits at the nodes and the ensemble -------------------------------------------------------------
+
+def _data_digest() -> str:
+    h = hashlib.sha256()
+    root = data.data_dir()
+    for path in sorted(root.rglob("*.csv")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def node_constants(concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+    """Jalapeño's four fitted constants (:func:`jalapeno.subject.fit_jalapeno` on the stored calibration)
+    at every node of :func:`nodes`: the node's unknowns (SI) and ``tau_s``, ``eta_prefill``,
+    ``request_latency_s``, ``mla_layer_factor``. Kept by :func:`jalapeno.data.cached_frame`, keyed by the
+    nodes, ``concurrency_cap``, the package's source and every file of ``data/`` (a first run fits each
+    node, about a second each)."""
+    grid = nodes()
+    key = data.inputs_digest("jalapeno-nodes", grid, repr(concurrency_cap), _data_digest())
+
+    def compute() -> pl.DataFrame:
+        base = calibration.load()
+        rows = []
+        for node in grid.iter_rows(named=True):
+            fit = subject.fit_jalapeno("central", base=base, concurrency_cap=concurrency_cap,
+                                       overrides=_overrides(node))
+            rows.append({**node, **fit.constants()})
+        return pl.DataFrame(rows)
+
+    return data.cached_frame("jalapeno-nodes", key, compute)
+
+
+def _overrides(node: dict) -> dict[str, float]:
+    return {subject.UNKNOWN_FIELDS[p]: float(node[p]) for p in UNKNOWNS}
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """Jalapeño's fits at every node of the unknowns (``fits``: an object array shaped like the grid), the
+    Monte Carlo draws (``draws``: :func:`sample`) and the model's error (``error``)."""
+
+    fits: np.ndarray
+    draws: dict
+    error: ModelError
+    concurrency_cap: float | str | None = "benchmark"
+
+    def at_nodes(self, fn: Callable[[subject.JalapenoFit], object]) -> np.ndarray:
+        """``fn(fit)`` (a number or an array of one shape) at every node: shape grid + the result's shape."""
+        out = [np.asarray(fn(f), dtype=float) for f in self.fits.ravel()]
+        return np.stack(out).reshape(self.fits.shape + out[0].shape)
+
+    def draws_of(self, values: np.ndarray | Callable, predicted: bool = True) -> np.ndarray:
+        """The Monte Carlo draws of a quantity: ``values`` at the nodes (an array, or ``fn`` for
+        :meth:`at_nodes`) read between them by :func:`surface` at each draw of the unknowns, times the
+        model's error factor ``exp(sigma z)`` when ``predicted`` (a prediction, not one of the published
+        points Jalapeño's constants are fitted to). Shape ``(N,) + extra``."""
+        v = self.at_nodes(values) if callable(values) else np.asarray(values, dtype=float)
+        s = surface(v, self.draws)
+        if predicted:
+            f = np.exp(self.error.sigma_log * self.draws[MODEL_ERROR_INPUT])
+            s = s * f.reshape((-1,) + (1,) * (s.ndim - 1))
+        return s
+
+    def band(self, values: np.ndarray | Callable, predicted: bool = True) -> Band:
+        """:func:`band` of :meth:`draws_of`."""
+        return band(self.draws_of(values, predicted))
+
+
+def ensemble(concurrency_cap: float | str | None = "benchmark", n: int = N_SAMPLES, seed: int = SEED) -> Ensemble:
+    """The :class:`Ensemble` of the book: the fits of :func:`node_constants` over ``concurrency_cap``,
+    ``n`` draws seeded with ``seed`` and :func:`model_error`."""
+    return _ensemble(concurrency_cap, n, seed)
+
+
+@functools.lru_cache(maxsize=4)
+def _ensemble(concurrency_cap, n, seed) -> Ensemble:
+    consts = node_constants(concurrency_cap)
+    base = calibration.load()
+    fits = []
+    for row in consts.iter_rows(named=True):
+        eff = replace(base, eta_prefill=row["eta_prefill"], request_latency_s=row["request_latency_s"],
+                      mla_layer_factor=row["mla_layer_factor"], tau_s={**base.tau_s, "jalapeno": row["tau_s"]})
+        fits.append(subject.JalapenoFit(eff, "central", tuple(cid for _, cid in subject.JALAPENO_FIT),
+                                        concurrency_cap, tuple(sorted(_overrides(row).items()))))
+    shape = tuple(levels(p).size for p in UNKNOWNS)
+    arr = np.empty(len(fits), dtype=object)
+    arr[:] = fits
+    return Ensemble(arr.reshape(shape), sample(n, seed), model_error(), concurrency_cap)
+
+
+# ---- sensitivity ----------------------------------------------------------------------------------------
+
+def sobol_indices(fn: Callable[[dict[str, np.ndarray]], np.ndarray], names=INPUTS, base: int = SOBOL_BASE,
+                  seed: int = SEED) -> pl.DataFrame:
+    """First-order and total Sobol indices of ``fn`` (a vectorised function of the inputs of
+    :func:`from_unit`, or of any ``names`` when ``fn`` takes points of the unit hypercube: see below)
+    with SALib (``SALib.sample.sobol.sample``, Saltelli's scheme without second-order terms, ``base``
+    base samples; ``SALib.analyze.sobol.analyze`` with ``seed`` for its bootstrap). ``fn`` gets a dict
+    ``{name: u}`` of uniform [0, 1) columns, one per name, and returns one output per row.
+    Returns ``input``, ``first_order``, ``total``, ``total_conf`` (95 % bootstrap half-width) and
+    ``rank`` (1 = the largest total index)."""
+    from SALib.analyze import sobol as sobol_analyze  # deferred: SALib imports pandas
+    from SALib.sample import sobol as sobol_sample
+
+    problem = {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}
+    u = sobol_sample.sample(problem, base, calc_second_order=False, seed=seed)
+    y = np.asarray(fn({n: u[:, j] for j, n in enumerate(names)}), dtype=float)
+    si = sobol_analyze.analyze(problem, y, calc_second_order=False, seed=seed, print_to_console=False)
+    out = pl.DataFrame({"input": list(names), "first_order": np.asarray(si["S1"], float),
+                        "total": np.asarray(si["ST"], float), "total_conf": np.asarray(si["ST_conf"], float)})
+    return out.with_columns(rank=pl.col("total").rank("ordinal", descending=True).cast(pl.Int64))
+
+
+def sensitivity(ens: Ensemble, quantities: dict[str, tuple[np.ndarray, bool]], base: int = SOBOL_BASE,
+                seed: int = SEED) -> pl.DataFrame:
+    """Which input drives each quantity: :func:`sobol_indices` of ``ln(quantity)`` on the response surface
+    (``quantities``: name -> (values at the nodes, predicted?); a quantity that is not predicted carries
+    no model error, whose index is then 0). One row per quantity and input: ``quantity``, ``input``,
+    ``first_order``, ``total``, ``total_conf``, ``rank``; sorted by quantity, then rank."""
+    frames = []
+    for name, (values, predicted) in quantities.items():
+        def fn(u, values=values, predicted=predicted):
+            x = from_unit(np.column_stack([u[n] for n in INPUTS]))
+            y = np.log(surface(values, x))
+            return y + (ens.error.sigma_log * x[MODEL_ERROR_INPUT] if predicted else 0.0)
+        frames.append(sobol_indices(fn, INPUTS, base, seed).with_columns(quantity=pl.lit(name)))
+    return pl.concat(frames).select("quantity", "input", "first_order", "total", "total_conf", "rank") \
+        .sort("quantity", "rank", maintain_order=True)
+
+
+# ---- the headline ratios --------------------------------------------------------------------------------
+
+def matched_ratio_nodes(ens: Ensemble, model: str, *, power_basis: str = "rated") -> np.ndarray:
+    """The published construction of ``model``'s matched ratio (:func:`jalapeno.pareto.matched_ratio`:
+    Jalapeño's over the baseline's tok/s/kW at the baseline's fastest point, the baseline of
+    :data:`jalapeno.pareto.PUBLISHED_RATIOS` from :func:`jalapeno.pareto.baseline_frontier`) at every
+    node of ``ens``. UnknownNameError for a model without a published matched ratio."""
+    if model not in pareto.PUBLISHED_RATIOS:
+        raise UnknownNameError("model with a published matched ratio", model, list(pareto.PUBLISHED_RATIOS))
+    old = pareto.baseline_frontier(model, pareto.PUBLISHED_RATIOS[model][1], power_basis=power_basis,
+                                   concurrency_cap=ens.concurrency_cap)
+    return ens.at_nodes(lambda f: pareto.matched_ratio(
+        subject.jalapeno_frontier(model, "central", fit=f, power_basis=power_basis,
+                                  concurrency_cap=ens.concurrency_cap), old)["ratio"])
+
+
+def headline_ratios(ens: Ensemble, models, *, power_basis: str = "rated") -> pl.DataFrame:
+    """Each published matched ratio with its band (:func:`matched_ratio_nodes`, a prediction: the model's
+    error applies) and the :func:`judge` verdict: ``model``, ``baseline``, ``published_ratio``,
+    ``ratio_median``, ``ratio_low``, ``ratio_high`` (the :data:`BAND` quantiles), ``verdict``."""
+    rows = []
+    for m in models:
+        b = ens.band(matched_ratio_nodes(ens, m, power_basis=power_basis))
+        published = data.claim_value(pareto.PUBLISHED_RATIOS[m][0])
+        rows.append({"model": m, "baseline": pareto.PUBLISHED_RATIOS[m][1], "published_ratio": published,
+                     "ratio_median": b.median, "ratio_low": b.low, "ratio_high": b.high,
+                     "verdict": judge(published, b)})
+    return pl.DataFrame(rows)
