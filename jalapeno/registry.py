@@ -36,7 +36,7 @@ from typing import Callable
 
 import polars as pl
 
-from . import caveats, data, measured, metrics, network, pareto, specs, subject, systems
+from . import caveats, data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
@@ -57,29 +57,11 @@ KIND_STATUSES = {"reproduce": ("reproduced", "not reproduced"), "arithmetic": ("
 
 # ---- the one judge of a prediction --------------------------------------------------------------------
 
-#: Agreement the book asks of a prediction: the published value widened by ±15 % must meet the model's
-#: band over Jalapeño's scenarios. Stands in for the model's own error until :func:`judge` calls
-#: ``jalapeno.uncertainty.judge``.
-RATIO_TOLERANCE = 0.15
-
-
 def judge(published: float, band: tuple[float, float]) -> str:
-    """``"agrees"`` when a model's band ``(low, high)`` meets the ``published`` value, else ``"disagrees"``.
-
-    THE one function that decides "predicted, agrees" / "predicted, disagrees" (every prediction of the
-    registry, and :func:`band_meets`, go through it). For now: the band must meet the published value
-    widened by ±:data:`RATIO_TOLERANCE` (``low <= published x 1.15`` and ``high >= published x 0.85``).
-    MERGE NOTE for the lead: point this at ``jalapeno.uncertainty.judge(published, band)`` (the band then
-    includes the model's unseen-chip error)."""
-    low, high = band
-    ok = low <= published * (1 + RATIO_TOLERANCE) and high >= published * (1 - RATIO_TOLERANCE)
-    return "agrees" if ok else "disagrees"
-
-
-def band_meets(lo: float, hi: float, published: float) -> bool:
-    """Whether :func:`judge` finds the band ``[lo, hi]`` agreeing with ``published`` (kept for the Pareto
-    chapter's quoted "agrees" / "disagrees")."""
-    return judge(published, (lo, hi)) == "agrees"
+    """``"agrees"`` when a prediction's band ``(low, high)`` holds the ``published`` value, else
+    ``"disagrees"``: :func:`jalapeno.uncertainty.judge`, the book's one judge of a prediction (its bands
+    include Jalapeño's unknowns and the model's own error on a chip it has not seen)."""
+    return uncertainty.judge(published, band)
 
 
 def published_point(low: float, high: float, band: tuple[float, float]) -> float:
@@ -382,9 +364,10 @@ for _id, _model in (("gptoss-params", "gpt-oss-120b"), ("dsr1-params", "deepseek
 
 def _ratio_band(model: str) -> dict:
     def compute() -> dict:
-        t = subject.ratio_table([model])
-        return {"band": (float(t["ratio"].min()), float(t["ratio"].max())), "baseline": t["baseline"][0],
-                "source": t["baseline_source"][0]}
+        t = uncertainty.headline_ratios(uncertainty.ensemble(), [model]).row(0, named=True)
+        src = subject.ratio_table([model])
+        return {"band": (t["ratio_low"], t["ratio_high"]), "baseline": t["baseline"],
+                "source": src["baseline_source"][0]}
     return _cached(f"ratio:{model}", compute)
 
 
@@ -392,8 +375,9 @@ def _ratio_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
     def fn(c: ClaimsView) -> Result:
         r = _ratio_band(model)
         return _predicted(r["band"], c.value(claim_id),
-                          f"serving model: Jalapeño (three scenarios of its unknowns) against {r['baseline']} "
-                          f"({r['source']}) at the baseline's best interactivity; judged by registry.judge", "{:.0f}")
+                          f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's unseen-chip "
+                          f"error; {uncertainty.BAND[0]:.0%}-{uncertainty.BAND[1]:.0%} band) against {r['baseline']} "
+                          f"({r['source']}) at the baseline's best interactivity; judged by uncertainty.judge", "{:.0f}")
     return fn
 
 
@@ -402,19 +386,15 @@ for _id, _model in (("gptoss-matched-tbt-ratio", "gpt-oss-120b"), ("dsr1-matched
     CHECKS[_id] = Check("predict", _ratio_check(_id, _model))
 
 
-def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark",
-                    fits: dict[str, subject.JalapenoFit] | None = None) -> tuple[float, float]:
-    """Lowest and highest, over Jalapeño's scenarios (fitted constants ``fits``, default
-    :func:`jalapeno.subject.fit_jalapeno`), of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's
-    Kimi K2.5 frontier against its published baseline's, both over ``concurrency_cap``."""
+def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark") -> tuple[float, float]:
+    """The band (low, high) of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's Kimi K2.5 frontier
+    against its published baseline's (:func:`jalapeno.uncertainty.front_ratio_band`, over
+    ``concurrency_cap``)."""
     def compute() -> tuple[float, float]:
-        old = pareto.baseline_frontier("kimi-k2.5", pareto.PUBLISHED_RATIOS["kimi-k2.5"][1],
-                                       concurrency_cap=concurrency_cap)
-        vals = [caveats.front_ratios(subject.jalapeno_frontier("kimi-k2.5", sc, fit=(fits or {}).get(sc),
-                                                              concurrency_cap=concurrency_cap), old)[metric]
-                for sc in subject.SCENARIOS]
-        return min(vals), max(vals)
-    if fits is None and concurrency_cap == "benchmark":
+        b = uncertainty.front_ratio_band(uncertainty.ensemble(concurrency_cap), "kimi-k2.5", metric,
+                                         concurrency_cap=concurrency_cap)
+        return b.low, b.high
+    if concurrency_cap == "benchmark":
         return _cached(f"kimi:{metric}", compute)
     return compute()
 
@@ -422,8 +402,9 @@ def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "bench
 def _kimi_check(claim_id: str, metric: str, label: str) -> Callable[[ClaimsView], Result]:
     def fn(c: ClaimsView) -> Result:
         return _predicted(kimi_ratio_band(metric), c.value(claim_id),
-                          f"serving model: {label}, Jalapeño (three scenarios of its unknowns) against GB300 transferred "
-                          f"from GB200's measured DeepSeek-R1 layouts; judged by registry.judge")
+                          f"serving model: {label}, Jalapeño (its unknowns drawn from their ranges, with the model's "
+                          f"unseen-chip error) against GB300 transferred from GB200's measured DeepSeek-R1 layouts; "
+                          f"judged by uncertainty.judge")
     return fn
 
 
@@ -439,8 +420,8 @@ def _(c: ClaimsView) -> Result:
     low, high = c.value("headline-interactive-ratio"), c.high("headline-interactive-ratio")
     targets = subject.fit_jalapeno().target_claims
     return _predicted(band, published_point(low, high, band),
-                      f"serving model: Kimi K2.5's highest interactivity, Jalapeño (three scenarios) over GB300 "
-                      f"transferred, must meet the printed {low:g}–{high:g}x range (registry.judge). gpt-oss-120b's "
+                      f"serving model: Kimi K2.5's highest interactivity, Jalapeño (its band) over GB300 "
+                      f"transferred, must meet the printed {low:g}–{high:g}x range (uncertainty.judge). gpt-oss-120b's "
                       f"and DeepSeek-R1's ratios are not predictions: Jalapeño's side of each is a fit target "
                       f"({', '.join(t for t in targets if t in ('gptoss-jalapeno-tbt', 'dsr1-jalapeno-single-user'))})")
 

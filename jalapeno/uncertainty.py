@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from . import calibration, data, metrics, pareto, subject
+from . import calibration, caveats, data, metrics, pareto, subject
 from .errors import UnknownNameError
 
 #: Draws of the Monte Carlo: the 10 % and 90 % quantiles of a quantity then carry a Monte Carlo error of
@@ -412,3 +412,13 @@ def headline_ratios(ens: Ensemble, models, *, power_basis: str = "rated") -> pl.
                      "ratio_median": b.median, "ratio_low": b.low, "ratio_high": b.high,
                      "verdict": judge(published, b)})
     return pl.DataFrame(rows)
+
+
+def front_ratio_band(ens: Ensemble, model: str, metric: str, *,
+                     concurrency_cap: float | str | None = "benchmark") -> Band:
+    """The band of one :data:`jalapeno.caveats.METRICS` ratio (``per_kw_at_peak``, ``single_user``, ``e2e``)
+    of Jalapeño's ``model`` frontier against its published baseline's (:data:`jalapeno.pareto.PUBLISHED_RATIOS`),
+    over the ensemble ``ens``: a prediction, so the model's error applies."""
+    old = pareto.baseline_frontier(model, pareto.PUBLISHED_RATIOS[model][1], concurrency_cap=concurrency_cap)
+    return ens.band(lambda f: caveats.front_ratios(subject.jalapeno_frontier(
+        model, "central", fit=f, concurrency_cap=concurrency_cap), old)[metric])
