@@ -140,7 +140,7 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_fit_compute_us", v(fitted.compute_s) * 1e6, "{:.2f}")
         ch.quote(f"we_{k}_allreduce_us", v(fitted.allreduce_s) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_all_to_all_us", v(fitted.all_to_all_s) * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_overhead_us", v(fitted.overhead_s) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_overhead_us", v(fitted.overhead_s) * 1e6, "{:,.1f}")
         ch.quote(f"we_{k}_total_ms", v(fitted.decode_step_s) * 1e3, "{:.2f}")
         ch.quote(f"we_{k}_total_tok_s", 1 / v(fitted.tpot_s), "{:,.0f}")
         ch.quote(f"we_{k}_overhead_pct", 100 * v(fitted.overhead_s) / v(fitted.decode_step_s), "{:.0f}")
