@@ -644,3 +644,67 @@ def ratio_against_fastest(df: pl.DataFrame, *, published: float, seeds_speed: fl
         .mark_rule(color="#888888", strokeDash=[2, 2]).encode(x="value:Q", tooltip=["label:N"])
     return alt.layer(band, lines, hrule, vrule).properties(
         title="DeepSeek-R1: the matched ratio against the baseline's fastest point")
+
+
+# ---- diagrams of fabrics, drawn from the topology (jalapeno.network.drawing) ---------------------------
+
+#: Stroke of each kind of link in a fabric diagram (a Dragonfly's levels from dark to light).
+_LINK_STROKES = {"link": "#7f7f7f", "switch link": "#7f7f7f", "wraparound": "#7f7f7f",
+                 "level 1": "#404040", "level 2": "#8c8c8c", "level 3": "#bdbdbd", "level 4": "#d9d9d9"}
+
+
+def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[str] | None = None,
+                     panel_titles: dict[str, str] | None = None, size: int = 260,
+                     columns: int | None = None) -> alt.HConcatChart | alt.VConcatChart:
+    """A node-link diagram of a fabric from :func:`jalapeno.network.drawing` (``nodes``, ``links``,
+    ``panels``, ``notes``): one square panel of ``size`` px per panel of the drawing, side by side; chips
+    (and units) filled by their hop count from the ringed reference chip on one scale for every panel,
+    a switch as a black square, wraparound links as dashed stubs, a Dragonfly's levels from dark (level 1)
+    to light. ``title`` and ``subtitle`` (lines; the drawing's notes are added) head the figure;
+    ``panel_titles`` (panel -> text) replace the drawing's own panel descriptions; ``columns`` panels a row
+    (default all in one row)."""
+    nodes, links = drawing["nodes"], drawing["links"]
+    panels = dict(drawing["panels"]) | (panel_titles or {})
+    top = max(1, int(nodes["hops"].max() or 1))
+    kinds = [k for k in _LINK_STROKES if k in set(links["kind"].to_list())]
+    # an ordinal scale: a symbol legend (vl-convert numbers gradient ids across calls, so a gradient
+    # legend's SVG would depend on what was drawn before it)
+    fill = alt.Fill("hops:O", title="hops from the ringed chip",
+                    scale=alt.Scale(scheme="viridis", domain=list(range(top + 1)), reverse=True),
+                    legend=alt.Legend(orient="bottom", direction="horizontal", columns=min(top + 1, 17)))
+    charts = []
+    for panel, text in panels.items():
+        pn, pl_ = nodes.filter(pl.col("panel") == panel), links.filter(pl.col("panel") == panel)
+        xs = pn["x"].to_list() + pl_["x"].to_list() + pl_["x2"].to_list()
+        ys = pn["y"].to_list() + pl_["y"].to_list() + pl_["y2"].to_list()
+        pad = 0.08 * max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+        (x0, x1), (y0, y1) = (min(xs) - pad, max(xs) + pad), (min(ys) - pad, max(ys) + pad)
+        unit = size / max(x1 - x0, y1 - y0)  # px per unit, equal on both axes
+        width, height = round((x1 - x0) * unit), round((y1 - y0) * unit)
+        x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[x0, x1], nice=False, zero=False))
+        y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[y0, y1], nice=False, zero=False))
+        count = max(pn.height, 1)
+        radius = max(12, min(160, int(9000 / count)))
+        layers = [alt.Chart(pl_).mark_rule(strokeWidth=1, opacity=0.8 if pl_.height < 300 else 0.5).encode(
+            x=x, y=y, x2="x2:Q", y2="y2:Q",
+            stroke=alt.Stroke("kind:N", title="link", scale=alt.Scale(domain=kinds, range=[_LINK_STROKES[k] for k in kinds])),
+            strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=kinds, range=[[4, 3] if k == "wraparound" else [1, 0] for k in kinds]),
+                                      legend=None))]
+        chips = pn.filter(pl.col("role") != "switch")
+        tooltip = [alt.Tooltip("role:N"), alt.Tooltip("node:Q", title="index"), alt.Tooltip("chips:Q"), alt.Tooltip("hops:Q")]
+        layers.append(alt.Chart(chips).mark_circle(size=radius, opacity=1, stroke="black").encode(
+            x=x, y=y, fill=fill, strokeWidth=alt.condition(alt.datum.role == "reference chip", alt.value(2.5), alt.value(0.3)),
+            tooltip=tooltip))
+        switch = pn.filter(pl.col("role") == "switch")
+        if switch.height:
+            layers.append(alt.Chart(switch).mark_square(size=400, color="black").encode(
+                x=x, y=y, tooltip=[alt.Tooltip("role:N")]))
+        charts.append(alt.layer(*layers).properties(width=width, height=height, title=alt.TitleParams(text, fontSize=12)))
+    lines = list(subtitle or []) + list(drawing["notes"])
+    head = alt.TitleParams(title, subtitle=lines, anchor="start") if lines else alt.TitleParams(title, anchor="start")
+    if columns is None or len(charts) <= columns:
+        whole = alt.hconcat(*charts, spacing=20)
+    else:
+        whole = alt.vconcat(*[alt.hconcat(*charts[i:i + columns], spacing=20) for i in range(0, len(charts), columns)],
+                            spacing=16)
+    return whole.resolve_scale(fill="shared", stroke="shared").properties(title=head)

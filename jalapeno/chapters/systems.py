@@ -134,7 +134,56 @@ def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology:
     ch.quote("sys_focus_name", focus_system.display_name)
     ch.figure("topology_hops", charts.topology_hops(
         network.size_sweep(), fabric.select("system", "chips", "diameter_hops", "average_hops")), "systems-topology-hops")
+    _diagrams(ch, tpu, size)
     return whatif
+
+
+#: The systems drawn as diagrams beside the hop tables: (slot, system key, what it is called in the title,
+#: exported figure name); the TPUs at the chapter's ``size`` (:func:`jalapeno.systems.tpu_topologies`), the
+#: others as in ``data/systems.csv``.
+_DIAGRAMS = (("diagram_tpu_8t", "tpu-8t-1024", "TPU 8t", "systems-diagram-tpu-8t"),
+             ("diagram_tpu_8i", "tpu-8i-pod", "TPU 8i Boardfly", "systems-diagram-tpu-8i"),
+             ("diagram_lpx", "groq-3-lpx", "Groq 3 LPX rack", "systems-diagram-groq-3-lpx"),
+             ("diagram_nvl72", "gb200-nvl72", "GB200 NVL72", "systems-diagram-nvl72"))
+
+#: How a diagram's title names each kind of fabric.
+_KIND_WORDS = {"torus": "3D torus", "dragonfly": "Dragonfly", "switched": "single switch", "ring": "ring", "mesh": "mesh"}
+
+
+def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
+    """Node-link diagrams of the fabrics (:func:`jalapeno.network.drawing`), drawn from the same topology
+    objects whose hop counts the chapter quotes, so that a change of ``size`` redraws the TPUs."""
+    for slot, key, label, name in _DIAGRAMS:
+        t = (tpu.get(key) or sy.system(key)).topology
+        d = t.diameter_hops()
+        hops = f"diameter {d} hop{'' if d == 1 else 's'}, average {t.average_hops():.1f}"
+        if t.kind == "switched":
+            title = f"{label}: {t.n_chips:,} chips on one switch, {hops}"
+        else:
+            what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
+            title = f"{label}: {t.n_chips:,} chips as a {_shape(t.shape)} {what}, {hops}"
+        ch.figure(slot, charts.topology_diagram(network.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
+                  name)
+
+
+def _candidate_drawings(topologies: dict[str, network.Topology], budget_us: dict[str, float | None]) -> dict:
+    """One drawing of several fabrics, each panel titled with its fabric, diameter and largest per-hop
+    latency (µs) consistent with the published speed (``budget_us``; None: not reached)."""
+    parts = {name: network.drawing(t) for name, t in topologies.items()}
+    nodes = pl.concat([d["nodes"].with_columns((pl.lit(f"{name}: ") + pl.col("panel")).alias("panel"))
+                       for name, d in parts.items()])
+    links = pl.concat([d["links"].with_columns((pl.lit(f"{name}: ") + pl.col("panel")).alias("panel"))
+                       for name, d in parts.items()])
+    panels = {}
+    for name, d in parts.items():
+        t = topologies[name]
+        limit = budget_us.get(name)
+        hop = "" if name not in budget_us else (f"; hops up to {limit:.2f} µs" if limit is not None else "; too slow")
+        for i, (panel, text) in enumerate(d["panels"].items()):
+            panels[f"{name}: {panel}"] = (f"{t.label}, diameter {t.diameter_hops()}{hop}" if i == 0 else text)
+    notes = [f"{name}: {n}" for name, d in parts.items() for n in d["notes"] if "dashed" not in n]
+    notes += sorted({n for d in parts.values() for n in d["notes"] if "dashed" in n})
+    return {"nodes": nodes, "links": links, "panels": panels, "notes": notes}
 
 
 def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus_model: ModelSpec,
@@ -349,6 +398,16 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.quote("sys_nvl_hop_us", nvl_hop_s * 1e6, "{:.1f}")
     ch.quote("sys_jal_bw", up_bw / 1e12, "{:.1f}")
     ch.figure("jalapeno_fabric", charts.fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
+    domain = int(jchip.scale_up_domain_chips)
+    at_domain = hop_budget.filter((pl.col("model") == "deepseek-r1") & (pl.col("chips") == domain))
+    budget = {r["fabric"]: (None if r["max_hop_latency_s"] is None else r["max_hop_latency_s"] * 1e6)
+              for r in at_domain.iter_rows(named=True)}
+    candidates = {f: sy.fabric_topology(f, domain) for f in _SCAN_FABRICS}
+    ch.figure("diagram_jalapeno", charts.topology_diagram(
+        _candidate_drawings(candidates, budget), size=200, columns=3,
+        title=f"Jalapeño's fabric is not published: the candidates for its {domain}-chip domain",
+        subtitle=[f"largest per-hop latency with which DeepSeek-R1 still reaches {data.claim_value('dsr1-jalapeno-single-user'):,.0f} tok/s"]),
+        "systems-diagram-jalapeno")
     ch.quote("sys_comm_share_pct", 100 * comm_share, "{:.0f}")
     req = sy.jalapeno_requirements(chosen, concurrency=concurrency, context_tokens=context_tokens,
                                    kv_precision=kv_precision, comm_share=comm_share, hop_latency_s=nvl_hop_s)
