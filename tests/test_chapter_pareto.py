@@ -146,3 +146,13 @@ def test_the_sentences_follow_the_concurrency_range(ch):
 def test_bad_parameters_are_refused_naming_the_choices(defaults, change, error, needle):
     with pytest.raises(error, match=needle):
         chapter.compute(**{**defaults, **change})
+
+
+def test_fixed_interactivity_reads_every_frontier_at_the_same_speed(ch):
+    t = ch.tables["fixed_interactivity"]
+    gb200 = t.filter((t["model"] == "gpt-oss-120b") & (t["frontier"] == "gb200, measured")).row(0, named=True)
+    # GB200's fastest measured gpt-oss-120b point is 535 tok/s/user (InferenceMAX, reading-the-numbers):
+    # 300 is reached, 1,000 is not, and says so in words
+    assert gb200["at 300 tok/s/user (tok/s/kW)"] != "not reached"
+    assert gb200["at 1,000 tok/s/user (tok/s/kW)"] == "not reached"
+    assert all(v for row in t.iter_rows() for v in row)  # no empty cell

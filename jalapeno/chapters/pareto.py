@@ -54,7 +54,7 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``unknowns``, ``constants``, ``ratio_summary``,
     ``ratios``, ``ratio_bands``, ``drivers``, ``factors``, ``sensitivity``, ``gb300_checks``,
-    ``assumption_ratios``. Figures also ``ratio-vs-fastest`` (exported as ``pareto-ratio-vs-fastest``). Figures: ``frontiers-<model>`` for each model (exported as
+    ``assumption_ratios``, ``fixed_interactivity``. Figures also ``ratio-vs-fastest`` (exported as ``pareto-ratio-vs-fastest``). Figures: ``frontiers-<model>`` for each model (exported as
     ``pareto-<model with dashes>``) and ``ratio-curves``. Raises UnknownNameError for an unknown model,
     chip, power basis or concurrency range and for a model without a published matched ratio; ValueError
     when ``models`` leaves out gpt-oss-120b or DeepSeek-R1 (the prose discusses their factors) or for a
@@ -183,6 +183,30 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
         chart = charts.frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
                                             scenario="central", title=f"{m}: Pareto frontiers")
         ch.figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
+    ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
+    ch.quote("fixed_levels", ", ".join(f"{v:,}" for v in FIXED_LEVELS))
+
+
+#: The interactivity levels (tok/s/user) at which the chapter reads every frontier's throughput per kW.
+FIXED_LEVELS = (25, 50, 100, 150, 300, 1000)
+
+
+def fixed_interactivity(lines: pl.DataFrame, *, power_basis: str, levels=FIXED_LEVELS) -> pl.DataFrame:
+    """Throughput per kW of every frontier of ``lines`` (:func:`frontier_lines`; Jalapeño's central scenario)
+    at each interactivity level of ``levels`` (tok/s/user), read by :func:`jalapeno.pareto.throughput_at`:
+    a comparison that does not hinge on where the slower frontier ends. One row per model and frontier;
+    a level beyond a frontier's fastest point reads "not reached"."""
+    chosen = lines.filter((pl.col("power_basis") == power_basis)
+                          & (pl.col("scenario").is_null() | (pl.col("scenario") == "central")))
+    rows = []
+    for (model, line), front in chosen.group_by(["model", "line"], maintain_order=True):
+        front = front.sort("interactivity_tok_s_user")
+        row = {"model": model, "frontier": line + (" (central)" if line.startswith("jalapeno") else "")}
+        for level in levels:
+            v = frontiers.throughput_at(front, level)
+            row[f"at {level:,} tok/s/user (tok/s/kW)"] = f"{v:,.0f}" if math.isfinite(v) else "not reached"
+        rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def scenarios_text(names: list[str], tolerance: float) -> str:
