@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 CHILD = """
@@ -44,7 +45,10 @@ def dispatched_features() -> list[str]:
 
 
 def run(by: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD, *by], env={**os.environ, **env},
+    """One path in a child process, with a cache of its own (an empty folder): a fold kept from an earlier
+    run, or from the other path, would make the comparison vacuous."""
+    cache = {"JALAPENO_CACHE_DIR": tempfile.mkdtemp(prefix="numeric-path-")}
+    return subprocess.Popen([sys.executable, "-c", CHILD, *by], env={**os.environ, **env, **cache},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
