@@ -335,3 +335,12 @@ def test_every_number_that_moved_in_the_latest_version_says_why():
     why = pages.reasons(names[-1])
     unexplained = [(c, k) for c, k, a, b in pages._diff_numbers(before, latest) if not pages._why(why, c, k)]
     assert unexplained == []
+
+
+def test_the_cache_key_covers_the_whole_package(monkeypatch):
+    """A change to a chart or a physics module, not only to the book machinery, re-executes the notebooks."""
+    assert (execute.PACKAGE_DIR / "charts.py").is_file() and (execute.PACKAGE_DIR / "serving.py").is_file()
+    seen = []
+    monkeypatch.setattr(execute, "_files_digest", lambda h, root, pattern: seen.append((root, pattern)))
+    execute.input_hash("roofline", {})
+    assert (execute.PACKAGE_DIR, "*.py") in seen
