@@ -61,7 +61,7 @@ def _theme() -> alt.theme.ThemeConfig:
             "font": "sans-serif",
             "view": {"continuousWidth": EXPORT_WIDTH_PX - 120, "continuousHeight": 300, "stroke": None},
             "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6", "labelOverlap": True,
-                     "labelSeparation": 6, "labelLimit": 160, "titleLimit": 300, "labelFlush": True},
+                     "labelSeparation": 6, "labelLimit": 160, "labelFlush": True},
             "axisX": {"tickCount": 5},
             "axisY": {"tickCount": 6},
             "axisBand": {"labelExpr": _WRAP, "labelAngle": 0, "labelOverlap": False},
@@ -69,7 +69,9 @@ def _theme() -> alt.theme.ThemeConfig:
             "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "bottom", "labelLimit": 240,
                        "columns": {"expr": "isFinite(containerSize()[0]) && containerSize()[0] > 0"
                                            " && containerSize()[0] < 520 ? 1 : 3"},
-                       "symbolStrokeWidth": 2},
+                       "symbolStrokeWidth": 2,
+                       # several legends under a chart stack one above the other instead of side by side
+                       "layout": {"bottom": {"anchor": "start", "direction": "vertical"}}},
             "title": {"fontSize": 14, "anchor": "start"},
             "range": {"category": SERIES_COLOURS},
         }
@@ -153,6 +155,13 @@ def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     including the axes and legends), for a single or layered chart; a concatenated chart, which Vega-Lite
     cannot fit, is returned as it is (keep its views narrow enough for a 358 px column). The exported
     SVG and PNG take :data:`EXPORT_WIDTH_PX` instead (:func:`to_svg`)."""
+    chart = chart.copy(deep=True)
+    for view in _views(chart):
+        for channel in ("x", "y"):
+            enc = view.encoding._kwds.get(channel, alt.Undefined) if view.encoding is not alt.Undefined else alt.Undefined
+            title = enc._kwds.get("title") if isinstance(enc, alt.SchemaBase) else None
+            if isinstance(title, str) and len(title) > _AXIS_TITLE_CHARS:  # an axis title in lines
+                enc._kwds["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
     if isinstance(chart, (alt.Chart, alt.LayerChart)):
         chart = chart.properties(width="container",
                                  autosize=alt.AutoSizeParams(type="fit-x", contains="padding", resize=True))
@@ -162,6 +171,15 @@ def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 
 _TITLE_CHARS = 46
+_AXIS_TITLE_CHARS = 40
+
+
+def _views(chart) -> list:
+    """The single views of a chart (a layer's, a concatenation's, nested)."""
+    if isinstance(chart, alt.Chart):
+        return [chart]
+    parts = [getattr(chart, k, alt.Undefined) for k in ("layer", "hconcat", "vconcat", "concat")]
+    return [v for part in parts if part is not alt.Undefined for sub in part for v in _views(sub)]
 
 
 def wrap_title(text: str, chars: int = _TITLE_CHARS) -> list[str] | str:
@@ -446,7 +464,8 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
     if unknown:
         raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(SOURCES)}")
     df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
-    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+    # no point overlay: with one, Vega-Lite draws the line-style legend as dots that all look alike
+    return alt.Chart(df).mark_line(strokeWidth=2).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y(f"{y}:Q", title="throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y,
                 scale=alt.Scale(type="log")),
@@ -610,7 +629,7 @@ def fabric_hop_budget(df: pl.DataFrame) -> alt.Chart:
     size (:func:`jalapeno.systems.max_consistent_hop_latency`), one line per fabric, dashes per model."""
     data = df.filter(pl.col("max_hop_latency_s").is_not_null() & (pl.col("chips") > 1)).with_columns(
         (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"))
-    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=24)).encode(
+    return alt.Chart(data).mark_line(strokeWidth=2).encode(
         x=alt.X("chips:Q", title="chips in the scale-up domain", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("max_hop_latency_us:Q", title="largest per-hop latency consistent (µs)", scale=alt.Scale(type="log")),
         color=series_color(data["fabric"].to_list(), "fabric", "fabric"),
@@ -717,7 +736,7 @@ def remaining_share(df: pl.DataFrame) -> alt.Chart:
         x=alt.X("remaining:Q", title="advantage left against Vera Rubin / against the published baseline",
                 scale=alt.Scale(type="log")),
         color=series_color(["pessimistic", "central", "optimistic"], "case", "Vera Rubin"),
-        shape=alt.Shape("case:N", title="Vera Rubin", sort=["pessimistic", "central", "optimistic"]),
+        shape=alt.Shape("case:N", title="Vera Rubin", scale=alt.Scale(domain=["pessimistic", "central", "optimistic"])),
         tooltip=["model:N", "metric:N", "case:N", alt.Tooltip("remaining:Q", format=".2f")],
     ).properties(title="How much of each published ratio remains against Vera Rubin")
 
