@@ -645,8 +645,8 @@ def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Char
     model, log scale, with drop-downs for the context and the memory tier (starting at ``context_tokens``,
     ``tier``)."""
     chart = alt.Chart(df).mark_bar().encode(
-        x=alt.X("system:N", title=None), xOffset=alt.XOffset("model:N"),
-        y=alt.Y("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
+        y=alt.Y("system:N", title=None), yOffset=alt.YOffset("model:N"),
+        x=alt.X("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
         color=series_color(df["model"].to_list(), "model", "model"),
         tooltip=["system:N", "model:N", "tier:N", "context_tokens:Q", "chips:Q", alt.Tooltip("systems_needed:Q", format=",.2f"),
                  alt.Tooltip("bytes_needed:Q", format=".3s")],
@@ -712,14 +712,15 @@ def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
 
 
 def ratio_bars(df: pl.DataFrame, x: str, title: str, x_title: str | None = None) -> alt.Chart:
-    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by ``x``, grouped by ``metric``: for
-    the workload-shape sweep and the power bases of the caveats chapter."""
+    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by the category ``x`` (titled
+    ``x_title``), grouped by ``metric``: for the workload-shape sweep and the power bases of the caveats
+    chapter. The bars lie horizontal, one category a row, so long category names stay legible on a phone."""
     data = df.select(x, "metric", "ratio")
-    rule = alt.Chart(pl.DataFrame({"y": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(y="y:Q")
+    rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(x="x:Q")
     bars = alt.Chart(data).mark_bar().encode(
-        x=alt.X(f"{x}:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("metric:N", sort=None),
-        y=alt.Y("ratio:Q", title="Jalapeño / other"),
+        y=alt.Y(f"{x}:N", title=x_title, sort=None),
+        yOffset=alt.YOffset("metric:N", sort=None),
+        x=alt.X("ratio:Q", title="Jalapeño / other"),
         color=series_color(data["metric"].to_list(), "metric"),
         tooltip=[f"{x}:N", "metric:N", alt.Tooltip("ratio:Q", format=",.2f")],
     )
