@@ -22,17 +22,36 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from . import power
+from . import data as _data
+from . import power, specs
 
 THEME = "jalapeno"
 RENDERER = "jalapeno"
 
-#: Colour of each chip in every chart of the book.
+#: Width (px) of the exported SVG and PNG and of the static SVG shown before the chart runtime loads; in
+#: the book a chart takes its container's width (:func:`fit_width`).
+EXPORT_WIDTH_PX = 600
+
+#: Colour of each chip in every chart of the book (one hue per chip; Jalapeño red everywhere).
 CHIP_COLOURS = {
     "jalapeno": "#d62728", "gb200": "#2ca02c", "gb300": "#17becf", "b200": "#1f77b4", "h100": "#7f7f7f",
     "h200": "#8c564b", "mi300x": "#e377c2", "mi325x": "#bcbd22", "mi355x": "#9467bd", "vera-rubin": "#ff7f0e",
     "groq-3-lpu": "#f7b6d2", "tpu7x": "#aec7e8", "tpu-8t": "#98df8a", "tpu-8i": "#ffbb78",
 }
+#: Colours of series that are not chips (metrics, topologies, models, parts of a bar): dark tones that no
+#: chip uses, so a hue always means the same chip.
+SERIES_COLOURS = ["#393b79", "#637939", "#8c6d31", "#7b4173", "#5a5a5a", "#3f7f8c"]
+#: Colour of a chip the palette does not know (a chip added to data/chips.csv without a colour here).
+OTHER_COLOUR = "#333333"
+
+#: The line style of each source of a frontier: measured solid, transferred dashed, modeled dotted.
+SOURCES = ("measured", "transferred", "modeled")
+SOURCE_DASHES = {"measured": [1, 0], "transferred": [7, 4], "modeled": [2, 3]}
+_DASH_CYCLE = [[1, 0], [7, 4], [2, 3], [10, 3, 2, 3], [4, 2]]
+
+#: Category axis labels longer than this many characters break at spaces and hyphens.
+_WRAP = ("length(datum.label) > 12 ? split(replace(datum.label, regexp('([ -])', 'g'), '$1\\n'), '\\n')"
+         " : datum.label")
 
 
 @alt.theme.register(THEME, enable=False)
@@ -40,13 +59,146 @@ def _theme() -> alt.theme.ThemeConfig:
     return {
         "config": {
             "font": "sans-serif",
-            "view": {"continuousWidth": 430, "continuousHeight": 300, "stroke": None},
-            "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
-            "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "bottom", "columns": 4,
-                       "labelLimit": 220},
+            "view": {"continuousWidth": EXPORT_WIDTH_PX - 120, "continuousHeight": 300, "stroke": None},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6", "labelOverlap": True,
+                     "labelSeparation": 6, "labelLimit": 160, "labelFlush": True},
+            "axisX": {"tickCount": 5},
+            "axisY": {"tickCount": 6},
+            "axisBand": {"labelExpr": _WRAP, "labelAngle": 0, "labelOverlap": False},
+            "axisYBand": {"labelExpr": "datum.label", "labelLimit": 150},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "bottom", "labelLimit": 240,
+                       "columns": {"expr": "isFinite(containerSize()[0]) && containerSize()[0] > 0"
+                                           " && containerSize()[0] < 520 ? 1 : 3"},
+                       "symbolStrokeWidth": 2,
+                       # several legends under a chart stack one above the other instead of side by side
+                       "layout": {"bottom": {"anchor": "start", "direction": "vertical"}}},
             "title": {"fontSize": 14, "anchor": "start"},
+            "range": {"category": SERIES_COLOURS},
         }
     }
+
+
+def chip_colours() -> dict[str, str]:
+    """The colour of every chip of ``data/chips.csv`` (:func:`jalapeno.specs.chip_names`), from
+    :data:`CHIP_COLOURS`; a chip it does not list gets :data:`OTHER_COLOUR`."""
+    return {c: CHIP_COLOURS.get(c, OTHER_COLOUR) for c in specs.chip_names()}
+
+
+def _chip_order(chips) -> list[str]:
+    known = specs.chip_names()
+    present = set(chips)
+    return [c for c in known if c in present] + sorted(present - set(known))
+
+
+def _chip_scale(chips) -> alt.Scale:
+    """The book's chip colours for the chips in ``chips`` (in the order of ``data/chips.csv``)."""
+    domain = _chip_order(chips)
+    colours = chip_colours()
+    return alt.Scale(domain=domain, range=[colours.get(c, OTHER_COLOUR) for c in domain])
+
+
+def chip_color(chips, field: str = "chip", title: str | None = "chip", legend=alt.Undefined) -> alt.Color:
+    """The colour channel of a chip field: every chip in its one colour of :data:`CHIP_COLOURS` (the
+    same in every chapter), the legend listing only the chips in ``chips``."""
+    return alt.Color(f"{field}:N", title=title, scale=_chip_scale(chips), legend=legend)
+
+
+def series_color(values, field: str, title: str | None = None, legend=alt.Undefined) -> alt.Color:
+    """The colour channel of a series that is not a chip: the dark tones of :data:`SERIES_COLOURS`, in
+    the order of ``values`` (first seen first)."""
+    domain = list(dict.fromkeys(values))
+    return alt.Color(f"{field}:N", title=title, legend=legend, scale=alt.Scale(
+        domain=domain, range=[SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(domain))]))
+
+
+def series_dash(values, field: str, title: str | None = None, legend=alt.Undefined) -> alt.StrokeDash:
+    """A stroke-dash channel telling apart the series of ``field`` (first seen first: solid, dashed,
+    dotted, dash-dot ...)."""
+    domain = list(dict.fromkeys(values))
+    return alt.StrokeDash(f"{field}:N", title=title, legend=legend, scale=alt.Scale(
+        domain=domain, range=[_DASH_CYCLE[i % len(_DASH_CYCLE)] for i in range(len(domain))]))
+
+
+_LINE_LEGEND = alt.Legend(symbolType="stroke", symbolSize=400, symbolStrokeWidth=3)
+
+
+def _system_chip(name: str) -> str | None:
+    """The chip of a system named in ``data/systems.csv``, or of a label that starts with a chip's key or
+    name (``Jalapeño``, ``vera-rubin, GPU only``); None when none matches."""
+    systems = dict(_data.load("systems.csv").select("system", "chip").iter_rows())
+    if name in systems:
+        return systems[name]
+    plain = name.lower().replace("é", "e").replace("ñ", "n")
+    keys = sorted(specs.chip_names(), key=len, reverse=True)
+    return next((k for k in keys if plain.startswith(k)), None)
+
+
+def system_color(names, field: str = "system", title: str | None = "system", legend=_LINE_LEGEND) -> alt.Color:
+    """The colour channel of systems: each system in the colour of its chip (:func:`chip_colours`), a
+    system of no chip (a what-if fabric) in :data:`OTHER_COLOUR`."""
+    domain = list(dict.fromkeys(names))
+    colours = chip_colours()
+    return alt.Color(f"{field}:N", title=title, legend=legend, scale=alt.Scale(
+        domain=domain, range=[colours.get(_system_chip(n) or "", OTHER_COLOUR) for n in domain]))
+
+
+def source_dash(field: str = "source", title: str | None = "source") -> alt.StrokeDash:
+    """The book's line style of a frontier's source: measured solid, transferred dashed, modeled dotted
+    (:data:`SOURCE_DASHES`); the legend draws the three line styles."""
+    return alt.StrokeDash(f"{field}:N", title=title, scale=alt.Scale(
+        domain=list(SOURCES), range=[SOURCE_DASHES[s] for s in SOURCES]),
+        legend=alt.Legend(symbolType="stroke", symbolSize=500, symbolStrokeColor="#333333", symbolStrokeWidth=2))
+
+
+def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """``chart`` sized to its container's width (Vega-Lite ``width: "container"``, autosize ``fit-x``
+    including the axes and legends), for a single or layered chart; a concatenated chart, which Vega-Lite
+    cannot fit, is returned as it is (keep its views narrow enough for a 358 px column). The exported
+    SVG and PNG take :data:`EXPORT_WIDTH_PX` instead (:func:`to_svg`)."""
+    chart = chart.copy(deep=True)
+    for view in _views(chart):
+        for channel in ("x", "y"):
+            enc = view.encoding._kwds.get(channel, alt.Undefined) if view.encoding is not alt.Undefined else alt.Undefined
+            title = enc._kwds.get("title") if isinstance(enc, alt.SchemaBase) else None
+            if isinstance(title, str) and len(title) > _AXIS_TITLE_CHARS:  # an axis title in lines
+                enc._kwds["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
+    if isinstance(chart, (alt.Chart, alt.LayerChart)):
+        chart = chart.properties(width="container",
+                                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding", resize=True))
+    if isinstance(chart.title, str) and len(chart.title) > _TITLE_CHARS:
+        chart = chart.properties(title=wrap_title(chart.title))
+    return chart
+
+
+_TITLE_CHARS = 46
+_AXIS_TITLE_CHARS = 40
+
+
+def _views(chart) -> list:
+    """The single views of a chart (a layer's, a concatenation's, nested)."""
+    if isinstance(chart, alt.Chart):
+        return [chart]
+    parts = [getattr(chart, k, alt.Undefined) for k in ("layer", "hconcat", "vconcat", "concat")]
+    return [v for part in parts if part is not alt.Undefined for sub in part for v in _views(sub)]
+
+
+def wrap_title(text: str, chars: int = _TITLE_CHARS) -> list[str] | str:
+    """A chart title broken at spaces into lines of at most ``chars`` characters (a list of lines, which
+    Vega-Lite draws one under the other), so a title fits a phone's column instead of being cut."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines if len(lines) > 1 else text
+
+
+def _fixed_width(spec: dict, width: int) -> dict:
+    """``spec`` with a container width replaced by ``width`` (px), for a renderer with no container."""
+    if spec.get("width") != "container":
+        return spec
+    return {**spec, "width": width}
 
 
 def spec_id(spec: dict) -> str:
@@ -54,9 +206,10 @@ def spec_id(spec: dict) -> str:
     return "fig-" + hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def to_svg(spec: dict) -> str:
-    """Static SVG of a Vega-Lite spec (vl-convert, offline, deterministic)."""
-    return vlc.vegalite_to_svg(spec)
+def to_svg(spec: dict, width: int = EXPORT_WIDTH_PX) -> str:
+    """Static SVG of a Vega-Lite spec (vl-convert, offline, deterministic); a chart sized to its
+    container (:func:`fit_width`) is drawn ``width`` px wide, axes and legends included."""
+    return vlc.vegalite_to_svg(_fixed_width(spec, width))
 
 
 def _render(spec: dict, **_: object) -> dict:
@@ -86,11 +239,13 @@ def setup() -> None:
 
 
 def figure(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
-    """Return ``chart`` for display and, when ``$JALAPENO_FIGURES_DIR`` is set, write ``<name>.svg`` there.
+    """Return ``chart`` sized to its container (:func:`fit_width`) for display and, when
+    ``$JALAPENO_FIGURES_DIR`` is set, write ``<name>.svg`` there (:data:`EXPORT_WIDTH_PX` wide).
 
     ``name`` is the figure's stable file name (lower-case, digits and dashes)."""
     if not name or not all(c.isalnum() or c == "-" for c in name):
         raise ValueError(f"figure name must be lower-case letters, digits and dashes, got {name!r}")
+    chart = fit_width(chart)
     folder = os.environ.get("JALAPENO_FIGURES_DIR")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
@@ -158,23 +313,28 @@ def power_bases(bases: pl.DataFrame) -> alt.Chart:
     ).properties(title="Per-kW throughput depends on whose watts are counted")
 
 
-def _chip_scale(chips) -> alt.Scale:
-    domain = sorted(set(chips))
-    return alt.Scale(domain=domain, range=[CHIP_COLOURS.get(c, "#333333") for c in domain])
-
-
 def roofline(curves: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
     """Roofline lines (:func:`jalapeno.roofline.roofline_curves`) with the phases of one model on one
     chip (:func:`jalapeno.roofline.phase_points`) as labelled points."""
-    scale = _chip_scale(curves["chip"].to_list() + points["chip"].to_list())
+    color = chip_color(curves["chip"].to_list() + points["chip"].to_list(), legend=_LINE_LEGEND)
     x = alt.X("intensity_flop_per_byte:Q", title="arithmetic intensity (FLOP per HBM byte)", scale=alt.Scale(type="log"))
-    y = alt.Y("attainable_flops_per_s:Q", title="attainable FLOP/s", scale=alt.Scale(type="log"))
-    lines = alt.Chart(curves).mark_line().encode(x=x, y=y, color=alt.Color("chip:N", scale=scale, title="chip"))
+    y = alt.Y("attainable_flops_per_s:Q", title="attainable FLOP/s", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    # A chip whose roofline is the same line as an earlier chip's (GB200 and MI355X) is drawn dashed on top
+    # of it, so both colours show instead of the later one hiding the earlier.
+    order = _chip_order(curves["chip"].to_list())
+    shape = {c: tuple(curves.filter(pl.col("chip") == c)["attainable_flops_per_s"].to_list()) for c in order}
+    hidden = [c for i, c in enumerate(order) if shape[c] in [shape[o] for o in order[:i]]]
+    under = curves.filter(~pl.col("chip").is_in(hidden))
+    over = curves.filter(pl.col("chip").is_in(hidden))
+    lines = [alt.Chart(under).mark_line().encode(x=x, y=y, color=color, tooltip=["chip:N"])]
+    if hidden:
+        lines.append(alt.Chart(over).mark_line(strokeDash=[6, 6], strokeWidth=2.5).encode(
+            x=x, y=y, color=color, tooltip=["chip:N"]))
     dots = alt.Chart(points).mark_point(filled=True, size=70, color="black").encode(
         x=x, y=y, shape=alt.Shape("phase:N", title=f"{points['model'][0]} on {points['chip'][0]}"),
         tooltip=["phase:N", alt.Tooltip("intensity_flop_per_byte:Q", format=",.1f"),
                  alt.Tooltip("attainable_flops_per_s:Q", format=".3s")])
-    return alt.layer(lines, dots).properties(title="Roofline: decode sits far left of every ridge point, prefill to the right")
+    return alt.layer(*lines, dots).properties(title="Roofline: decode sits far left of every ridge point, prefill to the right")
 
 
 def batch_sweep(sweep: pl.DataFrame, model: str) -> alt.Chart:
@@ -183,7 +343,7 @@ def batch_sweep(sweep: pl.DataFrame, model: str) -> alt.Chart:
     return alt.Chart(sweep).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity bound (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y("output_tok_s_chip:Q", title="output throughput bound per chip (tok/s)", scale=alt.Scale(type="log")),
-        color=alt.Color("chip:N", scale=_chip_scale(sweep["chip"].to_list()), title="chip"),
+        color=chip_color(sweep["chip"].to_list(), legend=_LINE_LEGEND),
         order="batch:Q",
         tooltip=["chip:N", "batch:Q", alt.Tooltip("step_s:Q", format=".3s"), "memory_bound:N"],
     ).properties(title=f"{model}: speed-of-light decode as the batch grows (one chip each)")
@@ -195,7 +355,7 @@ def fraction_of_bound(df: pl.DataFrame) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:N", title=None, sort=None),
         x=alt.X("fraction_of_bound:Q", title="single-user speed / speed-of-light bound", axis=alt.Axis(format="%")),
-        color=alt.Color("chip:N", scale=_chip_scale(df["chip"].to_list()), title="chip"),
+        color=chip_color(df["chip"].to_list()),
         tooltip=["model:N", "chip:N", "source:N", alt.Tooltip("tok_s_user:Q", format=",.0f"),
                  alt.Tooltip("bound_tok_s_user:Q", format=",.0f"), alt.Tooltip("fraction_of_bound:Q", format=".0%")],
     ).transform_calculate(label="datum.model + ' on ' + datum.chip").properties(
@@ -306,7 +466,7 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
                                                               range=[CHIP_COLOURS["jalapeno"], CHIP_COLOURS["gb200"]])),
         tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
                  alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
-    ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)", width=420)
+    ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)")
     return explorable(chart,
                       Knob("jalapeno_sustained_w", sustained, jalapeno_sustained_w, "Jalapeño sustained power (W)"),
                       Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))
@@ -314,13 +474,22 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
 
 def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart:
     """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
-    ``jalapeno, central``), ``interactivity_tok_s_user`` and ``y``; colour by chip, dashes by line."""
-    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+    ``gb200, measured``: the chip, then its source), ``interactivity_tok_s_user`` and ``y``. Colour by chip
+    (:data:`CHIP_COLOURS`), line style by source (:data:`SOURCE_DASHES`: measured solid, transferred
+    dashed, modeled dotted), each line its own ``line``. Raises ValueError for a source that is not one
+    of :data:`SOURCES`."""
+    sources = {line: line.rsplit(", ", 1)[-1] for line in df["line"].unique().to_list()}
+    unknown = sorted(s for s in sources.values() if s not in SOURCES)
+    if unknown:
+        raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(SOURCES)}")
+    df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
+    # no point overlay: with one, Vega-Lite draws the line-style legend as dots that all look alike
+    return alt.Chart(df).mark_line(strokeWidth=2).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y(f"{y}:Q", title="throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y,
                 scale=alt.Scale(type="log")),
-        color=alt.Color("chip:N", scale=_chip_scale(df["chip"].to_list()), title="chip"),
-        strokeDash=alt.StrokeDash("line:N", title="frontier"),
+        color=chip_color(df["chip"].to_list(), legend=_LINE_LEGEND),
+        strokeDash=source_dash(),
         detail="line:N", order="interactivity_tok_s_user:Q",
         tooltip=["line:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip(f"{y}:Q", format=",.0f")],
     ).properties(title=title)
@@ -332,7 +501,8 @@ def ratio_curves(df: pl.DataFrame) -> alt.Chart:
     return alt.Chart(df).mark_line().encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y("ratio:Q", title="Jalapeño / baseline throughput per kW", scale=alt.Scale(type="log")),
-        color=alt.Color("label:N", title=None),
+        color=series_color(df["label"].to_list(), "label", legend=_LINE_LEGEND),
+        strokeDash=series_dash(df["label"].to_list(), "label"),
         tooltip=["label:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=",.1f")],
     ).properties(title="The matched-interactivity ratio explodes at the baseline's fastest point")
 
@@ -343,7 +513,7 @@ def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
     base = alt.Chart(df).encode(
         x=alt.X("interactivity:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y("throughput:Q", title="throughput per GPU (tok/s)", scale=alt.Scale(type="log")),
-        color=alt.Color("series:N", title=None),
+        color=series_color(df["series"].to_list(), "series"),
     )
     measured = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
     predicted = base.transform_filter(alt.datum.kind == "predicted").mark_point(shape="cross", size=40)
@@ -364,7 +534,8 @@ def topology_hops(sweep: pl.DataFrame, systems: pl.DataFrame | None = None) -> a
     x = alt.X("chips:Q", title="chips", scale=alt.Scale(type="log", base=2))
     y = alt.Y("hops:Q", title="hops (diameter or average)", scale=alt.Scale(type="log"))
     chart = alt.Chart(lines).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
-        x=x, y=y, color=alt.Color("family:N", title="topology"),
+        x=x, y=y, color=series_color(lines["family"].to_list(), "family", "topology", legend=_LINE_LEGEND),
+        strokeDash=series_dash(lines["family"].to_list(), "family", "topology"),
         tooltip=["family:N", "shape:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
     layers = [chart]
     if systems is not None:
@@ -384,7 +555,8 @@ def collective_times(df: pl.DataFrame, marks: pl.DataFrame | None = None) -> alt
     x = alt.X("message_bytes:Q", title="message per chip (bytes)", scale=alt.Scale(type="log"))
     lines = alt.Chart(data).mark_line().encode(
         x=x, y=alt.Y("time_us:Q", title="time (µs)", scale=alt.Scale(type="log")),
-        color=alt.Color("system:N", title="fabric"),
+        color=system_color(data["system"].to_list(), "system", "fabric"),
+        strokeDash=series_dash(data["system"].to_list(), "system", "fabric"),
         tooltip=["system:N", "collective:N", alt.Tooltip("message_bytes:Q", format=".3s"), alt.Tooltip("time_us:Q", format=",.2f")])
     layers = [lines]
     if marks is not None:
@@ -406,7 +578,7 @@ def budget_split(df: pl.DataFrame, title: str) -> alt.LayerChart:
     bars = alt.Chart(data).mark_bar().encode(
         y=alt.Y("layout:N", title="layout (pipeline stages x chips per stage)", sort=list(dict.fromkeys(df["layout"].to_list()))),
         x=alt.X("time_us:Q", title="time per token (µs)", stack="zero"),
-        color=alt.Color("component:N", title=None, sort=order, scale=alt.Scale(domain=order)),
+        color=series_color(order, "component"),
         order=alt.Order("component_rank:Q"),
         tooltip=["layout:N", "component:N", alt.Tooltip("time_us:Q", format=",.1f"), alt.Tooltip("share:Q", format=".0%")],
     ).transform_calculate(component_rank=f"indexof({json.dumps(order)}, datum.component)")
@@ -416,20 +588,23 @@ def budget_split(df: pl.DataFrame, title: str) -> alt.LayerChart:
     return alt.layer(bars, rule).properties(title=title)
 
 
-def lpu_scaling(df: pl.DataFrame) -> alt.HConcatChart:
+def lpu_scaling(df: pl.DataFrame) -> alt.VConcatChart:
     """Adding LPUs (:func:`jalapeno.systems.lpu_scaling`): output throughput per chip and single-user speed
     against the chip count, one line per tensor-parallel width ``tp``."""
     base = alt.Chart(df).encode(x=alt.X("chips:Q", title="LPUs", scale=alt.Scale(type="log", base=2)),
-                                color=alt.Color("tp:O", title="chips per stage"), order="chips:Q",
+                                color=alt.Color("tp:O", title="chips per stage", scale=alt.Scale(range=SERIES_COLOURS)),
+                                order="chips:Q",
                                 tooltip=["tp:O", "stages:Q", "chips:Q", alt.Tooltip("output_tok_s_chip:Q", format=",.0f"),
                                          alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f")])
     left = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
         y=alt.Y("output_tok_s_chip:Q", title="output tok/s per LPU (full pipeline)", scale=alt.Scale(zero=False))
-    ).properties(width=260, height=260, title="Throughput per chip falls")
+    ).properties(width=250, height=200, title="Throughput per chip falls")
     right = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
         y=alt.Y("interactivity_tok_s_user:Q", title="tok/s per user", scale=alt.Scale(zero=False))
-    ).properties(width=260, height=260, title="Speed per user")
-    return alt.hconcat(left, right).properties(title="Adding LPUs to one model: every hop is paid per token")
+    ).properties(width=250, height=200, title="Speed per user")
+    # one above the other: Vega-Lite cannot fit a concatenation to its container, and two 250 px views
+    # side by side would not fit a phone's column
+    return alt.vconcat(left, right).properties(title=wrap_title("Adding LPUs to one model: every hop is paid per token", 36))
 
 
 def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
@@ -438,7 +613,8 @@ def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
     return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log")),
         y=alt.Y("throughput_tok_s_chip:Q", title="throughput per chip (input + output tok/s)", scale=alt.Scale(type="log")),
-        color=alt.Color("system:N", title=None), order="interactivity_tok_s_user:Q",
+        color=system_color(df["system"].to_list(), "system", None),
+        strokeDash=series_dash(df["system"].to_list(), "system", None), order="interactivity_tok_s_user:Q",
         tooltip=["system:N", "n_chips:Q", "concurrency:Q", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"),
                  alt.Tooltip("throughput_tok_s_chip:Q", format=",.0f")],
     ).properties(title=title)
@@ -456,13 +632,13 @@ def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
     ])
     data = data.with_columns(pl.concat_str([pl.col("model"), pl.col("system")], separator=" on ").alias("case"))
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("case:N", title=None, sort=sorted(set(data["case"].to_list())), axis=alt.Axis(labelAngle=-35)),
+        x=alt.X("case:N", title=None, sort=sorted(set(data["case"].to_list()))),
         y=alt.Y("ms:Q", title="all-to-all time per output token (ms)", stack="zero"),
-        color=alt.Color("part:N", title=None, sort=["hop latency", "bandwidth"]),
+        color=series_color(["hop latency", "bandwidth"], "part"),
         order=alt.Order("part_rank:Q"),
         tooltip=["model:N", "system:N", "part:N", alt.Tooltip("ms:Q", format=",.3f")],
     ).transform_calculate(part_rank="datum.part == 'hop latency' ? 0 : 1").properties(
-        title="Decode all-to-all: the 3D torus pays its diameter", width=420)
+        title="Decode all-to-all: the 3D torus pays its diameter")
     values = tuple(float(v) for v in dict.fromkeys(df["tokens_per_chip"].to_list()))
     return explorable(chart, Knob("tokens_per_chip", values, float(tokens_per_chip), "decode tokens per chip", kind="select"))
 
@@ -472,10 +648,11 @@ def fabric_hop_budget(df: pl.DataFrame) -> alt.Chart:
     size (:func:`jalapeno.systems.max_consistent_hop_latency`), one line per fabric, dashes per model."""
     data = df.filter(pl.col("max_hop_latency_s").is_not_null() & (pl.col("chips") > 1)).with_columns(
         (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"))
-    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=24)).encode(
+    return alt.Chart(data).mark_line(strokeWidth=2).encode(
         x=alt.X("chips:Q", title="chips in the scale-up domain", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("max_hop_latency_us:Q", title="largest per-hop latency consistent (µs)", scale=alt.Scale(type="log")),
-        color=alt.Color("fabric:N", title="fabric"), strokeDash=alt.StrokeDash("model:N", title="published speed"),
+        color=series_color(data["fabric"].to_list(), "fabric", "fabric"),
+        strokeDash=series_dash(data["model"].to_list(), "model", "published speed", legend=_LINE_LEGEND),
         detail="model:N", order="chips:Q",
         tooltip=["model:N", "fabric:N", "chips:Q", "diameter_hops:Q", alt.Tooltip("max_hop_latency_us:Q", format=".2f"),
                  alt.Tooltip("best_tpot_s:Q", format=".2e")],
@@ -487,9 +664,9 @@ def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Char
     model, log scale, with drop-downs for the context and the memory tier (starting at ``context_tokens``,
     ``tier``)."""
     chart = alt.Chart(df).mark_bar().encode(
-        x=alt.X("system:N", title=None), xOffset=alt.XOffset("model:N"),
-        y=alt.Y("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
-        color=alt.Color("model:N", title="model"),
+        y=alt.Y("system:N", title=None), yOffset=alt.YOffset("model:N"),
+        x=alt.X("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
+        color=series_color(df["model"].to_list(), "model", "model"),
         tooltip=["system:N", "model:N", "tier:N", "context_tokens:Q", "chips:Q", alt.Tooltip("systems_needed:Q", format=",.2f"),
                  alt.Tooltip("bytes_needed:Q", format=".3s")],
     ).properties(title="Capacity: chips that hold the weights and the KV cache of the users")
@@ -513,10 +690,10 @@ def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
         x=alt.X("profile:N", title=None, axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("server_key:N"),
         y=alt.Y("latency_s:Q", title="expected task latency (s)"),
-        color=alt.Color("server_key:N", title="chip", scale=_chip_scale(data["server_key"].to_list())),
+        color=chip_color(data["server_key"].to_list(), "server_key"),
         tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
                  alt.Tooltip("completion_rate:Q", format=".3f")],
-    ).properties(title="Agent tasks: expected latency per task", width=420)
+    ).properties(title="Agent tasks: expected latency per task")
 
 
 def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
@@ -524,13 +701,15 @@ def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_ti
     """One line per server of an agent sweep (:func:`jalapeno.agents.steps_sweep` or
     :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip."""
     data = df.select("server", x, y)
+    servers = sorted(set(data["server"].to_list()), key=lambda s: (_chip_order([_server_chip(s)]), s))
     return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
         y=alt.Y(f"{y}:Q", title=y_title),
-        color=alt.Color("server:N", title="chip", scale=_chip_scale([_server_chip(s) for s in data["server"].to_list()])),
+        color=alt.Color("server:N", title="chip", legend=_LINE_LEGEND, scale=alt.Scale(
+            domain=servers, range=[chip_colours().get(_server_chip(s), OTHER_COLOUR) for s in servers])),
         order=f"{x}:Q",
         tooltip=["server:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
-    ).properties(title=title, width=420)
+    ).properties(title=title)
 
 
 def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
@@ -541,28 +720,30 @@ def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
     lines = alt.Chart(curve).mark_line().encode(
         x=alt.X("share:Q", title="share of decode-step time in the accelerated blocks", axis=alt.Axis(format="%")),
         y=alt.Y("speedup:Q", title="whole-step speedup"),
-        color=alt.Color("blocks:N", title=None),
+        color=series_color(curve["blocks"].to_list(), "blocks", legend=_LINE_LEGEND),
+        strokeDash=series_dash(curve["blocks"].to_list(), "blocks"),
     )
     dots = alt.Chart(points).mark_point(filled=True, size=70, color="black").encode(
         x="share:Q", y="speedup:Q", shape=alt.Shape("label:N", title="serving model"),
         tooltip=["label:N", alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("speedup:Q", format=".3f")],
     )
-    return alt.layer(lines, dots).properties(title="Amdahl's law: faster blocks, smaller whole-model gain", width=420)
+    return alt.layer(lines, dots).properties(title="Amdahl's law: faster blocks, smaller whole-model gain")
 
 
 def ratio_bars(df: pl.DataFrame, x: str, title: str, x_title: str | None = None) -> alt.Chart:
-    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by ``x``, grouped by ``metric``: for
-    the workload-shape sweep and the power bases of the caveats chapter."""
+    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by the category ``x`` (titled
+    ``x_title``), grouped by ``metric``: for the workload-shape sweep and the power bases of the caveats
+    chapter. The bars lie horizontal, one category a row, so long category names stay legible on a phone."""
     data = df.select(x, "metric", "ratio")
-    rule = alt.Chart(pl.DataFrame({"y": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(y="y:Q")
+    rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(x="x:Q")
     bars = alt.Chart(data).mark_bar().encode(
-        x=alt.X(f"{x}:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("metric:N", sort=None),
-        y=alt.Y("ratio:Q", title="Jalapeño / other"),
-        color=alt.Color("metric:N", title=None, sort=None),
+        y=alt.Y(f"{x}:N", title=x_title, sort=None),
+        yOffset=alt.YOffset("metric:N", sort=None),
+        x=alt.X("ratio:Q", title="Jalapeño / other"),
+        color=series_color(data["metric"].to_list(), "metric"),
         tooltip=[f"{x}:N", "metric:N", alt.Tooltip("ratio:Q", format=",.2f")],
     )
-    return alt.layer(bars, rule).properties(title=title, width=460)  # rule drawn over the bars
+    return alt.layer(bars, rule).properties(title=title)  # rule drawn over the bars
 
 
 def remaining_share(df: pl.DataFrame) -> alt.Chart:
@@ -574,9 +755,10 @@ def remaining_share(df: pl.DataFrame) -> alt.Chart:
         y=alt.Y("comparison:N", title=None, sort=None),
         x=alt.X("remaining:Q", title="advantage left against Vera Rubin / against the published baseline",
                 scale=alt.Scale(type="log")),
-        color=alt.Color("case:N", title="Vera Rubin", sort=["pessimistic", "central", "optimistic"]),
+        color=series_color(["pessimistic", "central", "optimistic"], "case", "Vera Rubin"),
+        shape=alt.Shape("case:N", title="Vera Rubin", scale=alt.Scale(domain=["pessimistic", "central", "optimistic"])),
         tooltip=["model:N", "metric:N", "case:N", alt.Tooltip("remaining:Q", format=".2f")],
-    ).properties(title="How much of each published ratio remains against Vera Rubin", width=380)
+    ).properties(title="How much of each published ratio remains against Vera Rubin")
 
 
 def hbm_per_gw(df: pl.DataFrame) -> alt.Chart:
@@ -585,10 +767,10 @@ def hbm_per_gw(df: pl.DataFrame) -> alt.Chart:
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("chip:N", title=None, sort=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("stacks_per_gw:Q", title="HBM stacks per GW of chips"),
-        color=alt.Color("chip:N", scale=_chip_scale(data["chip"].to_list()), legend=None),
+        color=chip_color(data["chip"].to_list(), legend=None),
         tooltip=["chip:N", alt.Tooltip("stacks_per_gw:Q", format=",.0f"), alt.Tooltip("hbm_pb_per_gw:Q", format=",.0f"),
                  alt.Tooltip("watts_per_chip:Q", format=",.0f")],
-    ).properties(title="HBM a gigawatt of chips needs", width=360)
+    ).properties(title="HBM a gigawatt of chips needs")
 
 
 def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:

@@ -36,7 +36,7 @@ from typing import Callable
 
 import polars as pl
 
-from . import caveats, data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
+from . import data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact

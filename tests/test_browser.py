@@ -3,10 +3,14 @@
 Every page is served from 127.0.0.1 and opened: no console error, every chart drawn by vega-embed as an
 SVG with marks, no request to any other host (each one is recorded and aborted, so nothing leaves the
 machine); the sidebar navigates, the search page finds a known word, the explorable figure's slider
-changes its marks; a screenshot of each chapter goes to build/screenshots/ for review. A deliberately
-broken page shows the checker failing.
+changes its marks. At a desktop (1,440 px) and a phone (390 px) viewport width, on every chart of every
+page, no two tick labels of an axis and no two labels of a legend overlap, and no chart is wider than its
+container; a screenshot of every page at both widths goes to build/screenshots/ for review. A
+deliberately broken page and a deliberately crowded chart show the checker failing.
 
-Without Chromium or Playwright the tests are skipped, unless JALAPENO_REQUIRE_BROWSER=1 (CI sets it).
+The site is built into a temporary folder, or taken from JALAPENO_BROWSER_SITE (a folder a full
+``jalapeno build --out`` wrote). Without Chromium or Playwright the tests are skipped, unless
+JALAPENO_REQUIRE_BROWSER=1 (CI sets it).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ CHROMIUM = Path(os.environ.get("JALAPENO_CHROMIUM", "/usr/bin/chromium"))
 ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 SCREENSHOTS = ROOT / "build" / "screenshots"
+#: The viewport widths every page is checked at (px): a desktop and a phone.
+WIDTHS = {"desktop": 1440, "phone": 390}
 
 #: In the page: each chart div, whether vega-embed replaced the static SVG, and how many marks it drew.
 CHARTS_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')].map(el => ({
@@ -37,6 +43,32 @@ CHARTS_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')].map(el
 }))"""
 CHARTS_READY_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')]
     .every(el => el.querySelector('svg.marks') !== null)"""
+#: In the page: for each chart, its width and its container's, and every pair of visible tick labels of
+#: one axis (or labels of one legend) whose boxes overlap by more than half a pixel both ways.
+LAYOUT_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')].map(el => {
+    const svg = el.querySelector('svg.marks');
+    const box = (svg || el).getBoundingClientRect();
+    const parent = el.parentElement.getBoundingClientRect();
+    const visible = t => t.textContent.trim() !== '' && getComputedStyle(t).opacity !== '0'
+        && t.getAttribute('opacity') !== '0' && t.getBoundingClientRect().width > 0;
+    const overlaps = [];
+    const groups = [...el.querySelectorAll('g.role-axis'), ...el.querySelectorAll('g.role-legend')];
+    for (const g of groups) {
+        const kind = g.classList.contains('role-axis') ? 'axis' : 'legend';
+        const sel = kind === 'axis' ? 'g.role-axis-label text' : 'g.role-legend-label text';
+        const texts = [...g.querySelectorAll(sel)].filter(visible);
+        const boxes = texts.map(t => t.getBoundingClientRect());
+        for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+            const a = boxes[i], b = boxes[j];
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 0.5 && h > 0.5) overlaps.push(kind + ' labels "' + texts[i].textContent + '" and "'
+                                                   + texts[j].textContent + '"');
+        }
+    }
+    return {id: el.id, width: box.width, right: box.right, container: parent.width,
+            containerRight: parent.right, overlaps: overlaps};
+})"""
 
 
 def _browser_or_skip():
@@ -76,10 +108,25 @@ class Site:
         self.server.server_close()
 
 
-def check_page(context, base: str, path: str, screenshot: Path | None = None, timeout_ms: int = 15000) -> list[str]:
+def check_layout(page, path: str) -> list[str]:
+    """The layout problems of the charts on an open page: two tick labels of one axis or two labels of
+    one legend that overlap, a chart wider than its container (by more than 1 px) or reaching past its
+    right edge."""
+    problems = []
+    for chart in page.evaluate(LAYOUT_JS):
+        where = f"{path}: chart {chart['id']}"
+        problems += [f"{where}: {o} overlap" for o in chart["overlaps"]]
+        if chart["width"] > chart["container"] + 1 or chart["right"] > chart["containerRight"] + 1:
+            problems.append(f"{where}: {chart['width']:.0f} px wide overflows its {chart['container']:.0f} px container")
+    return problems
+
+
+def check_page(context, base: str, path: str, screenshot: Path | None = None, timeout_ms: int = 15000,
+               layout: bool = True) -> list[str]:
     """Open ``base + path`` and return every problem found: console errors and uncaught exceptions,
     requests to anything but ``base``'s host (aborted), failed or 4xx/5xx local requests, charts that
-    vega-embed did not draw or that have no marks."""
+    vega-embed did not draw or that have no marks, and (``layout``) the problems of :func:`check_layout`
+    at the context's viewport width."""
     problems: list[str] = []
     page = context.new_page()
 
@@ -109,6 +156,8 @@ def check_page(context, base: str, path: str, screenshot: Path | None = None, ti
                 problems.append(f"{path}: chart {chart['id']} was not drawn by vega-embed (static SVG left)")
             elif chart["marks"] == 0:
                 problems.append(f"{path}: chart {chart['id']} has no marks")
+        if layout:
+            problems += check_layout(page, path)
         if screenshot:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
@@ -128,30 +177,46 @@ def browser():
 
 @pytest.fixture(scope="module")
 def site(browser, tmp_path_factory):
-    out = tmp_path_factory.mktemp("browser") / "html"
-    build.build(out=out, progress=False)
+    given = os.environ.get("JALAPENO_BROWSER_SITE")
+    if given:
+        out = Path(given)
+        if not (out / "index.html").exists():
+            pytest.fail(f"JALAPENO_BROWSER_SITE={given} holds no built book (no index.html)")
+    else:
+        out = tmp_path_factory.mktemp("browser") / "html"
+        build.build(out=out, progress=False)
     with Site(out) as s:
         yield out, s.url
 
 
+def _context(browser, width: int):
+    return browser.new_context(viewport={"width": width, "height": 900}, service_workers="block")
+
+
 @pytest.fixture
 def context(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx = _context(browser, 1280)
     yield ctx
     ctx.close()
 
 
-def test_every_page_loads_cleanly_and_every_chart_renders(site, context):
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_every_page_loads_cleanly_and_every_chart_fits(site, browser, device):
     out, url = site
     pages = sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if "_static" not in p.parts)
     assert {"index.html", "intro.html", "search.html", "figures.html", "chapters/roofline.html"} <= set(pages)
+    width = WIDTHS[device]
+    ctx = _context(browser, width)
     problems = []
-    for path in pages:
-        shot = SCREENSHOTS / f"{Path(path).stem}.png" if path.startswith("chapters/") else None
-        problems += check_page(context, url, path, shot)
+    try:
+        for path in pages:
+            shot = SCREENSHOTS / f"{Path(path).stem}-{width}.png"
+            problems += check_page(ctx, url, path, shot)
+    finally:
+        ctx.close()
     assert problems == []
     for name in scenarios.notebook_names():
-        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 20_000
+        assert (SCREENSHOTS / f"{name}-{width}.png").stat().st_size > 20_000
 
 
 def test_charts_are_interactive_with_marks(site, context):
@@ -260,6 +325,47 @@ def test_checker_reports_a_broken_chart_and_an_external_request(browser, context
     assert "console error" in text
     assert "was not drawn by vega-embed" in text or "has no marks" in text
     assert len([p for p in problems if "chart" in p and "fig-" in p]) == 1  # the good chart passed
+
+
+def _crowded_site(folder: Path) -> None:
+    """A page as the book writes it with a tidy chart and a crowded one: long category labels set
+    level with no wrapping and no overlap removal, a legend of long labels in columns narrower than its
+    labels, and a fixed width of 900 px, wider than a phone."""
+    import altair as alt
+    import polars as pl
+
+    (folder / "_static").mkdir(parents=True)
+    (folder / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
+    names = [f"a long category label number {i}" for i in range(8)]
+    df = pl.DataFrame({"name": names, "value": list(range(8))})
+    tidy = charts.fit_width(alt.Chart(df).mark_bar().encode(y=alt.Y("name:N"), x="value:Q"))
+    crowded = alt.Chart(df).mark_bar().encode(
+        x=alt.X("name:N", axis=alt.Axis(labelAngle=0, labelOverlap=False, labelExpr="datum.label", labelLimit=0)),
+        y="value:Q", color=alt.Color("name:N", legend=alt.Legend(columns=1, rowPadding=-14, labelLimit=0)),
+    ).properties(width=900)
+    with alt.theme.enable(charts.THEME):
+        body = "".join(charts._render(c.to_dict())["text/html"] for c in (tidy, crowded))
+    (folder / "crowded.html").write_text(
+        '<!doctype html><html><head><link rel="stylesheet" href="_static/jalapeno.css">'
+        '<script src="_static/vega-bundle.js"></script></head><body><main style="max-width: 358px">'
+        f'{body}</main></body></html>')
+    (folder / "_static" / "jalapeno.css").write_text((ROOT / "book" / "_static" / "jalapeno.css").read_text())
+
+
+def test_checker_reports_overlapping_labels_and_an_overflowing_chart(browser, tmp_path):
+    _crowded_site(tmp_path)
+    ctx = _context(browser, WIDTHS["phone"])
+    try:
+        with Site(tmp_path) as s:
+            problems = check_page(ctx, s.url, "crowded.html", timeout_ms=10000)
+    finally:
+        ctx.close()
+    charts_with_problems = {p.split(": ")[1] for p in problems}
+    assert len(charts_with_problems) == 1, problems  # the tidy chart passed
+    text = "\n".join(problems)
+    assert 'axis labels "a long category label number 0" and "a long category label number 1" overlap' in text
+    assert "legend labels" in text
+    assert "overflows its" in text
 
 
 def test_the_raw_bundle_would_break_the_book(browser, context, tmp_path):

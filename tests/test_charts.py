@@ -4,7 +4,7 @@ import altair as alt
 import polars as pl
 import pytest
 
-from jalapeno import charts, comparison, measured
+from jalapeno import charts, comparison, measured, roofline, specs
 
 
 def test_renderer_is_deterministic_and_offline():
@@ -73,3 +73,46 @@ def test_figure_data_is_every_dataset_the_chart_draws():
     assert data.filter(pl.col("chip") == "jalapeno")["tok_s_kw"].to_list() == [85448.0]
     single = charts.figure_data(alt.Chart(points).mark_point().encode(x="chip").to_dict())
     assert single.columns == ["chip", "tok_s_kw"]
+
+
+def test_every_chip_has_its_own_colour_in_every_chart():
+    colours = charts.chip_colours()
+    assert set(colours) == set(specs.chip_names())
+    assert len(set(colours.values())) == len(colours)  # no two chips share a colour
+    assert not set(colours.values()) & set(charts.SERIES_COLOURS)  # a series that is no chip never looks like one
+    # Jalapeño in its one colour whichever chips a chart shows beside it
+    for chips in (["gb200", "jalapeno"], ["jalapeno", "vera-rubin", "tpu7x"]):
+        scale = charts.chip_color(chips).to_dict()["scale"]
+        assert dict(zip(scale["domain"], scale["range"]))["jalapeno"] == charts.CHIP_COLOURS["jalapeno"]
+    assert charts._system_chip("gb200-nvl72") == "gb200" and charts._system_chip("Jalapeño") == "jalapeno"
+    assert charts._system_chip("what-if torus 8x8x16") is None
+
+
+def test_frontier_sources_have_the_books_line_styles():
+    df = pl.DataFrame({"chip": ["gb200", "gb300", "jalapeno"] * 2, "interactivity_tok_s_user": [10.0, 10, 10, 50, 50, 50],
+                       "tok_s_per_kw": [1.0, 2, 3, 0.5, 1, 2],
+                       "line": ["gb200, measured", "gb300, transferred", "jalapeno, modeled"] * 2})
+    dash = charts.frontiers(df).to_dict()["encoding"]["strokeDash"]
+    styles = dict(zip(dash["scale"]["domain"], dash["scale"]["range"]))
+    assert styles["measured"] == [1, 0] and styles["transferred"][0] > styles["modeled"][0] > 0  # solid, long, short dashes
+    assert dash["legend"]["symbolType"] == "stroke"  # the legend draws the line styles, not three dots
+    with pytest.raises(ValueError, match="'guessed' is not one of"):
+        charts.frontiers(df.with_columns(pl.lit("gb200, guessed").alias("line")))
+
+
+def test_roofline_draws_a_chip_with_the_same_line_as_another_on_top_of_it():
+    curves = roofline.roofline_curves([specs.chip(c) for c in ("gb200", "mi355x", "jalapeno")], "fp4")
+    points = roofline.phase_points(specs.model("gpt-oss-120b"), specs.chip("jalapeno"))
+    spec = charts.roofline(curves, points).to_dict()
+    drawn = [{r["chip"] for r in spec["datasets"][layer["data"]["name"]]} for layer in spec["layer"][:2]]
+    # GB200 and MI355X have the same peak and bandwidth: MI355X dashed over GB200, so both colours show
+    assert drawn == [{"gb200", "jalapeno"}, {"mi355x"}]
+    assert spec["layer"][1]["mark"]["strokeDash"]
+
+
+def test_charts_fit_their_container_and_export_at_a_fixed_width():
+    chart = charts.fit_width(alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q"))
+    spec = chart.to_dict()
+    assert spec["width"] == "container" and spec["autosize"]["type"] == "fit-x"
+    assert f'width="{charts.EXPORT_WIDTH_PX}"' in charts.to_svg(spec)[:400]
+    assert charts.wrap_title("a " * 40)[0] == ("a " * 23).strip()  # 46 characters a line

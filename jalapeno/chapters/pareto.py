@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from .. import (baselines, calibration, caveats, charts, comparison, data, measured, metrics, power, registry, specs,
+from .. import (baselines, calibration, caveats, charts, comparison, data, measured, metrics, power, specs,
                subject, uncertainty)
 from .. import pareto as frontiers
 from ..data import claim_value

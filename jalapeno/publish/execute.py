@@ -29,7 +29,7 @@ from ..data import cache_dir as data_cache_dir
 from ..errors import BuildError, JalapenoError
 from . import scenarios
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the whole package (jalapeno/), not only publish/
 
 
 KERNEL = "python3"
