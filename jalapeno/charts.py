@@ -853,7 +853,7 @@ def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[s
     # legend's SVG would depend on what was drawn before it)
     fill = alt.Fill("hops:O", title="hops from the ringed chip",
                     scale=alt.Scale(scheme="viridis", domain=list(range(top + 1)), reverse=True),
-                    legend=alt.Legend(orient="bottom", direction="horizontal", columns=min(top + 1, 17)))
+                    legend=alt.Legend(orient="bottom", direction="horizontal", columns=min(top + 1, 8)))
     charts = []
     for panel, text in panels.items():
         pn, pl_ = nodes.filter(pl.col("panel") == panel), links.filter(pl.col("panel") == panel)
@@ -861,7 +861,7 @@ def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[s
         ys = pn["y"].to_list() + pl_["y"].to_list() + pl_["y2"].to_list()
         pad = 0.08 * max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
         (x0, x1), (y0, y1) = (min(xs) - pad, max(xs) + pad), (min(ys) - pad, max(ys) + pad)
-        unit = size / max(x1 - x0, y1 - y0)  # px per unit, equal on both axes
+        unit = min(size, MIN_COLUMN_PX - 40) / max(x1 - x0, y1 - y0)  # px per unit, equal on both axes
         width, height = round((x1 - x0) * unit), round((y1 - y0) * unit)
         x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[x0, x1], nice=False, zero=False))
         y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[y0, y1], nice=False, zero=False))
@@ -882,11 +882,21 @@ def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[s
             layers.append(alt.Chart(switch).mark_square(size=400, color="black").encode(
                 x=x, y=y, tooltip=[alt.Tooltip("role:N")]))
         charts.append(alt.layer(*layers).properties(width=width, height=height, title=alt.TitleParams(text, fontSize=12)))
-    lines = list(subtitle or []) + list(drawing["notes"])
-    head = alt.TitleParams(title, subtitle=lines, anchor="start") if lines else alt.TitleParams(title, anchor="start")
-    if columns is None or len(charts) <= columns:
-        whole = alt.hconcat(*charts, spacing=20)
-    else:
-        whole = alt.vconcat(*[alt.hconcat(*charts[i:i + columns], spacing=20) for i in range(0, len(charts), columns)],
-                            spacing=16)
+    lines = [part for line in list(subtitle or []) + list(drawing["notes"]) for part in _lines(line, _TITLE_CHARS + 6)]
+    heading = _lines(title, _TITLE_CHARS)
+    head = alt.TitleParams(heading, subtitle=lines, anchor="start") if lines else alt.TitleParams(heading, anchor="start")
+    # as many panels a row as fit a phone's column (358 px), at most ``columns``
+    per_row = max(1, min(columns or len(charts), MIN_COLUMN_PX // (max(c.width for c in charts) + 20)))
+    rows = [alt.hconcat(*charts[i:i + per_row], spacing=20) for i in range(0, len(charts), per_row)]
+    whole = rows[0] if len(rows) == 1 else alt.vconcat(*rows, spacing=16)
     return whole.resolve_scale(fill="shared", stroke="shared").properties(title=head)
+
+
+#: The narrowest text column a chart must fit (a 390 px phone, less the page's margins).
+MIN_COLUMN_PX = 358
+
+
+def _lines(text: str, chars: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``chars`` characters (:func:`wrap_title`)."""
+    wrapped = wrap_title(text, chars)
+    return wrapped if isinstance(wrapped, list) else [wrapped]
