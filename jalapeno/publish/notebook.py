@@ -48,7 +48,9 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
 
     if isinstance(value, numbers.Number) and hasattr(value, "item"):
         value = value.item()
-    _glue(key, Markdown(fmt.format(value)), display=False)
+    shown = Markdown("")
+    shown.data = fmt.format(value)  # not Markdown(text): IPython reads a text that names an existing path as a file
+    _glue(key, shown, display=False)
 
 
 def number(x: float, sigfig: int = 4) -> str:
