@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from .. import (baselines, calibration, caveats, charts, comparison, data, measured, metrics, power, specs,
+from .. import (baselines, calibration, charts, comparison, data, measured, metrics, power, specs,
                subject, uncertainty)
 from .. import pareto as frontiers
 from ..data import claim_value
@@ -285,12 +285,10 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
     ch.quote("domain_hi", domain["high"], "{:.0f}")
     ch.quote("dsr_fastest_chips", subject.fastest_layout("deepseek-r1", "central", fit=fits["central"],
                                                          concurrency_cap=concurrency_cap)["n_chips"], "{:.0f}")
-    kimi_old = frontiers.baseline_frontier("kimi-k2.5", frontiers.PUBLISHED_RATIOS["kimi-k2.5"][1],
-                                           concurrency_cap=concurrency_cap)
     for cid, key, metric in (("kimi-per-watt-ratio", "k_watt", "per_kw_at_peak"),
                              ("kimi-tbt-ratio", "k_tbt", "single_user"), ("kimi-e2e-ratio", "k_e2e", "e2e")):
-        b = ens.band(lambda f, metric=metric: caveats.front_ratios(subject.jalapeno_frontier(
-            "kimi-k2.5", "central", fit=f, concurrency_cap=concurrency_cap), kimi_old)[metric])
+        # the band the claims registry judges too (one source of each band)
+        b = uncertainty.front_ratio_band(ens, "kimi-k2.5", metric, concurrency_cap=concurrency_cap)
         ch.quote(f"{key}_model", b.text("{:.2f}", "x"))
         ch.quote(f"{key}_pub", claim_value(cid), "{:g}")
         ch.quote(f"{key}_ok", uncertainty.judge(claim_value(cid), b))
