@@ -190,6 +190,6 @@ def describe(name: str, as_json: bool = False) -> str:
     if as_json:
         return json.dumps(rows, indent=1)
     table = [("parameter", "type", "default", "accepts")] + [
-        (r["parameter"], r["type"], json.dumps(r["default"]), r["accepts"]) for r in rows]
+        (r["parameter"], r["type"], repr(r["default"]), r["accepts"]) for r in rows]  # as the page's banner shows it
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table)
