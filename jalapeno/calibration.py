@@ -43,14 +43,19 @@ _UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "frac
           "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
 _PARAMS = tuple(BOUNDS) + tuple(f"tau_s:{s}" for s in STACKS)
 _TAU_BOUNDS = (1e-7, 2e-4)
+#: The inference engine a stack runs its workers on: NVIDIA Dynamo orchestrates TensorRT-LLM or SGLang
+#: workers (ai-dynamo/dynamo README, "backends"), so an unmeasured Dynamo stack starts from its engine's
+#: per-layer overhead.
+ENGINE = {"dynamo-trt": "trt", "dynamo-sglang": "sglang"}
 #: Where every fit starts (log space): the serving model's generic defaults (:class:`Efficiency`) with a
 #: 10 µs per-layer overhead for every stack. Fixed and neutral, so a refit depends on its data alone.
 START = Efficiency(tau_s={s: 10e-6 for s in STACKS})
 #: Values at which a fit holds a constant that no series of its training set informs (see
-#: :func:`unidentified`). ``mla_layer_factor`` = 1: the neutral prior that an MLA layer costs what a GQA
-#: layer does (the lower end of its bounds); the MLA extra cost is then not credited without data that
-#: separate it from the stacks' own overheads.
-PRIORS = {"mla_layer_factor": 1.0}
+#: :func:`unidentified`). ``mla_layer_factor``: the median of its prior, log-uniform over the bounds of
+#: :data:`BOUNDS` (one to three times a GQA layer's overhead), i.e. their geometric mean sqrt(3): with no
+#: data that separate the MLA extra cost from the stacks' own overheads, the fit takes the middle of the
+#: stated range rather than either end.
+PRIORS = {"mla_layer_factor": float(np.sqrt(BOUNDS["mla_layer_factor"][0] * BOUNDS["mla_layer_factor"][1]))}
 #: Stopping tolerances of the fit (relative change of the cost and of the log constants, and the scaled
 #: gradient): tight enough that a fit ends at the minimum, not wherever a last-bit different path stalls.
 _TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
@@ -171,7 +176,8 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
 def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 400) -> Efficiency:
     """Fit :class:`Efficiency` to measured configurations (default: all), from ``start`` (default
     :data:`START`). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
-    is held at :data:`PRIORS`, and a stack with no point gets the median overhead of the fitted stacks.
+    is held at :data:`PRIORS`, and a stack with no point gets its engine's overhead (:data:`ENGINE`) if that was
+    fitted, else the median overhead of the fitted stacks.
     Deterministic (trust-region least squares in log space, tolerances :data:`_TOLERANCES`)."""
     from scipy.optimize import least_squares
 
@@ -232,9 +238,10 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
     x[free] = sol.x
     eff = _efficiency(x)
     absent = [s for s in STACKS if f"tau_s:{s}" in held]
-    if absent:  # a stack never seen gets the median of the fitted ones
-        fitted = [eff.tau_s[s] for s in STACKS if f"tau_s:{s}" not in held]
-        eff = replace(eff, tau_s={**eff.tau_s, **{s: float(np.median(fitted)) for s in absent}})
+    if absent:  # a stack never seen gets its engine's overhead, else the median of the fitted ones
+        fitted = {s: eff.tau_s[s] for s in STACKS if f"tau_s:{s}" not in held}
+        eff = replace(eff, tau_s={**eff.tau_s, **{s: float(fitted.get(ENGINE.get(s), np.median(list(fitted.values()))))
+                                                  for s in absent}})
     return eff
 
 
@@ -258,9 +265,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
           concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
     ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
-    whose concurrent requests per chip (prefill chips included) stay within ``concurrency_cap``:
-    ``"benchmark"`` (the top of the benchmark's own sweep, :func:`benchmark_concurrency_cap`), a number,
-    or ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
+whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
+    :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
+    prefill chips when ``disagg``), a number (concurrent requests per chip, prefill chips included), or
+    ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
     calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor).
     This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
     one :func:`holdout` scores.
@@ -272,8 +280,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
     if isl <= 0 or osl <= 1:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
+    per_worker = False
     if concurrency_cap == "benchmark":
-        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl)
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl, disagg=disagg)
+        per_worker = not disagg
     elif concurrency_cap == "none":
         concurrency_cap = None
     elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
@@ -304,25 +314,37 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
                        "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
                        "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
     if concurrency_cap is not None:
-        df = df.filter(pl.col("concurrency") / pl.col("chips") <= concurrency_cap * (1 + 1e-9))
+        load = pl.col("concurrency") if per_worker else pl.col("concurrency") / pl.col("chips")
+        df = df.filter(load <= concurrency_cap * (1 + 1e-9))
     return df.filter(pl.col("fits")).drop("fits")
 
 
 @functools.lru_cache(maxsize=None)
-def _measured_caps() -> dict[tuple[str, int, int], float]:
-    caps = measured.points().group_by("model_key", "isl", "osl").agg((pl.col("conc") / pl.col("n_gpus")).max())
+def _measured_caps(disagg: bool) -> dict[tuple[str, int, int], float]:
+    pts = measured.points().filter(pl.col("spec_decoding") == "none", pl.col("disagg") == disagg)
+    load = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
+    caps = pts.group_by("model_key", "isl", "osl").agg(load.max())
     return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
 
 
-def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024) -> float | None:
-    """The top of the benchmark's concurrency sweep, in concurrent requests per chip: the largest
-    ``conc / GPUs`` over every measured InferenceMAX run (no speculative decoding) of ``model`` (of its
-    :data:`TRANSFER_MODEL` source when it was not measured) at the measured shape nearest to ``isl``/``osl``
-    (smallest ``|ln ISL ratio| + |ln OSL ratio|``). 128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k:
-    the benchmark never loads a chip further, so a frontier compared with its measurements is taken over
-    the same range. None (no cap) for a model with no measured source."""
+def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
+                              disagg: bool = False) -> float | None:
+    """The top of the benchmark's concurrency sweep for ``model`` at the measured shape nearest to
+    ``isl``/``osl`` (smallest ``|ln ISL ratio| + |ln OSL ratio|``), over every measured InferenceMAX run
+    without speculative decoding of ``model`` (of its :data:`TRANSFER_MODEL` source when it was not
+    measured) served the same way:
+
+    - aggregated (``disagg`` False): the largest concurrency of one server, in concurrent requests per
+      worker whatever its chip count (the benchmark sweeps each single-node recipe's concurrency up to a
+      fixed top: 128 for gpt-oss-120b and DeepSeek-R1 at 8k/1k);
+    - disaggregated: the largest ``conc / GPUs`` (prefill GPUs included), in concurrent requests per
+      chip (128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k, GB200's multi-node recipes).
+
+    The benchmark never loads a server further, so a frontier compared with its measurements is taken
+    over the same range. When no run of ``model`` was served that way, the other way's runs stand in.
+    None (no cap) for a model with no measured source."""
     key = specs.model(model).model
-    caps = _measured_caps()
+    caps = _measured_caps(disagg) or _measured_caps(not disagg)
     key = key if any(k[0] == key for k in caps) else TRANSFER_MODEL.get(key, key)
     shapes = [(i, o) for m, i, o in caps if m == key]
     if not shapes:
@@ -461,7 +483,7 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     :func:`predicted_frontier`, the frontier the book would draw for that chip, model, shape and stack.
     Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
     constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
-    group gets the median overhead of the others, the MLA factor its prior). ``groups``: only these values
+    group gets its engine's overhead or the median of the others, the MLA factor its prior). ``groups``: only these values
     of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed
     by its training and held-out rows, the start, the priors, the bounds and the package's source, so a
     second run with the same inputs reads it instead of refitting. UnknownNameError for another ``by``.
@@ -544,7 +566,7 @@ def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -
         out["meets_target"] = "meets" if lead["median"][0] <= target_frontier_distance else "misses"
     folds = held.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["held_out"].unique(maintain_order=True)
     out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
-    out["mla_prior"] = f"{PRIORS['mla_layer_factor']:g}"
+    out["mla_prior"] = f"{PRIORS['mla_layer_factor']:.2f}"
     return out
 
 

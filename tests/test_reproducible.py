@@ -61,6 +61,20 @@ def test_unidentified_constants_follow_the_data(configs):
     assert calibration.unidentified(configs.filter(pl.col("chip") != "b200")) == ("tau_s:sglang", "tau_s:trt")
 
 
+def test_a_refit_holds_what_its_data_do_not_inform_at_stated_values(configs):
+    """Without GB200: the MLA factor at the geometric middle of its stated range [1, 3] (sqrt 3 =
+    1.7320...), and each Dynamo stack at the overhead of the engine its workers run (TensorRT-LLM,
+    SGLang), both of which B200 still informs."""
+    assert calibration.PRIORS["mla_layer_factor"] == pytest.approx(1.7320508, rel=1e-7)
+    eff = calibration.fit(configs.filter(pl.col("chip") != "gb200"), max_nfev=5)
+    assert eff.mla_layer_factor == pytest.approx(3 ** 0.5, rel=1e-12)
+    assert eff.tau("dynamo-trt") == eff.tau("trt") and eff.tau("dynamo-sglang") == eff.tau("sglang")
+    # a stack with no engine of its own takes the median of the fitted ones (ATOM, without MI355X)
+    eff = calibration.fit(configs.filter(pl.col("chip") != "mi355x"), max_nfev=5)
+    others = sorted(eff.tau(s) for s in calibration.STACKS if s != "atom")
+    assert eff.tau("atom") == pytest.approx(float(np.median(others)), rel=1e-12)
+
+
 # ---- the hold-out quotes under a relative 1e-12 perturbation ------------------------------------------
 
 def _perturbed(configs: pl.DataFrame, rel: float = 1e-12) -> pl.DataFrame:

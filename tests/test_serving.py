@@ -206,19 +206,24 @@ def test_matched_ratios_against_the_published_ones():
 
 
 def test_frontiers_stay_within_the_benchmarks_concurrency_range():
-    # the top of the measured 8k/1k sweeps: gpt-oss-120b conc 512 on 4 GB200s (Dynamo-TRT, 1 prefill + 3
-    # decode GPUs); DeepSeek-R1 conc 8192 on 72 GB200s (Dynamo-SGLang); Kimi K2.5 borrows DeepSeek-R1's
-    assert pareto.benchmark_concurrency_cap("gpt-oss-120b") == 512 / 4
-    assert pareto.benchmark_concurrency_cap("deepseek-r1") == pytest.approx(8192 / 72)
-    assert pareto.benchmark_concurrency_cap("kimi-k2.5") == pareto.benchmark_concurrency_cap("deepseek-r1")
+    # the top of the measured 8k/1k sweeps. Disaggregated, per GPU: gpt-oss-120b conc 512 on 4 GB200s
+    # (Dynamo-TRT, 1 prefill + 3 decode GPUs); DeepSeek-R1 conc 8192 on 72 GB200s (Dynamo-SGLang).
+    # Aggregated, per server: 128 (gpt-oss-120b on B200 and MI355X, DeepSeek-R1 FP4 on B200).
+    # Kimi K2.5 borrows DeepSeek-R1's
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b", disagg=True) == 512 / 4
+    assert pareto.benchmark_concurrency_cap("deepseek-r1", disagg=True) == pytest.approx(8192 / 72)
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b") == pareto.benchmark_concurrency_cap("deepseek-r1") == 128
+    assert pareto.benchmark_concurrency_cap("kimi-k2.5", disagg=True) == pareto.benchmark_concurrency_cap(
+        "deepseek-r1", disagg=True)
     # an unmeasured shape takes the nearest measured one; a model with no measured source is not capped
     assert pareto.benchmark_concurrency_cap("gpt-oss-120b", isl=32768) == 128
-    assert pareto.benchmark_concurrency_cap("gpt-oss-120b", isl=1024, osl=8192) == pytest.approx(2560 / 3)  # 1k/1k
+    assert pareto.benchmark_concurrency_cap("gpt-oss-120b", isl=1024, osl=8192, disagg=True) == pytest.approx(
+        2560 / 3)  # 1k/1k: conc 2560 on 3 GB200s
     assert pareto.benchmark_concurrency_cap("gemma-4-31b") is None
     capped = pareto.frontier("b200", "gpt-oss-120b")
     free = pareto.frontier("b200", "gpt-oss-120b", concurrency_cap=None)
-    assert (capped["concurrency"] / capped["n_chips"]).max() <= 128
-    assert (free["concurrency"] / free["n_chips"]).max() > 128
+    assert capped["concurrency"].max() <= 128  # aggregated: per server, whatever its chip count
+    assert free["concurrency"].max() > 128
     assert free["throughput_tok_s_chip"].max() > capped["throughput_tok_s_chip"].max()
     assert pareto.frontier("b200", "gpt-oss-120b", concurrency_cap="none").equals(free)
     for bad in (-1, "bench", True):

@@ -109,7 +109,8 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
     ch.tables["unknowns"] = data.jalapeno_unknowns().select("parameter", "low", "central", "high", "unit", "basis")
     effs = {sc: f.efficiency for sc, f in fits.items()}
     pub_shape = {"isl": int(claim_value("workload-isl")), "osl": int(claim_value("workload-osl"))}  # 8k/1k
-    caps = {m: frontiers.benchmark_concurrency_cap(m, **pub_shape) for m in ("gpt-oss-120b", "deepseek-r1")}
+    caps = {(m, d): frontiers.benchmark_concurrency_cap(m, **pub_shape, disagg=d)
+            for m in ("gpt-oss-120b", "deepseek-r1") for d in (False, True)}
     gb200 = measured.points("gpt-oss-120b", "gb200", **pub_shape)
     gb200_peak = gb200.row(gb200["tput_per_gpu"].arg_max(), named=True)
     j_peak = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fits["central"], **pub_shape,
@@ -123,10 +124,13 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
     ch.quote("range_assume", "so the book assumes the same range for it. The fits then reach the published peak at the"
              " top of the range" if default_cap else "so the book's default build assumes the same range for it; this"
              " one does not. The fits here reach the published peak")
-    ch.quote("cap_gpt", caps["gpt-oss-120b"], "{:.0f}")
-    ch.quote("cap_dsr", caps["deepseek-r1"], "{:.0f}")
+    ch.quote("cap_gpt", caps["gpt-oss-120b", False], "{:.0f}")
+    ch.quote("cap_dsr", caps["deepseek-r1", False], "{:.0f}")
+    ch.quote("cap_gpt_disagg", caps["gpt-oss-120b", True], "{:.0f}")
+    ch.quote("cap_dsr_disagg", caps["deepseek-r1", True], "{:.0f}")
     ch.quote("gb200_peak_conc", gb200_peak["conc"] / gb200_peak["n_gpus"], "{:.0f}")
-    ch.quote("j_peak_conc", j_peak["concurrency"] / j_peak["n_chips"], "{:.0f}")
+    ch.quote("j_peak_conc", j_peak["concurrency"], "{:.0f}")
+    ch.quote("j_peak_chips", "one chip" if j_peak["n_chips"] == 1 else f"{j_peak['n_chips']:.0f} chips")
     ch.quote("eta_p_lo", 100 * min(e.eta_prefill for e in effs.values()), "{:.1f}")
     ch.quote("eta_p_hi", 100 * max(e.eta_prefill for e in effs.values()), "{:.1f}")
     constants = subject.jalapeno_constants(fits).select(
