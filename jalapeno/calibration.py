@@ -265,7 +265,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
           concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
     ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
-whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
+    whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
     :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
     prefill chips when ``disagg``), a number (concurrent requests per chip, prefill chips included), or
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
@@ -314,16 +314,16 @@ whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the ben
                        "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
                        "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
     if concurrency_cap is not None:
-        load = pl.col("concurrency") if per_worker else pl.col("concurrency") / pl.col("chips")
-        df = df.filter(load <= concurrency_cap * (1 + 1e-9))
+        served = pl.col("concurrency") if per_worker else pl.col("concurrency") / pl.col("chips")
+        df = df.filter(served <= concurrency_cap * (1 + 1e-9))
     return df.filter(pl.col("fits")).drop("fits")
 
 
 @functools.lru_cache(maxsize=None)
 def _measured_caps(disagg: bool) -> dict[tuple[str, int, int], float]:
     pts = measured.points().filter(pl.col("spec_decoding") == "none", pl.col("disagg") == disagg)
-    load = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
-    caps = pts.group_by("model_key", "isl", "osl").agg(load.max())
+    served = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
+    caps = pts.group_by("model_key", "isl", "osl").agg(served.max())
     return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
 
 

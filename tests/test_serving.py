@@ -1,6 +1,7 @@
 """The serving model, its calibration and the frontiers: measured points within stated tolerances,
 hand-worked identities and properties."""
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -8,7 +9,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, pareto, serving, subject
+from jalapeno import calibration, pareto, serving, subject, uncertainty
 from jalapeno.metrics import mean_request_length
 
 
@@ -192,9 +193,11 @@ def test_ratio_is_the_product_of_its_three_factors():
 def test_matched_ratios_against_the_published_ones():
     t = subject.ratio_table()
     row = {(r["model"], r["scenario"]): r for r in t.iter_rows(named=True)}
-    # gpt-oss-120b (53.7x) and Kimi K2.5 (~56x): within ±15 % in the low scenario (an 8-chip domain)
-    assert abs(row["gpt-oss-120b", "low"]["deviation"]) <= 0.15
-    assert abs(row["kimi-k2.5", "low"]["deviation"]) <= 0.15
+    # gpt-oss-120b (53.7x) and Kimi K2.5 (~56x): in the low scenario (an 8-chip domain) within the model's
+    # own error on an unseen chip (the book judges a prediction against it, not against a fixed ±15 %)
+    sigma = uncertainty.model_error().sigma_log
+    assert abs(math.log1p(row["gpt-oss-120b", "low"]["deviation"])) <= sigma
+    assert abs(math.log1p(row["kimi-k2.5", "low"]["deviation"])) <= sigma
     # DeepSeek-R1 (104.3x): below the band in every scenario, by 15-25 % in the central and high ones; the weak
     # factor is the modeled peak ratio, under the 1.5-1.9x the seeds give for peak tok/s/kW: at 1.5x the
     # central scenario would be within ±15 %
