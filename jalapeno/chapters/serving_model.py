@@ -182,7 +182,7 @@ def _worked_example(ch: Chapter) -> None:
         q("latency_s", eff.request_latency_s, "{:.3f}")
         q("first_s", v(ev.ttft_s), "{:.3f}")
         q("e2e_s", v(ev.e2e_s), "{:.2f}")
-        q("rate", b / v(ev.e2e_s), "{:.1f}")
+        q("rate", b / v(ev.e2e_s), "{:.2f}")
         q("tok_s_chip", v(ev.throughput_tok_s_chip), "{:,.0f}")
         q("target_tok_s_chip", config["target_tok_s_chip"], "{:,.0f}")
         q("vs_target_pct", 100 * (v(ev.throughput_tok_s_chip) / config["target_tok_s_chip"] - 1), "{:+.0f}")
