@@ -265,3 +265,83 @@ def min_chips_for_speed(model: str, scenario: str = "central", *, fit: JalapenoF
             return n
     return None
 
+
+
+# ---- the worked example of the roofline and serving-model chapters ---------------------------------------
+
+#: The worked example: gpt-oss-120b, Jalapeño's unknowns in this scenario, the benchmark's 8k/1k workload
+#: (ISL, OSL in tokens; request lengths drawn as the benchmark draws them).
+WORKED_MODEL, WORKED_SCENARIO = "gpt-oss-120b", "central"
+WORKED_ISL, WORKED_OSL = 8192, 1024
+
+#: The operating points of :func:`worked_configurations`: ``fastest`` (one user: Jalapeño's published
+#: fastest point, GB200's best measured TPOT) and ``peak-throughput`` (each chip's highest-throughput
+#: point of its modeled frontier, a batch of hundreds of sequences).
+WORKED_POINTS = ("fastest", "peak-throughput")
+
+
+def worked_configurations(point: str = "fastest") -> dict[str, dict]:
+    """The two configurations of the worked examples, :data:`WORKED_MODEL` on Jalapeño and on GB200 at one
+    operating point (:data:`WORKED_POINTS`), as :func:`jalapeno.serving.evaluate` keywords plus what each is
+    checked against. The one definition the roofline chapter (``fastest``) and the serving-model chapter
+    (``peak-throughput``) both use.
+
+    ``fastest``: ``jalapeno`` is :func:`fastest_layout` (the chip of :data:`WORKED_SCENARIO`, the
+    constants of :func:`fit_jalapeno` under the stack ``jalapeno``), checked against the published minimum
+    TBT; ``gb200`` is the layout, stack and serving mode of its best measured point without speculative
+    decoding (:func:`jalapeno.calibration.configurations`) with the calibrated constants
+    (:func:`jalapeno.calibration.load`), checked against that point's measured TPOT.
+    ``peak-throughput``: each chip's highest-throughput point of its modeled (aggregated, chunked-prefill)
+    frontier, :func:`jalapeno_frontier` for Jalapeño and :func:`jalapeno.pareto.frontier` with the
+    calibrated constants and the chip's own stack (:func:`jalapeno.calibration.stack_for`) for GB200;
+    checked against the published peak throughput per chip (claim ``gptoss-jalapeno-tok-per-kw`` x the
+    rated TDP, tok/s) and against GB200's highest measured throughput per GPU (every stack and serving
+    mode measured; tok/s).
+
+    Each value: ``model`` (name), ``chip`` (ChipSpec), ``eff`` (Efficiency), ``constants`` (``fitted`` or
+    ``calibrated``), ``kw`` (the other keywords of ``evaluate``: layout, concurrency, ``ep``, stack, the
+    benchmark's precision, ISL and OSL), and ``target_ms`` (``fastest``: the published minimum TBT or the
+    measured mean TPOT, ms) or ``target_tok_s_chip`` (``peak-throughput``: tok/s per chip, input + output
+    tokens; for GB200 also ``target_disagg``, whether the measured point served prefill on separate GPUs).
+    UnknownNameError for another ``point``."""
+    if point not in WORKED_POINTS:
+        raise UnknownNameError("worked-example operating point", point, WORKED_POINTS)
+    fit = fit_jalapeno(WORKED_SCENARIO)
+    precision = pareto.DEFAULT_PRECISION[WORKED_MODEL]
+    workload = {"precision": precision, "isl": WORKED_ISL, "osl": WORKED_OSL}
+    cfg = calibration.configurations().filter(
+        (pl.col("model_key") == WORKED_MODEL) & (pl.col("chip") == "gb200") & (pl.col("precision") == precision)
+        & (pl.col("isl") == WORKED_ISL) & (pl.col("osl") == WORKED_OSL))
+    gb200, calibrated = specs.chip("gb200"), calibration.load()
+    if point == "fastest":
+        fast = fastest_layout(WORKED_MODEL, WORKED_SCENARIO, fit=fit)
+        jal = {"kw": {"n_chips": fast["n_chips"], "dp": fast["dp"], "concurrency": fast["concurrency"], "ep": True,
+                      "stack": "jalapeno", **workload},
+               "target_ms": data.claim_value("gptoss-jalapeno-tbt")}
+        best = cfg.sort("mean_tpot").row(0, named=True)
+        gb = {"kw": {"n_chips": best["n_chips"], "dp": best["dp"], "concurrency": float(best["conc"]), "ep": best["ep"],
+                     "stack": best["stack"], "disagg": best["disagg"], "prefill_chips": best["prefill_chips"],
+                     "prefill_tp": best["prefill_tp"], **workload},
+              "target_ms": best["mean_tpot"] * 1e3}
+    else:
+        def peak(front: pl.DataFrame) -> dict:
+            return front.row(front["throughput_tok_s_chip"].arg_max(), named=True)
+        j = peak(jalapeno_frontier(WORKED_MODEL, WORKED_SCENARIO, fit=fit, isl=WORKED_ISL, osl=WORKED_OSL))
+        jal = {"kw": {"n_chips": j["n_chips"], "dp": j["dp"], "concurrency": j["concurrency"], "ep": True,
+                      "stack": "jalapeno", **workload},
+               "target_tok_s_chip": fit_targets()[1]}
+        stack = calibration.stack_for(gb200, calibrated)
+        g = peak(pareto.frontier(gb200, WORKED_MODEL, eff=calibrated, stack=stack, isl=WORKED_ISL, osl=WORKED_OSL,
+                                 precision=precision))
+        measured_peak = cfg.row(cfg["tput_per_gpu"].arg_max(), named=True)
+        gb = {"kw": {"n_chips": g["n_chips"], "dp": g["dp"], "concurrency": g["concurrency"], "ep": True,
+                     "stack": stack, **workload},
+              "target_tok_s_chip": measured_peak["tput_per_gpu"], "target_disagg": measured_peak["disagg"]}
+    return {"jalapeno": {"model": WORKED_MODEL, "chip": fit.chip(), "eff": fit.efficiency, "constants": "fitted", **jal},
+            "gb200": {"model": WORKED_MODEL, "chip": gb200, "eff": calibrated, "constants": "calibrated", **gb}}
+
+
+def worked_evaluation(config: dict, **changes) -> serving.Evaluation:
+    """:func:`jalapeno.serving.evaluate` of one configuration of :func:`worked_configurations` with its own
+    constants, ``changes`` replacing keywords (``eff=serving.Efficiency.ideal()`` for the roofline)."""
+    return serving.evaluate(config["model"], config["chip"], **({"eff": config["eff"]} | config["kw"] | changes))

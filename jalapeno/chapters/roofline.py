@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .. import calibration, charts, comparison, pareto, serving, specs, subject
+from .. import charts, comparison, pareto, serving, specs, subject
 from .. import roofline as bounds
 from ..data import claim_value
 from ..metrics import mean_request_length
@@ -20,14 +20,6 @@ from . import Chapter
 
 #: The decode batches of the batch sweep: powers of two from 1 to 4,096 sequences.
 SWEEP_BATCHES = 2 ** np.arange(0, 13)
-
-#: The worked example: one decode step of this model, one user, on Jalapeño (the published fastest point,
-#: its unknowns in this scenario, constants fitted to its published points) and on GB200 (its best measured
-#: point without speculative decoding, calibrated constants).
-WORKED_MODEL, WORKED_SCENARIO = "gpt-oss-120b", "central"
-
-#: The workload of the worked example: the benchmark's 8k/1k (tokens), request lengths drawn as it draws them.
-WORKED_ISL, WORKED_OSL = 8192, 1024
 
 #: The model the LPU section always includes: the seeds' LPU chip count is stated for DeepSeek-V3/R1.
 LPU_CLAIM_MODEL = "deepseek-r1"
@@ -53,58 +45,30 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
     return pl.DataFrame(rows)
 
 
-def worked_configurations() -> dict[str, dict]:
-    """The two configurations of the worked example, as :func:`jalapeno.serving.evaluate` keywords plus the
-    speed each is checked against: ``jalapeno`` (:func:`jalapeno.subject.fastest_layout` of
-    :data:`WORKED_MODEL`, the chip of :data:`WORKED_SCENARIO`, the fitted constants under the stack
-    ``jalapeno``; against the published minimum TBT) and ``gb200`` (the layout, stack and serving mode of
-    its best measured point without speculative decoding, :func:`jalapeno.calibration.configurations`,
-    with the calibrated constants of :func:`jalapeno.calibration.load`; against that point's measured TPOT).
-    Each: ``chip`` (ChipSpec), ``eff`` (Efficiency), ``constants`` (``fitted`` or ``calibrated``), ``kw``
-    (the rest of the keywords: layout, concurrency 1, stack, the benchmark's precision), ``target_ms`` (the
-    published minimum TBT, or the measured mean TPOT, ms)."""
-    fit = subject.fit_jalapeno(WORKED_SCENARIO)
-    fast = subject.fastest_layout(WORKED_MODEL, WORKED_SCENARIO, fit=fit)
-    precision = pareto.DEFAULT_PRECISION[WORKED_MODEL]
-    jal = {"chip": subject.jalapeno_chip(WORKED_SCENARIO), "eff": fit.efficiency, "constants": "fitted",
-           "kw": {"n_chips": fast["n_chips"], "dp": fast["dp"], "concurrency": fast["concurrency"], "ep": True,
-                  "stack": "jalapeno", "precision": precision},
-           "target_ms": claim_value("gptoss-jalapeno-tbt")}
-    cfg = calibration.configurations()
-    best = cfg.filter((pl.col("model_key") == WORKED_MODEL) & (pl.col("chip") == "gb200")
-                      & (pl.col("precision") == precision)).sort("mean_tpot").row(0, named=True)
-    gb = {"chip": specs.chip("gb200"), "eff": calibration.load(), "constants": "calibrated",
-          "kw": {"n_chips": best["n_chips"], "dp": best["dp"], "concurrency": float(best["conc"]), "ep": best["ep"],
-                 "stack": best["stack"], "precision": precision, "disagg": best["disagg"],
-                 "prefill_chips": best["prefill_chips"], "prefill_tp": best["prefill_tp"]},
-           "target_ms": best["mean_tpot"] * 1e3}
-    return {"jalapeno": jal, "gb200": gb}
-
-
 def worked_step(config: dict) -> dict[str, serving.Evaluation]:
-    """One decode step of :data:`WORKED_MODEL` in ``config`` (one of :func:`worked_configurations`),
-    evaluated twice by :func:`jalapeno.serving.evaluate`: ``ideal`` (the roofline: :data:`jalapeno.roofline.SPEED_OF_LIGHT`
-    constants, free collectives) and ``fitted`` (the configuration's calibrated or fitted constants: the
-    serving model's prediction, whose step is ``kv + max(weights, compute) + collectives + overhead``)."""
-    kw = config["kw"] | {"isl": WORKED_ISL, "osl": WORKED_OSL}
-    return {"ideal": serving.evaluate(WORKED_MODEL, config["chip"], **kw, **{k: v for k, v in bounds.SPEED_OF_LIGHT.items() if k != "stack"}),
-            "fitted": serving.evaluate(WORKED_MODEL, config["chip"], eff=config["eff"], **kw)}
+    """One decode step of :data:`jalapeno.subject.WORKED_MODEL` in ``config`` (one of
+    :func:`jalapeno.subject.worked_configurations`), evaluated twice by :func:`jalapeno.subject.worked_evaluation`:
+    ``ideal`` (the roofline: :data:`jalapeno.roofline.SPEED_OF_LIGHT` constants, free collectives) and
+    ``fitted`` (the configuration's calibrated or fitted constants: the serving model's prediction, whose
+    step is ``kv + max(weights, compute) + collectives + overhead``)."""
+    return {"ideal": subject.worked_evaluation(config, **{k: v for k, v in bounds.SPEED_OF_LIGHT.items() if k != "stack"}),
+            "fitted": subject.worked_evaluation(config)}
 
 
 def _worked_example(ch: Chapter) -> None:
     """The worked decode step (keys ``we_<j|g>_*``): inputs, the roofline at peak, the constants, the
     collectives and overhead, the total, for Jalapeño (``j``) and GB200 (``g``)."""
-    m = specs.model(WORKED_MODEL)
+    m = specs.model(subject.WORKED_MODEL)
     ch.quote("we_model", m.display_name)
     ch.quote("we_layers", m.num_hidden_layers)
     ch.quote("we_moe_layers", m.num_moe_layers)
     ch.quote("we_experts", m.n_routed_experts)
     ch.quote("we_topk", m.num_experts_per_tok)
     ch.quote("we_hidden", m.hidden_size, "{:,}")
-    experts, rest, kv = serving.recipe(m, pareto.DEFAULT_PRECISION[WORKED_MODEL])
+    experts, rest, kv = serving.recipe(m, pareto.DEFAULT_PRECISION[subject.WORKED_MODEL])
     ch.quote("we_recipe", f"{experts.upper()} experts, {rest.upper()} for everything else, a {kv.upper()} KV cache")
-    ch.quote("we_ctx", mean_request_length(WORKED_ISL) + mean_request_length(WORKED_OSL) / 2, "{:,.0f}")
-    for key, config in worked_configurations().items():
+    ch.quote("we_ctx", mean_request_length(subject.WORKED_ISL) + mean_request_length(subject.WORKED_OSL) / 2, "{:,.0f}")
+    for key, config in subject.worked_configurations("fastest").items():
         k = key[0]
         chip, eff, kw = config["chip"], config["eff"], config["kw"]
         ev = worked_step(config)

@@ -1,14 +1,18 @@
 """The serving-model chapter: the calibrated constants, the in-sample fit to the InferenceMAX
 measurements, and the leave-out validation (one chip, one model on one chip, one workload shape held out
 at a time), scored with the prediction procedure itself (:func:`jalapeno.calibration.predicted_frontier`),
-through :mod:`jalapeno.calibration`."""
+through :mod:`jalapeno.calibration`; and a worked example of the model's full step at each chip's
+highest-throughput point (:func:`jalapeno.subject.worked_configurations`, shared with the roofline
+chapter's batch-1 example)."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from .. import calibration, charts, serving
+from .. import calibration, charts, serving, specs, subject
 from ..errors import UnknownNameError
+from ..metrics import mean_request_length
 from . import Chapter
 
 #: The leave-out schemes the chapter offers (:data:`jalapeno.calibration.HOLDOUT_SCHEMES`).
@@ -25,9 +29,9 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ``holdout_by``: the leave-out schemes (:data:`HOLDOUT_GROUPS`); ``shown_series``: the measured
     series drawn against the model (names as in ``calibration.configurations()["series"]``);
     ``target_frontier_distance``: the validation aim (a fraction, 0.10 = 10 %). Returns the quoted
-    numbers (constants, in-sample and held-out errors), the tables ``constants``, ``fit_errors``,
-    ``schemes``, ``holdout`` and the figures ``fit`` and ``schemes``. Raises UnknownNameError for an
-    unknown scheme or series."""
+    numbers (constants, in-sample and held-out errors, the worked example's steps: keys ``wb_*``), the
+    tables ``constants``, ``fit_errors``, ``schemes``, ``holdout`` and the figures ``fit`` and ``schemes``.
+    Raises UnknownNameError for an unknown scheme or series."""
     for by in holdout_by:
         if by not in HOLDOUT_GROUPS:
             raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_GROUPS))
@@ -64,6 +68,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
         "serving-model-validation")
     ch.tables["holdout"] = held.select("held_out", "series", "points", "tpot_err_median", "tput_err_median",
                                        "frontier_distance", "held_at_prior")
+    _worked_example(ch)
     return ch
 
 
@@ -92,3 +97,93 @@ def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> N
     ch.quote("mla_lo", calibration.BOUNDS["mla_layer_factor"][0], "{:g}")
     ch.quote("mla_hi", calibration.BOUNDS["mla_layer_factor"][1], "{:g}")
     ch.tables["constants"] = calibration.stored_table()
+
+
+#: The operating point of the chapter's worked example (:data:`jalapeno.subject.WORKED_POINTS`).
+WORKED_POINT = "peak-throughput"
+
+
+def _worked_example(ch: Chapter) -> None:
+    """The serving model's full step at each chip's highest-throughput frontier point (keys ``wb_*``; ``j``
+    Jalapeño, ``g`` GB200), in the order of the evaluator (:func:`jalapeno.serving.evaluate`): the weights
+    a batch touches (distinct experts), the KV cache, the FLOPs, ``max(weights, compute)``, the collectives,
+    the per-layer overhead, the decode step, the chunked-prefill interference that makes TPOT, the request
+    rate of the closed loop and the throughput per chip (input + output tokens). Values in ``ch.values``
+    are unformatted (SI or the unit of the key)."""
+    m = specs.model(subject.WORKED_MODEL)
+    configs = subject.worked_configurations(WORKED_POINT)
+    isl_m, osl_m = mean_request_length(subject.WORKED_ISL), mean_request_length(subject.WORKED_OSL)
+    ch.quote("wb_model", m.display_name)
+    ch.quote("wb_layers", m.num_hidden_layers)
+    ch.quote("wb_experts", m.n_routed_experts)
+    ch.quote("wb_topk", m.num_experts_per_tok)
+    ch.quote("wb_isl", subject.WORKED_ISL, "{:,}")
+    ch.quote("wb_osl", subject.WORKED_OSL, "{:,}")
+    ch.quote("wb_isl_mean", isl_m, "{:,.1f}")
+    ch.quote("wb_osl_mean", osl_m, "{:,.1f}")
+    # one sequence on one chip reads the non-expert weights and k experts a layer: the starting point
+    one = subject.worked_evaluation(configs["jalapeno"], n_chips=1.0, dp=1.0, concurrency=1.0)
+    ch.quote("wb_batch1_weight_gb", float(np.asarray(one.weight_bytes_read)) / 1e9, "{:.2f}")
+    for key, config in configs.items():
+        k = key[0]
+        chip, eff, kw = config["chip"], config["eff"], config["kw"]
+        ev = subject.worked_evaluation(config)
+
+        def v(x) -> float:
+            return float(np.asarray(x))
+
+        def q(name: str, value, fmt: str = "{}") -> None:
+            ch.quote(f"wb_{k}_{name}", value, fmt)
+        n, dp, b = v(kw["n_chips"]), v(kw["dp"]), v(kw["concurrency"])
+        bw = chip.hbm_bandwidth_bytes_per_s * eff.eta_mem  # the achieved bandwidth the evaluator divides by
+        q("chip", chip.display_name)
+        q("constants", config["constants"])
+        q("stack", kw["stack"])
+        q("chips", n, "{:.0f}")
+        q("dp", dp, "{:.0f}")
+        q("tp", n / dp, "{:.0f}")
+        q("conc", b, "{:,.0f}")
+        q("seqs", b / dp, "{:,.0f}")
+        q("bw_tb", chip.hbm_bandwidth_bytes_per_s / 1e12, "{:.1f}")
+        q("eta_mem", eff.eta_mem, "{:.2f}")
+        q("pflops", v(ev.flops) / v(ev.compute_s) / eff.eta_compute / 1e15, "{:.1f}")
+        q("eta_compute", eff.eta_compute, "{:.3f}")
+        # 1. weights: the non-expert weights over the TP ways, the distinct experts the batch touches over the chips
+        q("touched", v(serving.expected_distinct_experts(m.n_routed_experts, m.num_experts_per_tok, b)), "{:.1f}")
+        q("expert_gb", v(ev.expert_weights_s) * bw / 1e9, "{:.2f}")
+        q("nonexpert_gb", v(ev.attention_weights_s + ev.other_weights_s) * bw / 1e9, "{:.2f}")
+        q("weight_gb", v(ev.weight_bytes_read) / 1e9, "{:.2f}")
+        q("weights_ms", v(ev.weights_s) * 1e3, "{:.3f}")
+        # 2. the KV cache of the sequences of each attention replica; 3. the FLOPs at the achieved rate
+        q("kv_gb", v(ev.kv_bytes_read) / 1e9, "{:.1f}")
+        q("kv_ms", v(ev.kv_s) * 1e3, "{:.3f}")
+        q("tflop", v(ev.flops) / 1e12, "{:.2f}")
+        q("compute_ms", v(ev.compute_s) * 1e3, "{:.3f}")
+        # 4. the matrix multiplies take the longer of their weight read and their FLOPs
+        q("bound", "the FLOPs" if v(ev.compute_s) > v(ev.weights_s) else "the weight read")
+        q("max_ms", max(v(ev.weights_s), v(ev.compute_s)) * 1e3, "{:.3f}")
+        q("roofline_ms", v(ev.roofline_s) * 1e3, "{:.3f}")
+        # 5. collectives (jalapeno.network) and 6. the per-layer overhead
+        q("allreduce_ms", v(ev.allreduce_s) * 1e3, "{:.3f}")
+        q("all_to_all_ms", v(ev.all_to_all_s) * 1e3, "{:.3f}")
+        q("alpha_us", eff.alpha_s * 1e6, "{:.1f}")
+        q("tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
+        q("beta_us", eff.beta_s * 1e6, "{:.3f}")
+        q("overhead_ms", v(ev.overhead_s) * 1e3, "{:.3f}")
+        # 7. the decode step; 8. the prefills of the other users of a replica, spread over the output
+        q("step_ms", v(ev.decode_step_s) * 1e3, "{:.3f}")
+        q("prefill_ms", v(ev.prefill_s) * 1e3, "{:.1f}")
+        q("others", b / dp - 1, "{:,.0f}")
+        q("interference_ms", v(ev.prefill_interference_s) * 1e3, "{:.3f}")
+        q("tpot_ms", v(ev.tpot_s) * 1e3, "{:.3f}")
+        q("tok_s_user", v(ev.interactivity_tok_s_user), "{:.1f}")
+        q("interference_pct", 100 * v(ev.prefill_interference_s) / v(ev.tpot_s), "{:.0f}")
+        # 9. the closed loop: a request takes E2E, B requests in flight; throughput counts input + output
+        q("latency_s", eff.request_latency_s, "{:.3f}")
+        q("first_s", v(ev.ttft_s), "{:.3f}")
+        q("e2e_s", v(ev.e2e_s), "{:.2f}")
+        q("rate", b / v(ev.e2e_s), "{:.2f}")
+        q("tok_s_chip", v(ev.throughput_tok_s_chip), "{:,.0f}")
+        q("target_tok_s_chip", config["target_tok_s_chip"], "{:,.0f}")
+        q("vs_target_pct", 100 * (v(ev.throughput_tok_s_chip) / config["target_tok_s_chip"] - 1), "{:+.0f}")
+    ch.quote("wb_g_target_mode", "disaggregated" if configs["gb200"]["target_disagg"] else "aggregated")
