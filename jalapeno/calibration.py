@@ -13,6 +13,18 @@ with the same procedure as the full fit: the same neutral start (:data:`START`, 
 calibration, which has seen the held-out series) and the same rule for constants the training set does
 not inform (:func:`unidentified`): such a constant is held at its prior (:data:`PRIORS`) instead of being
 left to wherever the optimiser's floating-point path takes it.
+
+Every fitted constant also carries a weak prior (:data:`PRIOR_WIDTH`): besides the log errors, the fit
+minimises ``((ln c - ln c0) / w)**2`` summed over the fitted constants ``c``, with ``c0`` the neutral
+start :data:`START` (the serving model's generic defaults, which no measurement informed) and ``w =
+ln 1000``: a factor of 1000 either way is one standard deviation. Its basis is numerical, not physical:
+a constant the training rows inform moves by a fraction of a percent (the measured points' log errors
+add up to a curvature of tens to thousands per constant, the prior adds 1 / w**2 = 0.02), while a
+direction they do not inform (a peak-FLOP/s efficiency when no training row is compute-bound, a
+collective latency traded against the per-layer overheads) gets a unique minimum instead of a flat
+valley, so that the refit ends at the same constants on any CPU's floating-point path. The prior also
+keeps a weakly informed constant off its bound (the collective latency no longer sits on its 1 µs
+floor).
 """
 
 from __future__ import annotations
@@ -51,6 +63,9 @@ START = Efficiency(tau_s={s: 10e-6 for s in STACKS})
 #: layer does (the lower end of its bounds); the MLA extra cost is then not credited without data that
 #: separate it from the stacks' own overheads.
 PRIORS = {"mla_layer_factor": 1.0}
+#: Width of the weak prior on each fitted log constant (centred on :data:`START`; see the module docstring):
+#: ``ln 1000``, one standard deviation a factor of 1000 either way.
+PRIOR_WIDTH = math.log(1000.0)
 #: Stopping tolerances of the fit (relative change of the cost and of the log constants, and the scaled
 #: gradient): tight enough that a fit ends at the minimum, not wherever a last-bit different path stalls.
 _TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
@@ -142,7 +157,7 @@ def _efficiency(x: np.ndarray) -> Efficiency:
 
 
 def residuals(configs: pl.DataFrame, eff: Efficiency) -> np.ndarray:
-    """Log errors of TPOT and of throughput per chip, stacked (the fit's objective), in the row order of
+    """Log errors of TPOT and of throughput per chip, stacked (the fit's objective but its prior), in the row order of
     ``configs``."""
     p = _evaluate_groups(_groups(configs), configs.height, eff)
     return np.concatenate([np.log(p["pred_tpot"] / configs["mean_tpot"].to_numpy()),
@@ -170,9 +185,13 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
 
 def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 400) -> Efficiency:
     """Fit :class:`Efficiency` to measured configurations (default: all), from ``start`` (default
-    :data:`START`). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
+    :data:`START`): minimise the squared log errors of TPOT and throughput per chip (:func:`residuals`)
+    plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on :data:`START` whatever
+    ``start`` is). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
     is held at :data:`PRIORS`, and a stack with no point gets the median overhead of the fitted stacks.
-    Deterministic (trust-region least squares in log space, tolerances :data:`_TOLERANCES`)."""
+    Deterministic: ``scipy.optimize.least_squares`` (trust-region reflective) in log space within
+    :data:`BOUNDS`, tolerances :data:`_TOLERANCES`, a forward-difference Jacobian evaluating only the
+    groups each constant moves."""
     from scipy.optimize import least_squares
 
     configs = configurations() if configs is None else configs
@@ -207,15 +226,18 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
         return x
 
     last = {}
+    centre = _vector(START)[free]  # the prior's centre: the neutral start, never ``start`` or the stored fit
 
     def fun(z):
         last["z"], last["log"] = z.copy(), predicted_log(full(z))
-        return last["log"] - measured_log
+        return np.concatenate([last["log"] - measured_log, (z - centre) / PRIOR_WIDTH])
 
     def jac(z):
-        # forward differences (scipy's '2-point' step), each constant re-evaluating only the groups it moves
+        # forward differences (scipy's '2-point' step), each constant re-evaluating only the groups it moves;
+        # the prior's rows are exact
         base = last["log"] if np.array_equal(last.get("z"), z) else predicted_log(full(z))
-        J = np.zeros((2 * n_rows, z.size))
+        J = np.zeros((2 * n_rows + z.size, z.size))
+        J[2 * n_rows:] = np.eye(z.size) / PRIOR_WIDTH
         for j in range(z.size):
             if not touches[j]:
                 continue
@@ -223,7 +245,7 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
             h = -h if z[j] + h > hi[free][j] else h
             zj = z.copy()
             zj[j] += h
-            J[:, j] = (predicted_log(full(zj), touches[j], base) - base) / h
+            J[:2 * n_rows, j] = (predicted_log(full(zj), touches[j], base) - base) / h
         return J
 
     sol = least_squares(fun, np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), jac=jac, bounds=(lo[free], hi[free]),
@@ -463,8 +485,9 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
     group gets the median overhead of the others, the MLA factor its prior). ``groups``: only these values
     of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed
-    by its training and held-out rows, the start, the priors, the bounds and the package's source, so a
-    second run with the same inputs reads it instead of refitting. UnknownNameError for another ``by``.
+    by its training and held-out rows, the start, the priors, the bounds and the package's source (not by
+    the scheme: two schemes that hold out the same rows share one refit), so a second run with the same
+    inputs reads it instead of refitting. UnknownNameError for another ``by``.
 
     ``holdout(by="chip")`` is the leave-one-chip-out error of the model on a chip it has not seen (the
     unseen-chip error a prediction carries); :func:`scheme_summary` gives its median and p90."""
@@ -479,13 +502,17 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
             continue
         rest = configs.filter(pl.col(column) != value).drop(extra)
         held = held.drop(extra)
-        key = data.inputs_digest("holdout", by, value, rest, held, start or START, PRIORS, BOUNDS)
+        # keyed by the rows, not by the scheme's name: two schemes that hold out the same rows (H100 is
+        # only measured on gpt-oss-120b, so "chip=h100" and "model-chip=gpt-oss-120b h100" are one fold)
+        # share one refit
+        key = data.inputs_digest("holdout", rest, held, start or START, PRIORS, BOUNDS, PRIOR_WIDTH)
 
-        def compute(rest=rest, held=held, value=value):
+        def compute(rest=rest, held=held):
             eff = fit(rest, start=start)
             return series_errors(predict(held, eff), eff).with_columns(
-                held_out=pl.lit(f"{by}={value}"), held_at_prior=pl.lit(", ".join(unidentified(rest))))
-        frames.append(data.cached_frame("holdout", key, compute))
+                held_at_prior=pl.lit(", ".join(unidentified(rest))))
+        frames.append(data.cached_frame("holdout", key, compute).select(
+            pl.exclude("held_at_prior"), held_out=pl.lit(f"{by}={value}"), held_at_prior="held_at_prior"))
     return pl.concat(frames)
 
 

@@ -490,14 +490,23 @@ def jalapeno_unknown(parameter: str, case: str = "central") -> float:
     return _range_value(jalapeno_unknowns(), "Jalapeño unknown", parameter, case, UNIT_TO_SI)
 
 
+#: ``model_constants.csv`` as ``{constant: value}`` per data folder, next to the loaded table it was read
+#: from (rebuilt when :func:`load` returns another table: after a cache clear or an edited copy of data/).
+_MODEL_CONSTANTS: dict[str, tuple[pl.DataFrame, dict[str, float]]] = {}
+
+
 def model_constant(name: str) -> float:
     """One value of ``model_constants.csv`` (a constant of the physics that is neither a spec nor fitted
-    to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them."""
+    to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them.
+    A dictionary look-up after the first call (the serving evaluator asks for one on every call)."""
     table = load("model_constants.csv")
-    rows = table.filter(pl.col("constant") == name)
-    if rows.is_empty():
+    folder = str(data_dir())
+    kept = _MODEL_CONSTANTS.get(folder)
+    if kept is None or kept[0] is not table:
+        kept = _MODEL_CONSTANTS[folder] = (table, dict(zip(table["constant"], table["value"])))
+    if name not in kept[1]:
         raise _unknown("model constant", name, table["constant"])
-    return rows.row(0, named=True)["value"]
+    return kept[1][name]
 
 
 def calibration_table() -> pl.DataFrame:
