@@ -56,20 +56,32 @@ def inputs_digest(*parts: object) -> str:
 def cached_frame(kind: str, key: str, compute) -> pl.DataFrame:
     """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
     :func:`inputs_digest`) and read from there when present. Written to a temporary file first and moved
-    into place, so that concurrent runs never read half a file."""
+    into place, so that concurrent runs never read half a file; and computed under an exclusive lock on
+    ``.<key>.lock`` beside it (``fcntl.flock``, where the system has it), so that a second process asking
+    for the same key while the first computes it (two notebooks of one build that need the same hold-out
+    refits) waits for that result instead of computing it again."""
     import tempfile
 
     folder = cache_dir() / kind
     path = folder / f"{key}.parquet"
     if path.is_file():
         return pl.read_parquet(path)
-    frame = compute()
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
-    os.close(fd)
-    frame.write_parquet(tmp)
-    os.replace(tmp, path)
-    return frame
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here: a concurrent run may compute the same frame twice
+        fcntl = None
+    with open(folder / f".{key}.lock", "a") as lock:
+        if fcntl:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():  # computed by the run that held the lock
+            return pl.read_parquet(path)
+        frame = compute()
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
+        os.close(fd)
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)
+        return frame
 
 
 @dataclass(frozen=True)
