@@ -15,8 +15,8 @@ not inform (:func:`unidentified`): such a constant is held at its prior (:data:`
 left to wherever the optimiser's floating-point path takes it.
 
 Every fitted constant also carries a weak prior (:data:`PRIOR_WIDTH`): besides the log errors, the fit
-minimises ``((ln c - ln c0) / w)**2`` summed over the fitted constants ``c``, with ``c0`` the neutral
-start :data:`START` (the serving model's generic defaults, which no measurement informed) and ``w =
+minimises ``((ln c - ln c0) / w)**2 / 2`` summed over the fitted constants ``c``, with ``c0`` from
+:data:`PRIOR_CENTRE` (the serving model's generic defaults, which no measurement informed) and ``w =
 ln 1000``: a factor of 1000 either way is one standard deviation. Its basis is numerical, not physical:
 a constant the training rows inform moves by a fraction of a percent (the measured points' log errors
 add up to a curvature of tens to thousands per constant, the prior adds 1 / w**2 = 0.02), while a
@@ -55,15 +55,24 @@ _UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "frac
           "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
 _PARAMS = tuple(BOUNDS) + tuple(f"tau_s:{s}" for s in STACKS)
 _TAU_BOUNDS = (1e-7, 2e-4)
-#: Where every fit starts (log space): the serving model's generic defaults (:class:`Efficiency`) with a
-#: 10 µs per-layer overhead for every stack. Fixed and neutral, so a refit depends on its data alone.
-START = Efficiency(tau_s={s: 10e-6 for s in STACKS})
+#: Where every fit starts (log space): the middle of each constant's bounds (the geometric mean of
+#: :data:`BOUNDS`, and of ``_TAU_BOUNDS`` for every stack). Fixed and neutral, so a refit depends on its
+#: data alone. The middle rather than the generic defaults (:data:`PRIOR_CENTRE`): at the defaults' decode
+#: FLOP/s efficiency of 0.5 no measured point is compute-bound, so that constant's gradient is exactly zero
+#: and a fit may never reach the compute-bound minimum the data prefer (the refit without GB200 stayed at
+#: 0.5 with a cost 0.04 above the minimum at 0.05 that a start from the middle, 0.22, finds).
+START = Efficiency(**{p: math.sqrt(lo * hi) for p, (lo, hi) in BOUNDS.items()},
+                   tau_s={s: math.sqrt(_TAU_BOUNDS[0] * _TAU_BOUNDS[1]) for s in STACKS})
+#: The centre of the fit's weak prior (see the module docstring): the serving model's generic defaults
+#: (:class:`Efficiency`, the constants a chip gets before any calibration) with a 10 µs per-layer overhead
+#: for every stack. Fixed and neutral: never the stored calibration, which has seen every series.
+PRIOR_CENTRE = Efficiency(tau_s={s: 10e-6 for s in STACKS})
 #: Values at which a fit holds a constant that no series of its training set informs (see
 #: :func:`unidentified`). ``mla_layer_factor`` = 1: the neutral prior that an MLA layer costs what a GQA
 #: layer does (the lower end of its bounds); the MLA extra cost is then not credited without data that
 #: separate it from the stacks' own overheads.
 PRIORS = {"mla_layer_factor": 1.0}
-#: Width of the weak prior on each fitted log constant (centred on :data:`START`; see the module docstring):
+#: Width of the weak prior on each fitted log constant (centred on :data:`PRIOR_CENTRE`; see the module docstring):
 #: ``ln 1000``, one standard deviation a factor of 1000 either way.
 PRIOR_WIDTH = math.log(1000.0)
 #: Stopping tolerances of the fit's trust-region phase (relative change of the cost and of the log
@@ -71,6 +80,9 @@ PRIOR_WIDTH = math.log(1000.0)
 #: (:func:`_polish`) ends them on it, so that a fit ends at the minimum, not wherever a last-bit different
 #: path makes a stopping rule fire.
 _TOLERANCES = {"ftol": 1e-6, "xtol": 1e-8, "gtol": 1e-8}
+#: Stopping tolerances of the first phase, on the data alone (:func:`fit`): run close to its minimum, so
+#: that the phase with the prior starts in the basin the data choose.
+_FIRST_TOLERANCES = {"ftol": 1e-10, "xtol": 1e-12, "gtol": 1e-12}
 #: The trust-region phase differentiates afresh every this many Jacobians, with Broyden's rank-one secant
 #: updates in between (a forward difference costs as much as eight evaluations of every group).
 _FD_EVERY = 3
@@ -265,12 +277,14 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
 def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 400) -> Efficiency:
     """Fit :class:`Efficiency` to measured configurations (default: all), from ``start`` (default
     :data:`START`): minimise the squared log errors of TPOT and throughput per chip (:func:`residuals`)
-    plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on :data:`START` whatever
-    ``start`` is). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
+    plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on :data:`PRIOR_CENTRE`
+    whatever ``start`` is). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
     is held at :data:`PRIORS`, and a stack with no point gets the median overhead of the fitted stacks.
-    Deterministic: ``scipy.optimize.least_squares`` (trust-region reflective) in log space within
-    :data:`BOUNDS`, tolerances :data:`_TOLERANCES`, a forward-difference Jacobian evaluating only the
-    groups each constant moves."""
+    Deterministic, in three phases, all in log space within :data:`BOUNDS`: ``scipy.optimize.least_squares``
+    (trust-region reflective) on the data alone (tolerances :data:`_FIRST_TOLERANCES`), to the basin the
+    measurements choose; the same with the prior from there (:data:`_TOLERANCES`); and :func:`_polish`
+    onto that minimum. Jacobians by forward differences (every :data:`_FD_EVERY`-th, Broyden updates
+    between), central ones at the end, each constant re-evaluating only the groups it moves."""
     from scipy.optimize import least_squares
 
     configs = configurations() if configs is None else configs
@@ -305,18 +319,22 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
         return x
 
     last = {}
-    centre = _vector(START)[free]  # the prior's centre: the neutral start, never ``start`` or the stored fit
+    centre = _vector(PRIOR_CENTRE)[free]  # fixed: never ``start`` or the stored fit
+    n_data = 2 * n_rows
 
-    def fun(z):
-        last["z"], last["log"] = z.copy(), predicted_log(full(z))
-        return np.concatenate([last["log"] - measured_log, (z - centre) / PRIOR_WIDTH])
+    def fun(z, prior=True):
+        if not np.array_equal(last.get("z"), z):
+            last["z"], last["log"] = z.copy(), predicted_log(full(z))
+        r = last["log"] - measured_log
+        return np.concatenate([r, (z - centre) / PRIOR_WIDTH]) if prior else r
 
-    def jac(z, central=False):
+    def jac(z, central=False, prior=True):
         # forward differences (scipy's '2-point' step), or central ones for the polish, each constant
         # re-evaluating only the groups it moves; the prior's rows are exact
         base = last["log"] if np.array_equal(last.get("z"), z) else predicted_log(full(z))
-        J = np.zeros((2 * n_rows + z.size, z.size))
-        J[2 * n_rows:] = np.eye(z.size) / PRIOR_WIDTH
+        J = np.zeros((n_data + (z.size if prior else 0), z.size))
+        if prior:
+            J[n_data:] = np.eye(z.size) / PRIOR_WIDTH
         for j in range(z.size):
             if not touches[j]:
                 continue
@@ -325,32 +343,38 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
                 up, down = z.copy(), z.copy()
                 up[j] += h
                 down[j] -= h
-                J[:2 * n_rows, j] = (predicted_log(full(up), touches[j], base)
-                                     - predicted_log(full(down), touches[j], base)) / (2 * h)
+                J[:n_data, j] = (predicted_log(full(up), touches[j], base)
+                                 - predicted_log(full(down), touches[j], base)) / (2 * h)
                 continue
             h = -h if z[j] + h > hi[free][j] else h
             zj = z.copy()
             zj[j] += h
-            J[:2 * n_rows, j] = (predicted_log(full(zj), touches[j], base) - base) / h
+            J[:n_data, j] = (predicted_log(full(zj), touches[j], base) - base) / h
         return J
 
-    secant = {"calls": 0}
+    def trust_region(z0, prior, tolerances):
+        # scipy's trust-region reflective least squares; its Jacobian a forward difference every
+        # _FD_EVERY-th call, Broyden's rank-one secant update from the last step in between
+        secant = {"calls": 0}
 
-    def trust_region_jac(z):
-        # the trust-region phase's Jacobian: a forward difference every _FD_EVERY-th call, Broyden's
-        # rank-one secant update from the last step in between (the polish takes exact ones)
-        r = np.concatenate([last["log"] - measured_log, (z - centre) / PRIOR_WIDTH]) \
-            if np.array_equal(last.get("z"), z) else fun(z)
-        if secant["calls"] % _FD_EVERY == 0:
-            J = jac(z)
-        else:
-            s = z - secant["z"]
-            J = secant["J"] + np.outer(r - secant["r"] - secant["J"] @ s, s) / (s @ s)
-        secant.update(calls=secant["calls"] + 1, z=z.copy(), r=r, J=J)
-        return J
+        def secant_jac(z):
+            r = fun(z, prior)
+            if secant["calls"] % _FD_EVERY == 0:
+                J = jac(z, prior=prior)
+            else:
+                s = z - secant["z"]
+                J = secant["J"] + np.outer(r - secant["r"] - secant["J"] @ s, s) / (s @ s)
+            secant.update(calls=secant["calls"] + 1, z=z.copy(), r=r, J=J)
+            return J
 
-    sol = least_squares(fun, np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), jac=trust_region_jac,
-                        bounds=(lo[free], hi[free]), x_scale=1.0, max_nfev=max_nfev, **_TOLERANCES)
+        return least_squares(lambda z: fun(z, prior), z0, jac=secant_jac, bounds=(lo[free], hi[free]),
+                             x_scale=1.0, max_nfev=max_nfev, **tolerances)
+
+    # first the data alone, to the basin the measurements choose (the prior's pull towards the generic
+    # defaults could hold the fit in a flat region where no point is compute-bound), then with the prior
+    # from there, then the polish onto that minimum
+    first = trust_region(np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), False, _FIRST_TOLERANCES)
+    sol = trust_region(np.clip(first.x, lo[free] + 1e-9, hi[free] - 1e-9), True, _TOLERANCES)
     x = x0.copy()
     x[free] = _polish(fun, jac, sol, lo[free], hi[free])
     eff = _efficiency(x)
@@ -606,7 +630,7 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
         # keyed by the rows, not by the scheme's name: two schemes that hold out the same rows (H100 is
         # only measured on gpt-oss-120b, so "chip=h100" and "model-chip=gpt-oss-120b h100" are one fold)
         # share one refit
-        key = data.inputs_digest("holdout", rest, held, start or START, PRIORS, BOUNDS, PRIOR_WIDTH)
+        key = data.inputs_digest("holdout", rest, held, start or START, PRIORS, BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH)
 
         def compute(rest=rest, held=held):
             eff = fit(rest, start=start)

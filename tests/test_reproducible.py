@@ -120,7 +120,7 @@ def test_a_refit_ends_on_its_minimum_whatever_its_start(configs):
     GB200 (no training row is compute-bound, so the data alone leave the decode FLOP/s efficiency anywhere
     above about 0.33) refitted from the neutral start and from a start a factor of two away in every
     constant ends on the same constants within 1e-7, with the FLOP/s efficiency at the prior's centre
-    (START's 0.5) and no fitted constant on the collective latency's 1 us floor."""
+    (the generic default 0.5, calibration.PRIOR_CENTRE) and the collective latency off its 1 us floor."""
     rest = configs.filter(~((pl.col("model_key") == "deepseek-r1") & (pl.col("chip") == "gb200")))
     a = calibration.fit(rest)
     far = replace(calibration.START, **{p: min(2 * getattr(calibration.START, p), calibration.BOUNDS[p][1])
@@ -129,6 +129,7 @@ def test_a_refit_ends_on_its_minimum_whatever_its_start(configs):
     b = calibration.fit(rest, start=far)
     va, vb = calibration._vector(a), calibration._vector(b)
     assert np.max(np.abs(va - vb)) < 1e-7
+    assert calibration.PRIOR_CENTRE.eta_compute == 0.5
     assert a.eta_compute == pytest.approx(0.5, rel=1e-6)
     assert a.alpha_s > 1.5 * calibration.BOUNDS["alpha_s"][0]
 
