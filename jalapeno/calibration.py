@@ -80,9 +80,10 @@ PRIOR_WIDTH = math.log(1000.0)
 #: (:func:`_polish`) ends them on it, so that a fit ends at the minimum, not wherever a last-bit different
 #: path makes a stopping rule fire.
 _TOLERANCES = {"ftol": 1e-6, "xtol": 1e-8, "gtol": 1e-8}
-#: Stopping tolerances of the first phase, on the data alone (:func:`fit`): run close to its minimum, so
-#: that the phase with the prior starts in the basin the data choose.
-_FIRST_TOLERANCES = {"ftol": 1e-10, "xtol": 1e-12, "gtol": 1e-12}
+#: Stopping tolerances of the first phase, on the data alone (:func:`fit`): near enough its minimum that
+#: the phase with the prior starts in the basin the data choose (1e-10 gives the same quoted hold-out
+#: results at twice the time).
+_FIRST_TOLERANCES = {"ftol": 1e-6, "xtol": 1e-8, "gtol": 1e-8}
 #: The trust-region phase differentiates afresh every this many Jacobians, with Broyden's rank-one secant
 #: updates in between (a forward difference costs as much as eight evaluations of every group).
 _FD_EVERY = 3
