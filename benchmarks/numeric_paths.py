@@ -1,16 +1,16 @@
 """The serving-model chapter's hold-out quotes under two floating-point paths: fails if they differ.
 
-Runs :func:`jalapeno.calibration.holdout` (default: by chip, the fold the issue found machine-dependent)
-in two child processes, one on this CPU's default path and one with OpenBLAS forced to another core type
+Runs :func:`jalapeno.calibration.holdout` (default: the schemes the serving-model chapter shows, by chip,
+by (model, chip) and by shape) in two child processes, one on this CPU's default path and one with OpenBLAS forced to another core type
 (``OPENBLAS_CORETYPE``, default ``Sandybridge``: no FMA, AVX kernels) and numpy's runtime-dispatched SIMD
 features that this CPU has switched off (``NPY_DISABLE_CPU_FEATURES``, e.g. ``X86_V3 X86_V4`` on an
 AVX-512 machine), and compares what the chapter shows: the glued text of
 :func:`jalapeno.calibration.holdout_quotes` and the cells of the hold-out table as
 :func:`jalapeno.publish.notebook.number` formats them. Exit status 0 when every shown value matches,
-1 otherwise (the differences are printed). About a minute per path on an idle 2-core machine for the
-chip folds; ``--by series chip`` adds the 22 series folds (several minutes).
+1 otherwise (the differences are printed). About 50 s for both paths at once on a 2-core machine for
+the chapter's 14 folds (11 refits); ``--by series`` adds the 22 series folds.
 
-    .venv/bin/python benchmarks/numeric_paths.py [--by chip] [--coretype Sandybridge]
+    .venv/bin/python benchmarks/numeric_paths.py [--by chip model-chip shape] [--coretype Sandybridge]
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def run(by: list[str], env: dict[str, str]) -> subprocess.Popen:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--by", nargs="+", default=["chip"], choices=["chip", "model-chip", "shape", "series"])
+    ap.add_argument("--by", nargs="+", default=["chip", "model-chip", "shape"],
+                    choices=["chip", "model-chip", "shape", "series"])
     ap.add_argument("--coretype", default="Sandybridge", help="OPENBLAS_CORETYPE of the second path")
     args = ap.parse_args(argv)
     paths = {"default": {}, "second": {"OPENBLAS_CORETYPE": args.coretype,

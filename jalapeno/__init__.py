@@ -15,11 +15,20 @@ constants); calibration; Pareto frontiers (``pareto``); the subject chip's build
 claims registry (``registry``); the chapters (``chapters``); the book machinery (``publish``).
 """
 
-from .errors import DataError, JalapenoError, ParameterError, UnknownNameError
-from .pareto import frontier
-from .registry import claims
-from .serving import Evaluation, evaluate
-from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names
+import os as _os
+
+# One BLAS thread unless the caller chose otherwise (read by OpenBLAS when numpy and scipy load it, so set
+# before they are imported): the package's linear algebra is small (a fit's Jacobian is about 2,000 x 13),
+# where a second thread only waits for a core that the build's other notebook is using (measured: scipy's
+# SVD of that Jacobian 0.7 ms on one thread, 140 ms on two with both cores busy), and one thread also fixes
+# the order of BLAS's sums whatever the number of cores.
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from .errors import DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
+from .pareto import frontier  # noqa: E402
+from .registry import claims  # noqa: E402
+from .serving import Evaluation, evaluate  # noqa: E402
+from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
 __all__ = ["ChipSpec", "DataError", "Evaluation", "JalapenoError", "ModelSpec", "ParameterError", "UnknownNameError",
            "chip", "chip_names", "claims", "evaluate", "frontier", "model", "model_names"]

@@ -56,20 +56,32 @@ def inputs_digest(*parts: object) -> str:
 def cached_frame(kind: str, key: str, compute) -> pl.DataFrame:
     """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
     :func:`inputs_digest`) and read from there when present. Written to a temporary file first and moved
-    into place, so that concurrent runs never read half a file."""
+    into place, so that concurrent runs never read half a file; and computed under an exclusive lock on
+    ``.<key>.lock`` beside it (``fcntl.flock``, where the system has it), so that a second process asking
+    for the same key while the first computes it (two notebooks of one build that need the same hold-out
+    refits) waits for that result instead of computing it again."""
     import tempfile
 
     folder = cache_dir() / kind
     path = folder / f"{key}.parquet"
     if path.is_file():
         return pl.read_parquet(path)
-    frame = compute()
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
-    os.close(fd)
-    frame.write_parquet(tmp)
-    os.replace(tmp, path)
-    return frame
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here: a concurrent run may compute the same frame twice
+        fcntl = None
+    with open(folder / f".{key}.lock", "a") as lock:
+        if fcntl:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():  # computed by the run that held the lock
+            return pl.read_parquet(path)
+        frame = compute()
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
+        os.close(fd)
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)
+        return frame
 
 
 @dataclass(frozen=True)
@@ -490,14 +502,23 @@ def jalapeno_unknown(parameter: str, case: str = "central") -> float:
     return _range_value(jalapeno_unknowns(), "Jalapeño unknown", parameter, case, UNIT_TO_SI)
 
 
+#: ``model_constants.csv`` as ``{constant: value}`` per data folder, next to the loaded table it was read
+#: from (rebuilt when :func:`load` returns another table: after a cache clear or an edited copy of data/).
+_MODEL_CONSTANTS: dict[str, tuple[pl.DataFrame, dict[str, float]]] = {}
+
+
 def model_constant(name: str) -> float:
     """One value of ``model_constants.csv`` (a constant of the physics that is neither a spec nor fitted
-    to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them."""
+    to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them.
+    A dictionary look-up after the first call (the serving evaluator asks for one on every call)."""
     table = load("model_constants.csv")
-    rows = table.filter(pl.col("constant") == name)
-    if rows.is_empty():
+    folder = str(data_dir())
+    kept = _MODEL_CONSTANTS.get(folder)
+    if kept is None or kept[0] is not table:
+        kept = _MODEL_CONSTANTS[folder] = (table, dict(zip(table["constant"], table["value"])))
+    if name not in kept[1]:
         raise _unknown("model constant", name, table["constant"])
-    return rows.row(0, named=True)["value"]
+    return kept[1][name]
 
 
 def calibration_table() -> pl.DataFrame:

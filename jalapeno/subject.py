@@ -64,8 +64,12 @@ FIT_BOUNDS = ((1e-8, 2e-4), (1e-3, 1.0), (1e-4, 2.0), (0.05, 10.0))
 
 #: Starting points of the fit (not a convex problem): each combination of these per-layer overheads
 #: (3 and 30 µs: below and at the measured stacks' order) and prefill efficiencies (5 % and 30 %), with
-#: a request latency of 0.1 s and an MLA factor of 1; the lowest cost wins.
+#: a request latency of 0.1 s and an MLA factor of 1; the lowest cost wins, and the first start that
+#: solves the four equations (cost below :data:`_COST_TIE`) ends the search: none can do better.
 FIT_STARTS = {"tau_s": (3e-6, 3e-5), "eta_prefill": (0.05, 0.3), "request_latency_s": (0.1,), "mla_layer_factor": (1.0,)}
+#: Two fits' costs closer than this are a tie (the first start's wins); a cost below it solves the four
+#: equations to about 1e-6 relative (cost = half the sum of the squared log errors), and ends the search.
+_COST_TIE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -146,8 +150,12 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
     best = None
     for start in itertools.product(*(FIT_STARTS[name] for name, _ in JALAPENO_FIT)):
         sol = least_squares(fun, np.log(start), bounds=(lo, hi), diff_step=1e-3)
-        if best is None or sol.cost < best.cost - 1e-12:
+        if best is None or sol.cost < best.cost - _COST_TIE:
             best = sol
+        if best.cost < _COST_TIE:
+            # the four equations are solved (the cost is a sum of squares, never below 0), so no later start
+            # can beat this one by more than the tie margin: the result is the one every start would give
+            break
     return JalapenoFit(make(best.x), scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap,
                        tuple(sorted((overrides or {}).items())))
 

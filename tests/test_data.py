@@ -108,3 +108,27 @@ def test_implausible_spec_values_are_refused_with_file_line_and_column(edit_data
     with pytest.raises(jp.DataError, match=r"chip_specs\.csv: line \d+, column '(value)'") as err:
         data.chip_specs_si()
     assert fragment in str(err.value)
+
+
+def test_two_processes_asking_for_one_cached_frame_compute_it_once(tmp_path):
+    """Two notebooks of one build that need the same hold-out refit: the second waits for the first's
+    result (the lock of jalapeno.data.cached_frame) instead of computing it again."""
+    import os
+    import subprocess
+    import sys
+
+    child = ("import sys, time, polars as pl\n"
+             "from jalapeno import data\n"
+             "def compute():\n"
+             "    open(sys.argv[1], 'a').write('computed\\n')\n"
+             "    time.sleep(1.0)\n"
+             "    return pl.DataFrame({'x': [1.0]})\n"
+             "print(data.cached_frame('test-lock', 'k' * 64, compute)['x'][0])\n")
+    log = tmp_path / "computed.txt"
+    env = {**os.environ, "JALAPENO_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(log)], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate()[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs == ["1.0", "1.0"]
+    assert log.read_text() == "computed\n"

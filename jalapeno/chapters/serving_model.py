@@ -7,6 +7,8 @@ chapter's batch-1 example)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 
@@ -55,6 +57,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
         ch.numbers[key] = text
     ch.quote("target_pct", 100 * target_frontier_distance, "{:.0f}")
+    ch.quote("prior_factor", math.exp(calibration.PRIOR_WIDTH), "{:,.0f}")
     schemes = calibration.scheme_summary(held)
     ch.values["schemes"] = schemes
     ch.tables["schemes"] = schemes.select(
