@@ -1,13 +1,47 @@
 """Shared fixtures: a copy of data/ to break on purpose, with the loader's cache cleared around it."""
 
+import fcntl
 import shutil
 from pathlib import Path
 
 import pytest
 
 from jalapeno import data
+from jalapeno.publish import build
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+#: The kinds of computed results kept by jalapeno.data.cached_frame (keyed by their inputs, so any cache
+#: may share them); executed notebooks and rendered sites are kept apart from these.
+RESULT_KINDS = ("holdout", "jalapeno-nodes")
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> Path:
+    """The whole book built once with its defaults (the README's first command) for every test that reads
+    a built site, under ``pytest -n`` too: the first worker builds it under a lock in the session's
+    shared temporary folder, the others wait and read it. Returns the site folder (``index.html`` in it)."""
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if root.name.startswith("popen-gw") else root  # xdist: the workers' common folder
+    out = root / "shared-book" / "html"
+    with open(root / "shared-book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "index.html").exists():
+            build.build(out=out, progress=False)
+    return out
+
+
+@pytest.fixture
+def own_notebook_cache(tmp_path) -> Path:
+    """A build cache in ``tmp_path / "cache"`` whose executed notebooks and renders are its own (a test of the cache
+    starts from nothing) but whose refits are the repository cache's (a refit keyed by its inputs gives
+    the same frame wherever it is kept, so a cold test need not refit what another test fitted)."""
+    folder = tmp_path / "cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in RESULT_KINDS:
+        shared = data.cache_dir() / kind
+        shared.mkdir(parents=True, exist_ok=True)
+        (folder / kind).symlink_to(shared, target_is_directory=True)
+    return folder
 
 
 @pytest.fixture

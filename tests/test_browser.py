@@ -8,7 +8,8 @@ page, no two tick labels of an axis and no two labels of a legend overlap, and n
 container; a screenshot of every page at both widths goes to build/screenshots/ for review. A
 deliberately broken page and a deliberately crowded chart show the checker failing.
 
-The site is built into a temporary folder, or taken from JALAPENO_BROWSER_SITE (a folder a full
+The site is the session's one build of the book (the ``built_book`` fixture of conftest.py, shared with
+the build tests), or taken from JALAPENO_BROWSER_SITE (a folder a full
 ``jalapeno build --out`` wrote). Without Chromium or Playwright the tests are skipped, unless
 JALAPENO_REQUIRE_BROWSER=1 (CI sets it).
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from jalapeno import charts
-from jalapeno.publish import build, pages, scenarios
+from jalapeno.publish import pages, scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("JALAPENO_CHROMIUM", "/usr/bin/chromium"))
@@ -176,15 +177,14 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def site(browser, tmp_path_factory):
+def site(browser, request):
     given = os.environ.get("JALAPENO_BROWSER_SITE")
     if given:
         out = Path(given)
         if not (out / "index.html").exists():
             pytest.fail(f"JALAPENO_BROWSER_SITE={given} holds no built book (no index.html)")
     else:
-        out = tmp_path_factory.mktemp("browser") / "html"
-        build.build(out=out, progress=False)
+        out = request.getfixturevalue("built_book")
     with Site(out) as s:
         yield out, s.url
 

@@ -18,10 +18,8 @@ JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
 
 
 @pytest.fixture(scope="module")
-def book(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site") / "html"
-    index = build.build(out=out)
-    return out, index
+def book(built_book):
+    return built_book, built_book / "index.html"
 
 
 def text_of(page: Path) -> str:
@@ -189,14 +187,14 @@ SMALL = ["reading-the-numbers", "roofline"]
 
 
 @pytest.fixture
-def small_book(tmp_path, monkeypatch):
-    """Two chapters copied to a scratch notebooks/ folder, with a cache of their own."""
+def small_book(tmp_path, monkeypatch, own_notebook_cache):
+    """Two chapters copied to a scratch notebooks/ folder, with a notebook cache of their own."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
     for name in SMALL:
         shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", folder)
     monkeypatch.setattr(scenarios, "NOTEBOOKS_DIR", folder)
-    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(own_notebook_cache))
     return folder
 
 

@@ -93,9 +93,8 @@ def test_a_second_build_into_the_same_folder_stops_at_once(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.jalapeno-lock"]
 
 
-def test_a_build_replaces_only_its_own_site_and_keeps_a_users_sibling(tmp_path, monkeypatch):
-    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
-    out = tmp_path / "site"
+def test_a_build_replaces_only_its_own_site_and_keeps_a_users_sibling(tmp_path):
+    out = tmp_path / "site"  # the repository's build cache: what is replaced here is the site, not a result
     sibling = tmp_path / ".site-old"  # the name earlier versions used for their own old folder
     sibling.mkdir()
     (sibling / "mine.txt").write_text("not the tool's")
@@ -105,7 +104,7 @@ def test_a_build_replaces_only_its_own_site_and_keeps_a_users_sibling(tmp_path, 
     build.build(["claims"], out=out, progress=False)  # a folder it built: replaced whole
     assert not (out / "stale.html").exists() and (out / "index.html").is_file()
     assert (sibling / "mine.txt").read_text() == "not the tool's"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-old", ".site.jalapeno-lock", "cache", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site-old", ".site.jalapeno-lock", "site"]
 
 
 def _start(tmp_path: Path, out: Path) -> subprocess.Popen:
@@ -156,8 +155,7 @@ def test_a_killed_build_leaves_no_process_and_the_next_build_removes_its_staging
     assert _gone(kids, 10) == []  # workers get SIGTERM from the kernel (PDEATHSIG), kernels follow them
     stale = [p.name for p in tmp_path.glob(".site-building-*")]
     assert len(stale) == 1
-    again = run(["build", "claims", "--out", str(out)], cwd=tmp_path,
-                env={"JALAPENO_CACHE_DIR": str(tmp_path / "cache")})
+    again = run(["build", "claims", "--out", str(out)], cwd=tmp_path)  # the repository's cache: no cold refit
     assert again.returncode == 0, again.stderr
     assert f"removed {stale[0]}, left behind by an interrupted build" in again.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.jalapeno-lock", "cache", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == [".site.jalapeno-lock", "site"]
