@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 
@@ -212,11 +213,51 @@ def to_svg(spec: dict, width: int = EXPORT_WIDTH_PX) -> str:
     return vlc.vegalite_to_svg(_fixed_width(spec, width))
 
 
+#: Significant digits a chart's numbers keep in the page (never fewer than its integer digits): far below
+#: what a chart can draw or its tooltips print, far above the last-bit noise a fit or a CPU's numeric path
+#: leaves in them (about 1e-9 relative at most), so a page's charts are the same on any machine.
+CHART_DIGITS = 6
+
+
+def stable_numbers(value, digits: int = CHART_DIGITS):
+    """``value`` (a spec: dicts, lists, numbers, strings) with every finite float rounded to ``digits``
+    significant digits, or to a whole number when it has more integer digits than that."""
+    if isinstance(value, dict):
+        return {k: stable_numbers(v, digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [stable_numbers(v, digits) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and value != 0.0:
+        return round(value, max(0, digits - math.ceil(math.log10(abs(value)))))
+    return value
+
+
+def _stable_spec(spec: dict) -> dict:
+    """``spec`` through :func:`stable_numbers`, its inline datasets renamed after what they now hold
+    (Altair names each after a hash of its full-precision rows)."""
+    spec = stable_numbers(spec)
+    names = {old: "data-" + hashlib.sha1(json.dumps(rows, sort_keys=True).encode()).hexdigest()[:32]
+             for old, rows in spec.get("datasets", {}).items()}
+
+    def rename(value):
+        if isinstance(value, dict):
+            return {k: (names.get(v, v) if k == "name" and isinstance(v, str) else rename(v))
+                    for k, v in value.items() if k != "datasets"}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return value
+    out = rename(spec)
+    if "datasets" in spec:
+        out["datasets"] = {names[k]: v for k, v in spec["datasets"].items()}
+    return out
+
+
 def _render(spec: dict, **_: object) -> dict:
     """A chart's output in a notebook: an empty ``<div>`` and the script that draws the spec into it with
-    the book's own chart runtime. No static SVG inside: its text layout depends on the fonts the
+    the book's own chart runtime, its numbers to :data:`CHART_DIGITS` significant digits (the id hashes
+    that same spec). No static SVG inside: its text layout depends on the fonts the
     rendering process finds, which nbval would see as a changed output (the SVG is exported beside the
     chapter instead, by :func:`figure`)."""
+    spec = _stable_spec(spec)
     element = spec_id(spec)
     payload = json.dumps(spec, sort_keys=True).replace("</", "<\\/")
     body = (

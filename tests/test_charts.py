@@ -1,6 +1,7 @@
 """Charts: deterministic offline output, small specs (golden case 11)."""
 
 import altair as alt
+import numpy as np
 import polars as pl
 import pytest
 
@@ -116,3 +117,18 @@ def test_charts_fit_their_container_and_export_at_a_fixed_width():
     assert spec["width"] == "container" and spec["autosize"]["type"] == "fit-x"
     assert f'width="{charts.EXPORT_WIDTH_PX}"' in charts.to_svg(spec)[:400]
     assert charts.wrap_title("a " * 40)[0] == ("a " * 23).strip()  # 46 characters a line
+
+
+def test_a_charts_numbers_in_the_page_keep_six_significant_digits_and_every_integer_digit():
+    shown = charts.stable_numbers({"a": [151.39588810206874, 3174603.1746031744, 0.00123456789, -26.500606918108055,
+                                         44960.0, 2.5, 0, True, "151.39588810206874"]})
+    assert shown == {"a": [151.396, 3174603.0, 0.00123457, -26.5006, 44960.0, 2.5, 0, True, "151.39588810206874"]}
+
+
+def test_a_chart_renders_the_same_page_under_a_last_bit_perturbation_of_its_data():
+    rng = np.random.default_rng(12)
+    values = rng.lognormal(3, 2, 500)
+    frame = lambda v: pl.DataFrame({"x": np.arange(v.size, dtype=float), "y": v})  # noqa: E731
+    html = [charts._render(alt.Chart(frame(v)).mark_line().encode(x="x:Q", y="y:Q").to_dict())["text/html"]
+            for v in (values, values * (1 + 1e-12 * rng.choice([-1.0, 1.0], values.size)))]
+    assert html[0] == html[1]
