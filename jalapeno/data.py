@@ -267,6 +267,18 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
         raise DataError(f"{path}: header does not match the schema: missing {missing}, unexpected {extra}; "
                         f"expected columns: {', '.join(schema)}")
     raw = raw.with_columns(pl.col(c).str.strip_chars().replace("", None) for c in schema)
+    numeric = [n for n, c in schema.items() if c.kind in ("float", "int")]
+
+    def as_number(name: str) -> pl.Expr:
+        t = pl.col(name)
+        return pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "")).otherwise(t) \
+            .cast(pl.Float64, strict=False)
+    # every numeric column typed, and whether any of its cells is bad, in one pass over the table
+    typed_all = raw.select(*(as_number(n) for n in numeric))
+    flags = typed_all.select(*(((pl.col(n).is_null() & raw[n].is_not_null()) | ~pl.col(n).is_finite().fill_null(True)
+                                | ((pl.col(n).is_not_null() & (pl.col(n) != pl.col(n).round(0)))
+                                   if schema[n].kind == "int" else pl.lit(False))).any().alias(n) for n in numeric)
+                               ).row(0, named=True) if numeric else {}
     out = []
     for name, col in schema.items():
         s = raw[name]
@@ -274,13 +286,11 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
             i = s.is_null().arg_true()[0]
             raise _fail(path, i, name, "", "a value is required")
         if col.kind in ("float", "int"):
-            t = pl.col(name)
-            text = pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "")).otherwise(t)
-            typed = raw.select(text.cast(pl.Float64, strict=False))[name]
-            bad = (typed.is_null() & s.is_not_null()) | ~typed.is_finite().fill_null(True)
-            if col.kind == "int":
-                bad = bad | (typed.is_not_null() & (typed != typed.round(0)))
-            if bad.any():
+            typed = typed_all[name]
+            if flags[name]:
+                bad = (typed.is_null() & s.is_not_null()) | ~typed.is_finite().fill_null(True)
+                if col.kind == "int":
+                    bad = bad | (typed.is_not_null() & (typed != typed.round(0)))
                 i = bad.arg_true()[0]
                 why = f"not {'an integer' if col.kind == 'int' else 'a finite number'}"
                 if "," in s[i]:
