@@ -312,11 +312,17 @@ def evaluate_grid(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, conc
     """:func:`evaluate` over a large flat grid (1-D arrays ``n_chips``, ``concurrency`` and ``dp`` of one
     length, or scalars), ``chunk`` configurations at a time, so that peak memory stays bounded and the
     working set fits in cache. The same result as one call, field by field (1-D, the grid's length);
-    ``kw`` as for :func:`evaluate`. ValueError for arrays of different lengths or a non-positive chunk."""
+    ``kw`` as for :func:`evaluate`, a per-configuration array among them (``prefill_chips``,
+    ``prefill_tp``, ``context_tokens``: 1-D, the grid's length) chunked with the grid. ValueError for arrays
+    of different lengths or a non-positive chunk."""
     if chunk < 1:
         raise ValueError(f"chunk must be a positive number of configurations, got {chunk!r}")
     n, b, d = np.broadcast_arrays(np.ravel(n_chips), np.ravel(concurrency), np.ravel(dp))
-    parts = [evaluate(model, chip, n_chips=n[i:i + chunk], concurrency=b[i:i + chunk], dp=d[i:i + chunk], **kw)
+    per_config = {k for k, v in kw.items() if isinstance(v, np.ndarray) and v.ndim == 1 and v.size == n.size > 1}
+
+    def piece(i: int) -> dict:
+        return {k: (v[i:i + chunk] if k in per_config else v) for k, v in kw.items()}
+    parts = [evaluate(model, chip, n_chips=n[i:i + chunk], concurrency=b[i:i + chunk], dp=d[i:i + chunk], **piece(i))
              for i in range(0, n.size, chunk)]
     joined = {}
     for f in fields(Evaluation):

@@ -360,6 +360,14 @@ def test_a_grid_evaluated_in_chunks_is_the_grid_evaluated_at_once():
     chunked = serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, chunk=7, **kw)
     for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "fits", "weights_s", "all_to_all_s"):
         np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
+    # disaggregated: the prefill chips of each configuration travel with it through the chunks
+    prefill = np.ceil(c / 10)
+    whole = serving.evaluate("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, disagg=True,
+                             prefill_chips=prefill, **kw)
+    chunked = serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, chunk=7, disagg=True,
+                                    prefill_chips=prefill, **kw)
+    for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "chips"):
+        np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
     with pytest.raises(ValueError, match="chunk must be a positive number"):
         serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, chunk=0)
 
