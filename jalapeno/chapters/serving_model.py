@@ -143,7 +143,10 @@ def _worked_example(ch: Chapter) -> None:
         q("constants", config["constants"])
         q("stack", kw["stack"])
         q("chips", n, "{:.0f}")
+        noun = "chip" if k == "j" else "GPU"
+        q("on_chips", f"{n:.0f} {noun}" + ("" if n == 1 else "s"))
         q("dp", dp, "{:.0f}")
+        q("split", "attention on one replica" if dp == 1 else f"attention split {dp:.0f} ways by data parallelism")
         q("tp", n / dp, "{:.0f}")
         q("conc", b, "{:,.0f}")
         q("seqs", b / dp, "{:,.0f}")
