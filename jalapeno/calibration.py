@@ -632,7 +632,8 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
     constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
     group gets its engine's overhead or the median of the others, the MLA factor its prior). ``groups``: only these values
-    of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frame`, keyed
+    of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frames` (processes
+    asking at once share the folds out), keyed
     by its training and held-out rows, the start, the priors, the bounds and the package's source (not by
     the scheme: two schemes that hold out the same rows share one refit), so a second run with the same
     inputs reads it instead of refitting. UnknownNameError for another ``by``.
@@ -644,7 +645,7 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     column = HOLDOUT_SCHEMES[by]
     configs = _with_groups(configurations() if configs is None else configs)
     extra = ["shape", "model_chip"]
-    frames = []
+    folds = []
     for (value,), held in configs.group_by([column], maintain_order=True):
         if groups is not None and value not in groups:
             continue
@@ -659,9 +660,10 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
             eff = fit(rest, start=start)
             return series_errors(predict(held, eff), eff).with_columns(
                 held_at_prior=pl.lit(", ".join(unidentified(rest))))
-        frames.append(data.cached_frame("holdout", key, compute).select(
-            pl.exclude("held_at_prior"), held_out=pl.lit(f"{by}={value}"), held_at_prior="held_at_prior"))
-    return pl.concat(frames)
+        folds.append((value, key, compute))
+    frames = data.cached_frames("holdout", [(key, compute) for _, key, compute in folds])
+    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(f"{by}={value}"),
+                               held_at_prior="held_at_prior") for (value, _, _), f in zip(folds, frames)])
 
 
 def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:

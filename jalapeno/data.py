@@ -53,13 +53,24 @@ def inputs_digest(*parts: object) -> str:
     return h.hexdigest()
 
 
-def cached_frame(kind: str, key: str, compute) -> pl.DataFrame:
+def cached_frames(kind: str, items: list[tuple[str, object]]) -> list[pl.DataFrame]:
+    """:func:`cached_frame` of each ``(key, compute)`` of ``items``, in their order, shared out among the
+    processes that ask for them at once: a first pass computes each frame whose lock is free and passes
+    over one that another process is computing, a second pass waits for those. Two notebooks of a cold
+    build that need the same hold-out refits thus compute about half each, instead of one waiting while
+    the other computes them all."""
+    first = {key: cached_frame(kind, key, compute, wait=False) for key, compute in items}
+    return [first[key] if first[key] is not None else cached_frame(kind, key, compute) for key, compute in items]
+
+
+def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataFrame | None:
     """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
     :func:`inputs_digest`) and read from there when present. Written to a temporary file first and moved
     into place, so that concurrent runs never read half a file; and computed under an exclusive lock on
     ``.<key>.lock`` beside it (``fcntl.flock``, where the system has it), so that a second process asking
     for the same key while the first computes it (two notebooks of one build that need the same hold-out
-    refits) waits for that result instead of computing it again."""
+    refits) waits for that result instead of computing it again; with ``wait=False`` it returns None
+    instead of waiting."""
     import tempfile
 
     folder = cache_dir() / kind
@@ -73,7 +84,10 @@ def cached_frame(kind: str, key: str, compute) -> pl.DataFrame:
         fcntl = None
     with open(folder / f".{key}.lock", "a") as lock:
         if fcntl:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:  # another process is computing it
+                return None
         if path.is_file():  # computed by the run that held the lock
             return pl.read_parquet(path)
         frame = compute()

@@ -132,3 +132,34 @@ def test_two_processes_asking_for_one_cached_frame_compute_it_once(tmp_path):
     assert [p.returncode for p in procs] == [0, 0]
     assert outs == ["1.0", "1.0"]
     assert log.read_text() == "computed\n"
+
+
+def test_two_processes_asking_for_the_same_frames_share_them_out(tmp_path):
+    """Two notebooks of a cold build that need the same four hold-out refits (jalapeno.data.cached_frames):
+    each frame is computed once, both processes compute some (a frame another process is computing is
+    passed over, then waited for), and both get every frame."""
+    import os
+    import subprocess
+    import sys
+
+    child = ("import sys, time, polars as pl\n"
+             "from jalapeno import data\n"
+             "def make(i):\n"
+             "    def compute():\n"
+             "        open(sys.argv[1], 'a').write(f'{sys.argv[2]} {i}\\n')\n"
+             "        time.sleep(1.5)  # longer than a process takes to start, even on a busy machine\n"
+             "        return pl.DataFrame({'x': [float(i)]})\n"
+             "    return compute\n"
+             "frames = data.cached_frames('test-share', [(str(i) * 64, make(i)) for i in range(4)])\n"
+             "print(' '.join(str(f['x'][0]) for f in frames))\n")
+    log = tmp_path / "computed.txt"
+    env = {**os.environ, "JALAPENO_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(log), name], env=env, stdout=subprocess.PIPE,
+                              text=True) for name in ("a", "b")]
+    outs = [p.communicate()[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs == ["0.0 1.0 2.0 3.0"] * 2
+    lines = log.read_text().split()
+    computed = sorted(int(i) for i in lines[1::2])
+    assert computed == [0, 1, 2, 3]  # each once
+    assert set(lines[0::2]) == {"a", "b"}  # by both processes
