@@ -491,14 +491,14 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
     The benchmark never loads a server further, so a frontier compared with its measurements is taken
     over the same range. When no run of ``model`` was served that way, the other way's runs stand in.
     None (no cap) for a model with no measured source."""
-    key = specs.model(model).model
-    caps = _measured_caps(disagg) or _measured_caps(not disagg)
-    key = key if any(k[0] == key for k in caps) else TRANSFER_MODEL.get(key, key)
-    shapes = [(i, o) for m, i, o in caps if m == key]
-    if not shapes:
-        return None
-    i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
-    return caps[(key, i, o)]
+    name = specs.model(model).model
+    for caps in (_measured_caps(disagg), _measured_caps(not disagg)):
+        key = name if any(k[0] == name for k in caps) else TRANSFER_MODEL.get(name, name)
+        shapes = [(i, o) for m, i, o in caps if m == key]
+        if shapes:
+            i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
+            return caps[(key, i, o)]
+    return None
 
 
 def chip_stacks(chip: ChipSpec | str) -> tuple[str, ...]:

@@ -287,12 +287,14 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
         t = pl.col(name)
         return pl.when(t.str.contains(_THOUSANDS)).then(t.str.replace_all(",", "")).otherwise(t) \
             .cast(pl.Float64, strict=False)
-    # every numeric column typed, and whether any of its cells is bad, in one pass over the table
+    def is_bad(name: str) -> pl.Expr:  # text that is not a number, not finite, or not whole in an int column
+        t = pl.col(name)
+        bad = (t.is_null() & raw[name].is_not_null()) | ~t.is_finite().fill_null(True)
+        return (bad | (t.is_not_null() & (t != t.round(0)))) if schema[name].kind == "int" else bad
+    # every numeric column typed, and which of its cells are bad, in one pass over the table
     typed_all = raw.select(*(as_number(n) for n in numeric))
-    flags = typed_all.select(*(((pl.col(n).is_null() & raw[n].is_not_null()) | ~pl.col(n).is_finite().fill_null(True)
-                                | ((pl.col(n).is_not_null() & (pl.col(n) != pl.col(n).round(0)))
-                                   if schema[n].kind == "int" else pl.lit(False))).any().alias(n) for n in numeric)
-                               ).row(0, named=True) if numeric else {}
+    bad_all = typed_all.select(*(is_bad(n) for n in numeric))
+    flags = bad_all.select(pl.all().any()).row(0, named=True) if numeric else {}
     out = []
     for name, col in schema.items():
         s = raw[name]
@@ -302,10 +304,7 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
         if col.kind in ("float", "int"):
             typed = typed_all[name]
             if flags[name]:
-                bad = (typed.is_null() & s.is_not_null()) | ~typed.is_finite().fill_null(True)
-                if col.kind == "int":
-                    bad = bad | (typed.is_not_null() & (typed != typed.round(0)))
-                i = bad.arg_true()[0]
+                i = bad_all[name].arg_true()[0]
                 why = f"not {'an integer' if col.kind == 'int' else 'a finite number'}"
                 if "," in s[i]:
                     why += " (a decimal comma? write 1.5, not 1,5; a comma may only separate thousands, as in 4,800)"

@@ -321,10 +321,12 @@ def worked_configurations(point: str = "fastest") -> dict[str, dict]:
         (pl.col("model_key") == WORKED_MODEL) & (pl.col("chip") == "gb200") & (pl.col("precision") == precision)
         & (pl.col("isl") == WORKED_ISL) & (pl.col("osl") == WORKED_OSL))
     gb200, calibrated = specs.chip("gb200"), calibration.load()
+
+    def layout(row: dict, stack: str) -> dict:  # a modeled frontier point as evaluate's keywords
+        return {"n_chips": row["n_chips"], "dp": row["dp"], "concurrency": row["concurrency"], "ep": True,
+                "stack": stack, **workload}
     if point == "fastest":
-        fast = fastest_layout(WORKED_MODEL, WORKED_SCENARIO, fit=fit)
-        jal = {"kw": {"n_chips": fast["n_chips"], "dp": fast["dp"], "concurrency": fast["concurrency"], "ep": True,
-                      "stack": "jalapeno", **workload},
+        jal = {"kw": layout(fastest_layout(WORKED_MODEL, WORKED_SCENARIO, fit=fit), "jalapeno"),
                "target_ms": data.claim_value("gptoss-jalapeno-tbt")}
         best = cfg.sort("mean_tpot").row(0, named=True)
         gb = {"kw": {"n_chips": best["n_chips"], "dp": best["dp"], "concurrency": float(best["conc"]), "ep": best["ep"],
@@ -335,16 +337,13 @@ def worked_configurations(point: str = "fastest") -> dict[str, dict]:
         def peak(front: pl.DataFrame) -> dict:
             return front.row(front["throughput_tok_s_chip"].arg_max(), named=True)
         j = peak(jalapeno_frontier(WORKED_MODEL, WORKED_SCENARIO, fit=fit, isl=WORKED_ISL, osl=WORKED_OSL))
-        jal = {"kw": {"n_chips": j["n_chips"], "dp": j["dp"], "concurrency": j["concurrency"], "ep": True,
-                      "stack": "jalapeno", **workload},
-               "target_tok_s_chip": fit_targets()[1]}
+        jal = {"kw": layout(j, "jalapeno"), "target_tok_s_chip": fit_targets()[1]}
         stack = calibration.stack_for(gb200, calibrated)
         g = peak(pareto.frontier(gb200, WORKED_MODEL, eff=calibrated, stack=stack, isl=WORKED_ISL, osl=WORKED_OSL,
                                  precision=precision))
         measured_peak = cfg.row(cfg["tput_per_gpu"].arg_max(), named=True)
-        gb = {"kw": {"n_chips": g["n_chips"], "dp": g["dp"], "concurrency": g["concurrency"], "ep": True,
-                     "stack": stack, **workload},
-              "target_tok_s_chip": measured_peak["tput_per_gpu"], "target_disagg": measured_peak["disagg"]}
+        gb = {"kw": layout(g, stack), "target_tok_s_chip": measured_peak["tput_per_gpu"],
+              "target_disagg": measured_peak["disagg"]}
     return {"jalapeno": {"model": WORKED_MODEL, "chip": fit.chip(), "eff": fit.efficiency, "constants": "fitted", **jal},
             "gb200": {"model": WORKED_MODEL, "chip": gb200, "eff": calibrated, "constants": "calibrated", **gb}}
 

@@ -110,13 +110,25 @@ def test_implausible_spec_values_are_refused_with_file_line_and_column(edit_data
     assert fragment in str(err.value)
 
 
-def test_two_processes_asking_for_one_cached_frame_compute_it_once(tmp_path):
-    """Two notebooks of one build that need the same hold-out refit: the second waits for the first's
-    result (the lock of jalapeno.data.cached_frame) instead of computing it again."""
+def _at_once(tmp_path, child: str, names: list[str]) -> tuple[list[str], str]:
+    """Run ``child`` (Python source) in one process per name at once, on one cache of their own; each gets
+    a log file and its name as arguments. Returns each process's printed line and the log."""
     import os
     import subprocess
     import sys
 
+    log = tmp_path / "computed.txt"
+    env = {**os.environ, "JALAPENO_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(log), name], env=env, stdout=subprocess.PIPE,
+                              text=True) for name in names]
+    outs = [p.communicate()[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0] * len(names)
+    return outs, log.read_text()
+
+
+def test_two_processes_asking_for_one_cached_frame_compute_it_once(tmp_path):
+    """Two notebooks of one build that need the same hold-out refit: the second waits for the first's
+    result (the lock of jalapeno.data.cached_frame) instead of computing it again."""
     child = ("import sys, time, polars as pl\n"
              "from jalapeno import data\n"
              "def compute():\n"
@@ -124,24 +136,15 @@ def test_two_processes_asking_for_one_cached_frame_compute_it_once(tmp_path):
              "    time.sleep(1.0)\n"
              "    return pl.DataFrame({'x': [1.0]})\n"
              "print(data.cached_frame('test-lock', 'k' * 64, compute)['x'][0])\n")
-    log = tmp_path / "computed.txt"
-    env = {**os.environ, "JALAPENO_CACHE_DIR": str(tmp_path / "cache")}
-    procs = [subprocess.Popen([sys.executable, "-c", child, str(log)], env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    outs = [p.communicate()[0].strip() for p in procs]
-    assert [p.returncode for p in procs] == [0, 0]
+    outs, log = _at_once(tmp_path, child, ["a", "b"])
     assert outs == ["1.0", "1.0"]
-    assert log.read_text() == "computed\n"
+    assert log == "computed\n"
 
 
 def test_two_processes_asking_for_the_same_frames_share_them_out(tmp_path):
     """Two notebooks of a cold build that need the same four hold-out refits (jalapeno.data.cached_frames):
     each frame is computed once, both processes compute some (a frame another process is computing is
     passed over, then waited for), and both get every frame."""
-    import os
-    import subprocess
-    import sys
-
     child = ("import sys, time, polars as pl\n"
              "from jalapeno import data\n"
              "def make(i):\n"
@@ -152,14 +155,9 @@ def test_two_processes_asking_for_the_same_frames_share_them_out(tmp_path):
              "    return compute\n"
              "frames = data.cached_frames('test-share', [(str(i) * 64, make(i)) for i in range(4)])\n"
              "print(' '.join(str(f['x'][0]) for f in frames))\n")
-    log = tmp_path / "computed.txt"
-    env = {**os.environ, "JALAPENO_CACHE_DIR": str(tmp_path / "cache")}
-    procs = [subprocess.Popen([sys.executable, "-c", child, str(log), name], env=env, stdout=subprocess.PIPE,
-                              text=True) for name in ("a", "b")]
-    outs = [p.communicate()[0].strip() for p in procs]
-    assert [p.returncode for p in procs] == [0, 0]
+    outs, log = _at_once(tmp_path, child, ["a", "b"])
     assert outs == ["0.0 1.0 2.0 3.0"] * 2
-    lines = log.read_text().split()
+    lines = log.split()
     computed = sorted(int(i) for i in lines[1::2])
     assert computed == [0, 1, 2, 3]  # each once
     assert set(lines[0::2]) == {"a", "b"}  # by both processes
