@@ -458,21 +458,32 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         p_chips = np.maximum(1.0, np.ceil(rate * r.prefill_s))
         r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, disagg=True, prefill_chips=p_chips,
                              prefill_tp=1, **kw)
-    df = pl.DataFrame({"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s,
-                       "e2e_s": r.e2e_s, "interactivity_tok_s_user": r.interactivity_tok_s_user,
-                       "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "fits": r.fits})
+    keep = np.asarray(r.fits, dtype=bool)
     if concurrency_cap is not None:
-        served = pl.col("concurrency") if per_worker else pl.col("concurrency") / pl.col("chips")
-        df = df.filter(served <= concurrency_cap * (1 + 1e-9))
-    return df.filter(pl.col("fits")).drop("fits")
+        served = c if per_worker else c / r.chips
+        keep &= served <= concurrency_cap * (1 + 1e-9)
+    columns = {"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "e2e_s": r.e2e_s,
+               "interactivity_tok_s_user": r.interactivity_tok_s_user,
+               "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips}
+    # selected before the table is built: a frontier is thousands of sweeps, each a few hundred rows
+    return pl.DataFrame({k: np.broadcast_to(v, n.shape)[keep] for k, v in columns.items()})
 
 
 @functools.lru_cache(maxsize=None)
 def _measured_caps(disagg: bool) -> dict[tuple[str, int, int], float]:
-    pts = measured.points().filter(pl.col("spec_decoding") == "none", pl.col("disagg") == disagg)
-    served = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
-    caps = pts.group_by("model_key", "isl", "osl").agg(served.max())
+    def compute() -> pl.DataFrame:
+        pts = measured.points().filter(pl.col("spec_decoding") == "none", pl.col("disagg") == disagg)
+        served = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
+        return pts.group_by("model_key", "isl", "osl").agg(served.max()).sort("model_key", "isl", "osl")
+
+    caps = _from_measured(f"concurrency-caps-{'disagg' if disagg else 'agg'}", compute)
     return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
+
+
+def _from_measured(kind: str, compute) -> pl.DataFrame:
+    """A small table ``compute()`` derives from the measured runs, kept by :func:`jalapeno.data.cached_frame`
+    under the measured files' contents: a first frontier in a new process need not parse every run."""
+    return data.cached_frame(kind, data.inputs_digest(kind, data.folder_digest(data.data_dir() / "measured")), compute)
 
 
 def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
@@ -516,8 +527,8 @@ def chip_stacks(chip: ChipSpec | str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=None)
 def _measured_stacks() -> dict[str, tuple[str, ...]]:
-    cfg = configurations()
-    return {c: tuple(sorted(g["stack"].unique())) for (c,), g in cfg.group_by(["chip"])}
+    pairs = _from_measured("chip-stacks", lambda: configurations().select("chip", "stack").unique().sort("chip", "stack"))
+    return {c: tuple(g["stack"]) for (c,), g in pairs.group_by(["chip"], maintain_order=True)}
 
 
 def stack_for(chip: ChipSpec | str, eff: Efficiency) -> str:

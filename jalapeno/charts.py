@@ -279,21 +279,37 @@ def setup() -> None:
     alt.renderers.enable(RENDERER)
 
 
-def figure(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
-    """Return ``chart`` sized to its container (:func:`fit_width`) for display and, when
-    ``$JALAPENO_FIGURES_DIR`` is set, write ``<name>.svg`` there (:data:`EXPORT_WIDTH_PX` wide).
+class Shown:
+    """A chart as a notebook shows it: ``chart`` (sized by :func:`fit_width`) and its Vega-Lite ``spec``,
+    validated once, which the display (:func:`_render`) and the exported files share. Its text form is
+    the chart's own (``alt.Chart(...)``)."""
+
+    def __init__(self, chart: alt.TopLevelMixin, spec: dict):
+        self.chart, self.spec = chart, spec
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return _render(self.spec)
+
+    def __repr__(self) -> str:
+        return repr(self.chart)
+
+
+def figure(chart: alt.TopLevelMixin, name: str) -> Shown:
+    """``chart`` sized to its container (:func:`fit_width`), ready for display (:class:`Shown`) and, when
+    ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.svg`` (:data:`EXPORT_WIDTH_PX` wide) and
+    ``<name>.csv`` (:func:`figure_data`).
 
     ``name`` is the figure's stable file name (lower-case, digits and dashes)."""
     if not name or not all(c.isalnum() or c == "-" for c in name):
         raise ValueError(f"figure name must be lower-case letters, digits and dashes, got {name!r}")
     chart = fit_width(chart)
+    spec = chart.to_dict()
     folder = os.environ.get("JALAPENO_FIGURES_DIR")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        spec = chart.to_dict()
         Path(folder, f"{name}.svg").write_text(to_svg(spec))
         Path(folder, f"{name}.csv").write_text(figure_data(spec).write_csv())
-    return chart
+    return Shown(chart, spec)
 
 
 def figure_data(spec: dict) -> pl.DataFrame:
@@ -312,8 +328,21 @@ def figure_data(spec: dict) -> pl.DataFrame:
 def runtime_bundle() -> str:
     """The chart runtime (vega, vega-lite, vega-embed) as one classic script, from the installed
     vl-convert package; sets ``window.vegaEmbed``. Wrapped in a function scope: the bundle declares
-    top-level names (``_``) that collide with Sphinx's own scripts, which stops it with a SyntaxError."""
-    return "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"
+    top-level names (``_``) that collide with Sphinx's own scripts, which stops it with a SyntaxError.
+    Kept in the cache (:func:`jalapeno.data.cache_dir`) under vl-convert's version: bundling takes
+    about 1.5 s, a large part of an incremental build."""
+    import tempfile
+
+    kept = _data.cache_dir() / "runtime" / f"vl-convert-{vlc.__version__}.js"
+    if kept.is_file():
+        return kept.read_text()
+    bundle = "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".runtime-", dir=kept.parent)  # whole or not at all
+    with os.fdopen(fd, "w") as f:
+        f.write(bundle)
+    os.replace(tmp, kept)
+    return bundle
 
 
 # ---- the book's charts: each takes a small polars frame (never a raw sweep: MaxRowsError at 5,000) ------

@@ -27,7 +27,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def data_dir() -> Path:
     """The folder holding the data files (``JALAPENO_DATA_DIR`` if set, else ``<repo>/data``)."""
-    return Path(os.environ.get("JALAPENO_DATA_DIR", REPO_ROOT / "data"))
+    return _folder(os.environ.get("JALAPENO_DATA_DIR"))
+
+
+@lru_cache(maxsize=None)
+def _folder(value: str | None) -> Path:  # the evaluator asks for a data file on every call
+    return Path(value) if value else REPO_ROOT / "data"
 
 
 def cache_dir() -> Path:
@@ -41,15 +46,35 @@ def inputs_digest(*parts: object) -> str:
     package's source code and the installed numpy, scipy and polars: a key under which a computed result
     may be kept, since equal keys give equal results."""
     import hashlib
-    import importlib.metadata
 
     h = hashlib.sha256()
     for part in parts:
         h.update((part.write_json() if isinstance(part, pl.DataFrame) else repr(part)).encode() + b"\0")
-    package = Path(__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
-        h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
-    h.update(repr([importlib.metadata.version(d) for d in ("numpy", "scipy", "polars")]).encode())
+    h.update(_code_digest().encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """The package's source and the installed numpy, scipy and polars, once per process (the code a
+    process runs does not change under it)."""
+    import numpy
+    import scipy
+
+    versions = repr([numpy.__version__, scipy.__version__, pl.__version__])
+    return folder_digest(Path(__file__).resolve().parent, "*.py") + versions
+
+
+def folder_digest(root: Path, pattern: str = "*") -> str:
+    """SHA-256 (hex) of every file under ``root`` whose name matches ``pattern``: relative paths and
+    contents, in sorted order (``__pycache__`` skipped). ``folder_digest(data_dir())`` names the state of
+    the data files."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(root.rglob(pattern)):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -61,6 +86,11 @@ def cached_frames(kind: str, items: list[tuple[str, object]]) -> list[pl.DataFra
     the other computes them all."""
     first = {key: cached_frame(kind, key, compute, wait=False) for key, compute in items}
     return [first[key] if first[key] is not None else cached_frame(kind, key, compute) for key, compute in items]
+
+
+def is_cached(kind: str, key: str) -> bool:
+    """Whether :func:`cached_frame` holds a frame of ``kind`` under ``key``."""
+    return (cache_dir() / kind / f"{key}.parquet").is_file()
 
 
 def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataFrame | None:
@@ -75,7 +105,7 @@ def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataF
 
     folder = cache_dir() / kind
     path = folder / f"{key}.parquet"
-    if path.is_file():
+    if is_cached(kind, key):
         return pl.read_parquet(path)
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -340,7 +370,13 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
 
 @lru_cache(maxsize=None)
 def _load(name: str, folder: str) -> pl.DataFrame:
-    return read_table(Path(folder) / name, SCHEMAS[name], KEYS.get(name, ()))
+    path = Path(folder) / name
+    if not path.is_file():
+        return read_table(path, SCHEMAS[name], KEYS.get(name, ()))  # its DataError
+    # validated once per content of the file, then read back typed (a first frontier in a new process
+    # reads five tables)
+    key = inputs_digest("table", name, folder_digest(path.parent, path.name))
+    return cached_frame("tables", key, lambda: read_table(path, SCHEMAS[name], KEYS.get(name, ())))
 
 
 def load(name: str) -> pl.DataFrame:

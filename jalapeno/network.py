@@ -287,9 +287,12 @@ def _dragonfly_links(levels: tuple[int, ...]) -> list[tuple[int, int]]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def _dragonfly_degrees(levels: tuple[int, ...]) -> np.ndarray:
     e = np.asarray(_dragonfly_links(levels), dtype=np.int64).reshape(-1, 2)
-    return np.bincount(e.ravel(), minlength=math.prod(levels))
+    out = np.bincount(e.ravel(), minlength=math.prod(levels))
+    out.setflags(write=False)  # kept: shared by every caller
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -340,7 +343,7 @@ def _distances(kind: str, shape: tuple[int, ...]) -> np.ndarray:
 
 def _check_bytes(name: str, value) -> np.ndarray:
     v = np.asarray(value, dtype=float)
-    if np.any(v < 0) or np.any(~np.isfinite(v)):
+    if v.size and not (v.min() >= 0 and v.max() < math.inf):  # NaN fails both comparisons
         raise ValueError(f"{name} must be finite and non-negative bytes, got {value!r}")
     return v
 

@@ -64,13 +64,12 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     pts = sweep(chip_spec, model_spec, isl=isl, osl=osl, precision=precision, **sweep_options)
     if pts.is_empty():
         raise ValueError(f"{model_spec.model} does not fit on {chip_spec.chip} within the scale-up domain")
-    front = envelope(pts).with_columns(
+    per_kw = [] if watts is None else [
+        metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
+        pl.lit(power_basis).alias("power_basis")]
+    return envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
-        pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"))
-    if watts is None:
-        return front
-    return front.with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
-                              pl.lit(power_basis).alias("power_basis"))
+        pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"), *per_kw)
 
 
 def _points(model: str | None = None, hw: str | None = None, *, isl: int, osl: int, precision: str | None,

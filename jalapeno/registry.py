@@ -638,9 +638,23 @@ def evaluate(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | None = 
 def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every claim of ``table`` (default ``data/claims.csv``; any table with its columns, e.g. a copy with
     one value changed) with ``claimed`` (the value as text, with its unit), ``status`` (one of
-    :data:`STATUSES`), ``computed`` and ``check`` columns.
+    :data:`STATUSES`), ``computed`` and ``check`` columns. The default table's result is kept by
+    :func:`jalapeno.data.cached_frame`, keyed by the data files and the package's source, so that the
+    chapters of a build, each in its own process, evaluate the registry once between them.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
+    if table is None:
+        key = data.inputs_digest("claims", data.folder_digest(data.data_dir()))
+        if not data.is_cached("claims", key):
+            # first what the processes asking at once share out (hold-out refits, node fits), so that one
+            # does not wait idle on the registry's lock while the other refits alone
+            uncertainty.model_error()
+            uncertainty.node_constants()
+        return data.cached_frame("claims", key, lambda: _evaluated(None))
+    return _evaluated(table)
+
+
+def _evaluated(table: pl.DataFrame | None) -> pl.DataFrame:
     view = ClaimsView(table)
     targets = fit_targets()
     rows = [evaluate(cid, view, targets) for cid in view.table["claim_id"]]
@@ -655,6 +669,8 @@ def claim(claim_id: str, table: pl.DataFrame | None = None) -> dict:
     """One claim's row (with status) as a dict; UnknownNameError listing the ids if absent."""
     view = ClaimsView(table)
     row = dict(view.row(claim_id))
+    if table is None:  # the book's own claims: one row of the kept evaluation
+        return claims().filter(pl.col("claim_id") == claim_id).row(0, named=True)
     row["claimed"] = claimed_text(row["value"], row["value_high"], row["unit"])
     return {**row, **evaluate(claim_id, view)}
 

@@ -52,6 +52,7 @@ decoding (MTP) is an option, off by default: ``a`` accepted tokens per step at a
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -115,7 +116,10 @@ class Efficiency:
     mla_layer_factor: float = 1.0
 
     def tau(self, stack: str) -> float:
-        return self.tau_s.get(stack, self.tau_s.get("default", float(np.median(list(self.tau_s.values())))))
+        """The per-layer overhead of ``stack`` (s): its own, else ``default``'s, else the median of all."""
+        if stack in self.tau_s:
+            return self.tau_s[stack]
+        return self.tau_s["default"] if "default" in self.tau_s else float(np.median(list(self.tau_s.values())))
 
     @classmethod
     def ideal(cls) -> "Efficiency":
@@ -179,8 +183,14 @@ def scale_up_fabric(chip: ChipSpec) -> Callable[[int], network.Topology]:
         if k > 1 and not w > 0:
             raise ValueError(f"chip {chip.chip!r} has no scale-up bandwidth, so {k} chips of it cannot be timed "
                              f"working together: give one with with_chip(chip, scale_up_bandwidth_bytes_per_s=...)")
-        return network.switched(k, injection_bandwidth_bytes_per_s=w)
+        return _switched(k, w)
     return fabric
+
+
+@functools.lru_cache(maxsize=1024)
+def _switched(k: int, injection_bandwidth_bytes_per_s: float) -> network.Topology:
+    """:func:`jalapeno.network.switched`, kept: a fit asks for the same few fabrics thousands of times."""
+    return network.switched(k, injection_bandwidth_bytes_per_s=injection_bandwidth_bytes_per_s)
 
 
 def free_fabric(k: int) -> network.Topology:
@@ -345,11 +355,43 @@ def decode_step_s(kv_s, weights_s, compute_s, collectives_s, overhead_s):
     return roofline_s(kv_s, weights_s, compute_s) + collectives_s + overhead_s
 
 
+#: :func:`decoding_sequences` stops when no element moves by more than this relative amount (a few units
+#: in the last place of float64), or after _FIXED_POINT_STEPS steps.
+_FIXED_POINT_RTOL = 1e-13
+_FIXED_POINT_STEPS = 60
+
+
+def decoding_sequences(g: Callable[[np.ndarray], np.ndarray], b: np.ndarray) -> np.ndarray:
+    """The sequences a disaggregated worker decodes at once: for each element the fixed point ``a = g(a)``
+    in ``(0, b]``, where ``g(a) = min(b, capacity x T_step(a) x (OSL - 1) / tokens per step)`` (the closed
+    loop of the module docstring: a request decodes for as long as its ``OSL - 1`` steps take, and the
+    prefill workers start ``capacity`` requests a second). ``g`` is increasing and slower than ``a``
+    (a step grows by less than its share of one sequence), so from ``a = b`` the plain iteration
+    ``a <- g(a)`` falls towards the fixed point, but only linearly (each step closes about a quarter of
+    the gap on the DeepSeek-R1 8k/1k recipes). Secant steps on ``g(a) - a`` from the first two iterates
+    get there in a few evaluations; a secant step that would leave ``(0, b]`` is replaced by a plain one.
+    Stops when no element moves by more than :data:`_FIXED_POINT_RTOL` (relative); ``b``: the worker's
+    concurrency (array). Returns an array of ``b``'s shape."""
+    a0 = b
+    f0 = g(a0) - a0                   # <= 0: g never exceeds b
+    a1 = a0 + f0                      # the plain iteration's first step
+    for _ in range(_FIXED_POINT_STEPS):
+        if np.all(np.abs(a1 - a0) <= _FIXED_POINT_RTOL * a0):
+            break
+        f1 = g(a1) - a1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secant = a1 - f1 * (a1 - a0) / (f1 - f0)
+        secant = np.where(np.isfinite(secant) & (secant > 0) & (secant <= b), secant, a1 + f1)
+        a0, f0, a1 = a1, f1, np.where(f1 == 0, a1, secant)
+    return a1
+
+
 def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
     """``fn(k, mask)`` for each distinct group size ``k`` of the integer array ``sizes``, where ``mask``
     selects its elements (collectives take one topology at a time; a grid has few distinct sizes)."""
     out = np.zeros(sizes.shape)
-    for k in np.unique(sizes):
+    lo, hi = (sizes.min(), sizes.max()) if sizes.size else (0, 0)
+    for k in ((lo,) if lo == hi else np.unique(sizes)):
         if k > 1:
             mask = sizes == k
             out[mask] = fn(int(k), mask)
@@ -442,6 +484,27 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     layer_factor = eff.mla_layer_factor if model.attention == "mla" else 1.0
     act_bytes = model.hidden_size * ALLREDUCE_BYTES  # activations of one token on the wire
 
+    if model.is_moe and ep:
+        # timed at the worker's full concurrency and scaled to the active sequences (in ``parts``), fixed
+        # latency included: the form data/calibration.csv was fitted with (a collective's latency does not
+        # shrink with fewer tokens; charge it whole at the next recalibration). Only disaggregated
+        # workers whose prefill holds sequences back have active < concurrency.
+        full = b / pp
+
+        def a2a(k, s):
+            topo, kw = fabric(k), dict(remote_fraction=(k - 1) / k)
+            tok = full[s] / k
+            out = [network.moe_all_to_all_bytes(tok, model.num_experts_per_tok, model.hidden_size,
+                                                dispatch_bytes=d, combine_bytes=c, **kw)
+                   for d, c in ((DISPATCH_BYTES, 0.0), (0.0, COMBINE_BYTES))]
+            return sum(network.all_to_all_s(topo, m, alpha0_s=eff.alpha_s) for m in out)
+        all2all_full = model.num_moe_layers * _by_size(stage, a2a)
+
+    # what the step's parts take that does not depend on the sequences decoding
+    kv_per_sequence = model.kv_bytes_per_sequence(ctx, kv_prec)
+    flops_per_token = model.decode_flops_per_token(ctx)
+    handoff_sizes = np.where(pp > 1, n, 1)
+
     def parts(active: np.ndarray) -> dict[str, np.ndarray]:
         """The decode step's parts with ``active`` sequences decoding (same layout); micro-batches of
         ``active / pp`` sequences go through the stages one after the other."""
@@ -451,28 +514,15 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
             expert_bytes = model.num_moe_layers * touched * model.expert_params() * b_exp / stage
         else:
             expert_bytes = np.zeros_like(micro)
-        kv_bytes = kv_read_bytes(micro / dp, model.kv_bytes_per_sequence(ctx, kv_prec))
-        step_flops = micro * model.decode_flops_per_token(ctx) / stage
+        kv_bytes = kv_read_bytes(micro / dp, kv_per_sequence)
+        step_flops = micro * flops_per_token / stage
         allreduce = 2 * layers * _by_size(tp, lambda k, s: network.all_reduce_s(
             fabric(k), (micro[s] / dp[s]) * act_bytes, alpha0_s=eff.alpha_s))
         if model.is_moe and ep:
-            # timed at the worker's full concurrency and scaled to the active sequences, fixed latency
-            # included: the form data/calibration.csv was fitted with (a collective's latency does not
-            # shrink with fewer tokens; charge it whole at the next recalibration). Only disaggregated
-            # workers whose prefill holds sequences back have active < concurrency.
-            full = b / pp
-
-            def a2a(k, s):
-                topo, kw = fabric(k), dict(remote_fraction=(k - 1) / k)
-                tok = full[s] / k
-                out = [network.moe_all_to_all_bytes(tok, model.num_experts_per_tok, model.hidden_size,
-                                                    dispatch_bytes=d, combine_bytes=c, **kw)
-                       for d, c in ((DISPATCH_BYTES, 0.0), (0.0, COMBINE_BYTES))]
-                return sum(network.all_to_all_s(topo, m, alpha0_s=eff.alpha_s) for m in out)
-            all2all = model.num_moe_layers * _by_size(stage, a2a) * (active / b)
+            all2all = all2all_full * (active / b)
         else:
             all2all = np.zeros_like(micro)
-        handoff = pp * _by_size(np.where(pp > 1, n, 1), lambda k, s: network.pipeline_handoff_s(
+        handoff = pp * _by_size(handoff_sizes, lambda k, s: network.pipeline_handoff_s(
             fabric(k), (micro[s] / dp[s]) * act_bytes))
         weight_bytes = non_expert_bytes + expert_bytes
         return {"weights_s": weight_bytes / bw, "attention_weights_s": attention_bytes / bw + 0 * micro, "expert_weights_s": expert_bytes / bw,
@@ -501,12 +551,9 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
         p_chips = _arr(prefill_chips)
         capacity = (p_chips / p_tp) / prefill  # prefill requests/s
         kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
-        active = b.copy()
-        for _ in range(8):  # sequences decoding, when prefill holds the rest back (fixed point)
-            nxt = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
-            if np.array_equal(nxt, active):  # reached: every later iteration would give the same bits
-                break
-            active = nxt
+        # sequences decoding, when prefill holds the rest back: the fixed point of the closed loop
+        active = decoding_sequences(
+            lambda a: np.minimum(b, capacity * step(parts(a)) * (osl_m - 1) / mtp_tokens_per_step), b)
         interference = np.zeros_like(b)
         chips = n + p_chips
     else:

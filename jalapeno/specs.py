@@ -22,7 +22,7 @@ Formulas (with their sources):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import polars as pl
@@ -194,6 +194,10 @@ class ModelSpec:
         """Weights by role (counts of parameters): ``attention`` (projections and the layers' RMSNorms),
         ``dense_mlp``, ``router``, ``shared_experts``, ``routed_experts`` (all of them), ``embedding``,
         ``unembedding`` (0 when tied), ``final_norm``."""
+        return dict(self._param_groups)
+
+    @cached_property
+    def _param_groups(self) -> dict[str, float]:  # a frozen spec's counts: worked out once
         h = self.hidden_size
         n_global = self.num_hidden_layers - self.num_sliding_layers
         moe = self.num_moe_layers

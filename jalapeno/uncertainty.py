@@ -33,7 +33,6 @@ verdict the Pareto chapter gives (and the claims registry can call).
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -257,33 +256,33 @@ def judge(published: float, band_or_range: Band | tuple[float, float]) -> str:
 
 # ---- the fits at the nodes and the ensemble -------------------------------------------------------------
 
-def _data_digest() -> str:
-    h = hashlib.sha256()
-    root = data.data_dir()
-    for path in sorted(root.rglob("*.csv")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def node_constants(concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Jalapeño's four fitted constants (:func:`jalapeno.subject.fit_jalapeno` on the stored calibration)
     at every node of :func:`nodes`: the node's unknowns (SI) and ``tau_s``, ``eta_prefill``,
-    ``request_latency_s``, ``mla_layer_factor``. Kept by :func:`jalapeno.data.cached_frame`, keyed by the
-    nodes, ``concurrency_cap``, the package's source and every file of ``data/`` (a first run fits each
-    node, about a second each)."""
+    ``request_latency_s``, ``mla_layer_factor``. Kept by :func:`jalapeno.data.cached_frames` in parts of
+    :data:`NODES_PER_PART` nodes, each keyed by its nodes, ``concurrency_cap``, the package's source and
+    every file of ``data/`` (a first run fits each node, a fraction of a second each)."""
     grid = nodes()
-    key = data.inputs_digest("jalapeno-nodes", grid, repr(concurrency_cap), _data_digest())
+    state = data.folder_digest(data.data_dir(), "*.csv")
 
-    def compute() -> pl.DataFrame:
+    def compute(part: pl.DataFrame) -> pl.DataFrame:
         base = calibration.load()
         rows = []
-        for node in grid.iter_rows(named=True):
+        for node in part.iter_rows(named=True):
             fit = subject.fit_jalapeno("central", base=base, concurrency_cap=concurrency_cap,
                                        overrides=_overrides(node))
             rows.append({**node, **fit.constants()})
         return pl.DataFrame(rows)
 
-    return data.cached_frame("jalapeno-nodes", key, compute)
+    # in parts, which processes that ask at once share out (data.cached_frames)
+    parts = [grid.slice(i, NODES_PER_PART) for i in range(0, grid.height, NODES_PER_PART)]
+    return pl.concat(data.cached_frames("jalapeno-nodes", [
+        (data.inputs_digest("jalapeno-nodes", part, repr(concurrency_cap), state), functools.partial(compute, part))
+        for part in parts]))
+
+
+#: Nodes fitted together in one part of :func:`node_constants` (one cached frame).
+NODES_PER_PART = 6
 
 
 def _overrides(node: dict) -> dict[str, float]:

@@ -37,10 +37,21 @@ def test_default_transformer_still_refuses_huge_frames():
 def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
     chart = alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
     monkeypatch.setenv("JALAPENO_FIGURES_DIR", str(tmp_path))
-    charts.figure(chart, "two-points")
+    shown = charts.figure(chart, "two-points")
     assert (tmp_path / "two-points.svg").read_text().startswith("<svg")
+    # the page shows the spec the files were made from, validated once, and reads as the chart
+    assert shown._repr_mimebundle_() == charts.fit_width(chart)._repr_mimebundle_()
+    assert repr(shown) == "alt.Chart(...)"
     with pytest.raises(ValueError, match="figure name"):
         charts.figure(chart, "Bad Name")
+
+
+def test_the_chart_runtime_is_kept_under_vl_converts_version(tmp_path, monkeypatch):
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path))
+    kept = tmp_path / "runtime" / f"vl-convert-{charts.vlc.__version__}.js"
+    kept.parent.mkdir()
+    kept.write_text("(function(){ kept })();")
+    assert charts.runtime_bundle() == "(function(){ kept })();"
 
 
 def test_power_bases_explorable_draws_a_precomputed_grid():

@@ -36,6 +36,15 @@ def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
 
 # ---- statuses --------------------------------------------------------------------------------------------
 
+def test_the_kept_evaluation_is_the_registrys_own(table):
+    """registry.claims() of the book's table is kept on disk for the chapters' processes: read back, it
+    is the evaluation itself, and registry.claim reads its row."""
+    fresh = registry._evaluated(None)
+    assert table.schema == fresh.schema and table.equals(fresh)
+    row = registry.claim("gptoss-gb200-tok-per-kw")
+    assert row == fresh.filter(pl.col("claim_id") == "gptoss-gb200-tok-per-kw").row(0, named=True)
+
+
 def test_every_status_is_known_and_agreement_is_three_of_them(table):
     assert set(table["status"]) <= set(registry.STATUSES)
     assert registry.AGREEING == ("reproduced", "consistent", "predicted, agrees")

@@ -24,6 +24,20 @@ def test_every_data_file_loads_with_its_schema():
     assert data.chip_specs_si().height == data.load("chip_specs.csv").height
 
 
+def test_a_kept_table_reads_back_as_validated(tmp_path, monkeypatch):
+    """data.load keeps each validated table by its file's contents: read back, it is the table
+    read_table gives, value for value and type for type."""
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path))
+    for name in data.SCHEMAS:
+        fresh = read_table(data.data_dir() / name, data.SCHEMAS[name], data.KEYS.get(name, ()))
+        for _ in range(2):  # computed and kept, then read back from the cache
+            data._load.cache_clear()
+            kept = data.load(name)
+            assert kept.schema == fresh.schema and kept.equals(fresh), name
+    assert len(list((tmp_path / "tables").glob("*.parquet"))) == len(data.SCHEMAS)
+    data._load.cache_clear()
+
+
 def test_thousands_separators_are_numbers_in_numeric_columns(tmp_path):
     df = read_table(write(tmp_path, 'chip,hbm_bw_gb_s,tdp_w\nh200,"4,800",700\ngb200,"8,000","1,200"\n'), SCHEMA)
     assert df["hbm_bw_gb_s"].to_list() == [4800.0, 8000.0]

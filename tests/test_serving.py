@@ -103,6 +103,27 @@ def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
     assert float(rate) == pytest.approx(1 / float(r.prefill_s), rel=1e-6)
 
 
+def test_the_closed_loop_fixed_point_by_hand():
+    """g(a) = min(b, 10 + a / 2): the fixed point is 20 below the cap; at a cap of 15, g(15) = 17.5 > 15,
+    so every sequence decodes (a = b)."""
+    b = np.array([100.0, 15.0])
+    a = serving.decoding_sequences(lambda a: np.minimum(b, 10 + a / 2), b)
+    assert a == pytest.approx([20.0, 15.0], rel=1e-12)
+
+
+def test_disaggregated_sequences_decoding_are_the_closed_loops_fixed_point(eff):
+    """DeepSeek-R1 8k/1k on GB200 with one prefill chip per decode worker: prefill holds sequences back,
+    and the sequences decoding solve a = capacity x T_step(a) x (OSL - 1) (the plain iteration stopped
+    after 8 steps up to 6 % away from it)."""
+    osl, c = 1024, np.array([64.0, 256.0, 1024.0, 4096.0])
+    r = serving.evaluate("deepseek-r1", "gb200", n_chips=8, concurrency=c, dp=8, isl=8192, osl=osl, eff=eff,
+                         stack="dynamo-sglang", disagg=True, prefill_chips=1, prefill_tp=1)
+    capacity = 1 / r.prefill_s
+    closed_loop = np.minimum(c, capacity * r.decode_step_s * (mean_request_length(osl) - 1))
+    assert (r.active_sequences < c).any()
+    assert r.active_sequences == pytest.approx(closed_loop, rel=1e-12)
+
+
 def test_speculative_decoding_raises_interactivity(eff):
     kw = dict(n_chips=4, concurrency=4, eff=eff, stack="trt")
     plain = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), **kw)

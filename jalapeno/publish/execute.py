@@ -8,6 +8,7 @@ build's death (``PR_SET_PDEATHSIG``), even by SIGKILL.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..data import REPO_ROOT, data_dir
+from ..data import REPO_ROOT, data_dir, folder_digest
 from ..data import cache_dir as data_cache_dir
 from ..errors import BuildError, JalapenoError
 from . import scenarios
@@ -37,6 +38,12 @@ KERNEL = "python3"
 
 #: Bump to invalidate every cached notebook (the layout of a cache entry changed).
 CACHE_FORMAT = "2"
+
+
+#: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
+#: for the order of a build that has no timings of its own yet: longest first. Only the order matters.
+EXPECTED_SECONDS = {"serving-model": 18, "reading-the-numbers": 15, "verdict": 14, "systems": 14, "pareto": 11,
+                    "caveats": 6, "agents": 5, "roofline": 5, "claims": 2}
 
 
 #: Cached executions kept per notebook (the oldest are removed).
@@ -216,12 +223,6 @@ def _worker_main(job_file: str) -> int:
     return 0
 
 
-def _files_digest(h: "hashlib._Hash", root: Path, pattern: str) -> None:
-    for path in sorted(root.rglob(pattern)):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-
-
 def _pinned_packages() -> list[str]:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
@@ -242,10 +243,15 @@ def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> st
     h = hashlib.sha256(f"format {CACHE_FORMAT}\0{name}\0{kernel}\0{sys.version}\0".encode())
     h.update(scenarios.notebook_path(name).read_bytes())
     h.update(json.dumps(values, sort_keys=True, default=repr).encode())
-    _files_digest(h, PACKAGE_DIR, "*.py")
-    _files_digest(h, data_dir(), "*")
-    h.update(json.dumps({d: _installed(d) for d in _pinned_packages()}, sort_keys=True).encode())
+    h.update(folder_digest(PACKAGE_DIR, "*.py").encode())
+    h.update(folder_digest(data_dir()).encode())
+    h.update(_installed_versions().encode())
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_versions() -> str:
+    return json.dumps({d: _installed(d) for d in _pinned_packages()}, sort_keys=True)
 
 
 def cache_dir() -> Path:
@@ -297,13 +303,14 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
         shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
         bar.write(f"  {name}: executing ({shown})", file=sys.stderr)
 
-    # longest first (by the last recorded execution time), so that a slow notebook does not start last
+    # longest first (by the last recorded execution time, else the expected one), so that a slow
+    # notebook does not start last
     timings_file = root / "timings.json"
     try:
         timings = json.loads(timings_file.read_text())
     except (OSError, ValueError):
         timings = {}
-    todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], 0.0))))
+    todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], EXPECTED_SECONDS.get(item[0], 0.0)))))
 
     def done(name: str, seconds: float, warns: list[str]) -> None:
         key, folder = todo[name]
