@@ -213,10 +213,12 @@ def to_svg(spec: dict, width: int = EXPORT_WIDTH_PX) -> str:
     return vlc.vegalite_to_svg(_fixed_width(spec, width))
 
 
-#: Significant digits a chart's numbers keep in the page (never fewer than its integer digits): far below
-#: what a chart can draw or its tooltips print, far above the last-bit noise a fit or a CPU's numeric path
-#: leaves in them (about 1e-9 relative at most), so a page's charts are the same on any machine.
-CHART_DIGITS = 6
+#: Significant digits a chart's numbers keep in the page (never fewer than its integer digits): more than
+#: a chart can draw (a pixel is about 1e-3 of an axis) or its tooltips print, and far above the noise
+#: another CPU's numeric path leaves in them (the hold-out refits end within about 3e-8 of each other in
+#: log space on two paths, ``benchmarks/numeric_paths.py``), so that a page's charts are the same on any
+#: machine but for a value within that noise of a rounding boundary (about one chance in 10,000 each).
+CHART_DIGITS = 5
 
 
 def stable_numbers(value, digits: int = CHART_DIGITS):
