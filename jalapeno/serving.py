@@ -355,38 +355,6 @@ def decode_step_s(kv_s, weights_s, compute_s, collectives_s, overhead_s):
     return roofline_s(kv_s, weights_s, compute_s) + collectives_s + overhead_s
 
 
-#: Secant steps :func:`decoding_sequences` takes at most (every case of the book's grids is at its fixed
-#: point to the last bit within eight).
-_FIXED_POINT_STEPS = 10
-
-
-def decoding_sequences(g: Callable[[np.ndarray], np.ndarray], b: np.ndarray) -> np.ndarray:
-    """The sequences a disaggregated worker decodes at once: for each element the fixed point ``a = g(a)``
-    in ``(0, b]``, where ``g(a) = min(b, capacity x T_step(a) x (OSL - 1) / tokens per step)`` (the closed
-    loop of the module docstring: a request decodes for as long as its ``OSL - 1`` steps take, and the
-    prefill workers start ``capacity`` requests a second). ``g`` is increasing and slower than ``a``
-    (a step grows by less than its share of one sequence), so from ``a = b`` the plain iteration
-    ``a <- g(a)`` falls towards the fixed point, but only linearly (each step closes about a quarter of
-    the gap on the DeepSeek-R1 8k/1k recipes). Secant steps on ``g(a) - a`` from the first two iterates
-    get there in a few evaluations; a secant step that would leave ``(0, b]`` is replaced by a plain one.
-    At most :data:`_FIXED_POINT_STEPS` steps, fewer only when every element is exactly at its fixed point
-    (where more would change nothing): a stopping rule on the size of a step would make the result jump
-    with the last bits of the inputs, and the calibration's fit, which differentiates it, with them.
-    ``b``: the worker's concurrency (array). Returns an array of ``b``'s shape."""
-    a0 = b
-    f0 = g(a0) - a0                   # <= 0: g never exceeds b
-    a1 = a0 + f0                      # the plain iteration's first step
-    for _ in range(_FIXED_POINT_STEPS):
-        f1 = g(a1) - a1
-        if not f1.any():
-            break
-        with np.errstate(divide="ignore", invalid="ignore"):
-            secant = a1 - f1 * (a1 - a0) / (f1 - f0)
-        secant = np.where(np.isfinite(secant) & (secant > 0) & (secant <= b), secant, a1 + f1)
-        a0, f0, a1 = a1, f1, np.where(f1 == 0, a1, secant)
-    return a1
-
-
 def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
     """``fn(k, mask)`` for each distinct group size ``k`` of the integer array ``sizes``, where ``mask``
     selects its elements (collectives take one topology at a time; a grid has few distinct sizes)."""
@@ -552,9 +520,12 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
         p_chips = _arr(prefill_chips)
         capacity = (p_chips / p_tp) / prefill  # prefill requests/s
         kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
-        # sequences decoding, when prefill holds the rest back: the fixed point of the closed loop
-        active = decoding_sequences(
-            lambda a: np.minimum(b, capacity * step(parts(a)) * (osl_m - 1) / mtp_tokens_per_step), b)
+        active = b.copy()
+        for _ in range(8):  # sequences decoding, when prefill holds the rest back (fixed point)
+            nxt = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
+            if np.array_equal(nxt, active):  # reached: every later iteration would give the same bits
+                break
+            active = nxt
         interference = np.zeros_like(b)
         chips = n + p_chips
     else:
