@@ -210,8 +210,8 @@ def test_every_page_loads_cleanly_and_every_chart_fits(site, browser, device):
     ctx = _context(browser, width)
     problems = []
     try:
-        for path in pages:
-            shot = SCREENSHOTS / f"{Path(path).stem}-{width}.png"
+        for path in pages:  # a full-page screenshot of each chapter, for a reviewer (the changelog's alone takes 6 s)
+            shot = SCREENSHOTS / f"{Path(path).stem}-{width}.png" if path.startswith("chapters/") else None
             problems += check_page(ctx, url, path, shot)
     finally:
         ctx.close()
