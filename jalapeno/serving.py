@@ -387,7 +387,8 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     :data:`REQUEST_LENGTHS`. ``kv_sharding``: how a tensor-parallel group shares the KV cache
     (:data:`KV_SHARDINGS`).
 
-    Returns an :class:`Evaluation`. Raises ValueError for non-positive chips, concurrency, ``dp`` or ``pp``,
+    Returns an :class:`Evaluation`. Raises ValueError, naming it and its value, for chips, concurrency,
+    ``dp`` or ``pp`` that are not positive and finite,
     a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
     memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
     model or precision (``model`` and ``chip`` may be names)."""
@@ -397,8 +398,10 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     if context_tokens is not None:
         model.check_context(np.max(_arr(context_tokens)), "context_tokens")
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
-    if np.any(n <= 0) or np.any(b <= 0) or np.any(dp <= 0) or np.any(pp <= 0):
-        raise ValueError("n_chips, concurrency, dp and pp must be positive")
+    for name, v in (("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)):
+        bad = ~((v > 0) & (v < math.inf))  # NaN fails both comparisons
+        if bad.any():
+            raise ValueError(f"{name} must be positive and finite, got {float(v[bad].flat[0])!r}")
     if np.any(np.mod(n, pp) != 0) or np.any(np.mod(n / pp, dp) != 0):
         raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={n_chips!r}, "
                          f"pp={pp!r}, dp={dp!r})")

@@ -330,6 +330,12 @@ def chip_names() -> list[str]:
     return list(_data.load("chips.csv")["chip"])
 
 
+def hbm_chip_names() -> list[str]:
+    """The chips the serving model and the roofline can time: those with an HBM bandwidth and a dense
+    peak FLOP/s figure (not Groq's LPU, which holds its weights in SRAM: :mod:`jalapeno.systems`)."""
+    return [n for n in chip_names() if chip(n).hbm_bandwidth_bytes_per_s and chip(n).peak_dense_flops_per_s]
+
+
 def model_names() -> list[str]:
     """The model keys of ``data/models.csv``."""
     return list(_data.load("models.csv")["model"])

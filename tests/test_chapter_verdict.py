@@ -19,6 +19,7 @@ def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
 def test_each_headline_shows_the_registrys_status_and_a_computed_value(ch, defaults):
     table = ch.tables["headlines"]
     assert table.height == len(defaults["claims"])
+    assert table["claim"].n_unique() == table.height  # two claims that differ by model read apart
     for claim_id, status, computed in zip(defaults["claims"], table["status"], table["the book computes"]):
         assert status == registry.claim(claim_id)["status"] == ch.numbers[claim_id]
         if status in registry.AGREEING:

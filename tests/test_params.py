@@ -22,7 +22,8 @@ def test_declared_reads_string_defaults_with_equals_signs():
     ("chips", '["gb200"]', "must be a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y"),
     ("chips", [], "must be a non-empty list"),
     ("mtp", "false", "must be True or False"),
-    ("conc", 64.0, "must be an integer (such as 8192; 8192.0 and '8k' are refused)"),
+    ("conc", 64.0, "must be an integer (such as 64; 64.0, '64k' and True are refused)"),
+    ("conc", True, "must be an integer (such as 64; 64.0, '64k' and True are refused)"),
     ("power_w", "high", "must be a number"),
 ])
 def test_wrong_types_name_parameter_value_and_form(name, value, fragment):

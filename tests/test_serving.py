@@ -131,8 +131,10 @@ def test_speculative_decoding_raises_interactivity(eff):
 def test_bad_layout_is_refused(eff):
     with pytest.raises(ValueError, match="dp the chips of a stage"):
         serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=6, concurrency=8, dp=4, eff=eff)
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match=r"concurrency must be positive and finite, got -1\.0"):
         serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=-1, eff=eff)
+    with pytest.raises(ValueError, match="concurrency must be positive and finite, got nan"):
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=[4, float("nan")], eff=eff)
 
 
 def test_frontier_is_a_pareto_envelope():

@@ -29,7 +29,7 @@ def compute(*, claims: list[str]) -> Chapter:
     ch = Chapter()
     ch.tables["headlines"] = pl.DataFrame({
         "claim": [r["subject"] + (f" vs {r['comparator']}" if r.get("comparator") else "") + f": {r['quantity']}"
-                  for r in rows],
+                  + (f" ({r['model']})" if r.get("model") else "") for r in rows],
         "the seeds say": [r["claimed"] for r in rows],
         "the book computes": [r["computed"] or "—" for r in rows],
         "status": [r["status"] for r in rows],

@@ -78,7 +78,8 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
 
 #: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
 NAME_KINDS: dict[str, Callable[[], list[str]]] = {
-    "chip": specs.chip_names, "model": specs.model_names, "system": systems.system_names,
+    "chip": specs.chip_names, "HBM chip": specs.hbm_chip_names, "model": specs.model_names,
+    "system": systems.system_names,
     "precision": lambda: list(specs.BYTES_PER_VALUE)}
 
 _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
@@ -184,7 +185,7 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         hint = "True or False (papermill: -p name True, exact spelling)"
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
-        hint = "an integer (such as 8192; 8192.0 and '8k' are refused)"
+        hint = f"an integer (such as {default}; {float(default)}, '{default}k' and True are refused)"
     elif isinstance(default, float):
         if isinstance(value, str):  # YAML reads 1.4e3 (no sign in the exponent) as a string
             try:
