@@ -333,17 +333,12 @@ def runtime_bundle() -> str:
     top-level names (``_``) that collide with Sphinx's own scripts, which stops it with a SyntaxError.
     Kept in the cache (:func:`jalapeno.data.cache_dir`) under vl-convert's version: bundling takes
     about 1.5 s, a large part of an incremental build."""
-    import tempfile
-
     kept = _data.cache_dir() / "runtime" / f"vl-convert-{vlc.__version__}.js"
     if kept.is_file():
         return kept.read_text()
     bundle = "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"
     kept.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".runtime-", dir=kept.parent)  # whole or not at all
-    with os.fdopen(fd, "w") as f:
-        f.write(bundle)
-    os.replace(tmp, kept)
+    _data.write_whole(kept, lambda tmp: Path(tmp).write_text(bundle))
     return bundle
 
 

@@ -101,8 +101,6 @@ def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataF
     for the same key while the first computes it (two notebooks of one build that need the same hold-out
     refits) waits for that result instead of computing it again; with ``wait=False`` it returns None
     instead of waiting."""
-    import tempfile
-
     folder = cache_dir() / kind
     path = folder / f"{key}.parquet"
     if is_cached(kind, key):
@@ -121,11 +119,23 @@ def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataF
         if path.is_file():  # computed by the run that held the lock
             return pl.read_parquet(path)
         frame = compute()
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".parquet", dir=folder)
-        os.close(fd)
-        frame.write_parquet(tmp)
-        os.replace(tmp, path)
+        write_whole(path, frame.write_parquet)
         return frame
+
+
+def write_whole(path: Path, write) -> None:
+    """``write(tmp)`` into a temporary file beside ``path``, then moved onto it: a reader in another process
+    finds the whole file or none, never part of it."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,16 @@ class Chapter:
 
     def quote(self, key: str, value: object, fmt: str = "{}") -> str:
         """Format ``value`` with ``fmt`` (numpy scalars first made Python numbers) and keep it under
-        ``key`` for the prose; returns the text."""
+        ``key`` for the prose; returns the text. A negative value whose magnitude prints as zero prints as
+        zero: rounding noise never shows as a signed "-0"."""
         if isinstance(value, _numbers.Number) and hasattr(value, "item"):
             value = value.item()
         self.values[key] = value
-        self.numbers[key] = fmt.format(value)
-        return self.numbers[key]
+        text = fmt.format(value)
+        if isinstance(value, float) and value < 0 and fmt.format(-value) == fmt.format(0.0):
+            text = fmt.format(0.0)
+        self.numbers[key] = text
+        return text
 
     def figure(self, slot: str, chart: Any, name: str | None = None) -> None:
         """Keep ``chart`` in ``slot``, exported as ``name`` (default: the slot)."""
