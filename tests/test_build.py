@@ -81,7 +81,9 @@ def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
     (["build", "reading-the-numbers", "-p", "baseline_power_w", ".inf"], "'baseline_power_w' must be a finite number; got inf"),
     (["build", "roofline", "-p", "focus_chip", "gb400"], "unknown HBM chip 'gb400'; valid HBM chips: jalapeno, gb200"),
     # a chip the serving model cannot time (its weights in SRAM), refused before its notebook fails in a cell
-    (["build", "roofline", "-p", "focus_chip", "groq-3-lpu"], "unknown HBM chip 'groq-3-lpu'; valid HBM chips: "),
+    (["build", "roofline", "-p", "focus_chip", "groq-3-lpu"],
+     "parameter 'focus_chip': chip 'groq-3-lpu' has no HBM bandwidth and peak FLOP/s figures, which this chapter "
+     "times; valid HBM chips: jalapeno, gb200"),
     (["build", "roofline", "-y", "models: [gpt-oss-120b, gpt-5]"], "unknown model 'gpt-5'; valid models: gpt-oss-120b"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, argv, fragment):

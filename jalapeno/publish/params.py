@@ -234,6 +234,9 @@ def check_declared(name: str, value: object, declaration: Declaration) -> None:
             one_of(f"{name} value", x, d.choices)
         if isinstance(x, str) and d.names:
             valid = NAME_KINDS[d.names]()
+            if x not in valid and d.names == "HBM chip" and x in specs.chip_names():
+                raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
+                                     f"which this chapter times; valid HBM chips: {', '.join(valid)}")
             if x not in valid:
                 raise UnknownNameError(d.names, x, valid)
 
