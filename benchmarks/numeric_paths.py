@@ -6,7 +6,7 @@ by (model, chip) and by shape) in two child processes, one on this CPU's default
 features that this CPU has switched off (``NPY_DISABLE_CPU_FEATURES``, e.g. ``X86_V3 X86_V4`` on an
 AVX-512 machine), and compares what the chapter shows: the glued text of
 :func:`jalapeno.calibration.holdout_quotes` and the cells of the hold-out table as
-:func:`jalapeno.publish.notebook.number` formats them. Exit status 0 when every shown value matches,
+:func:`jalapeno.display.cell` formats them. Exit status 0 when every shown value matches,
 1 otherwise (the differences are printed). About 50 s for both paths at once on a 2-core machine for
 the chapter's 14 folds (11 refits); ``--by series`` adds the 22 series folds.
 
@@ -27,7 +27,7 @@ CHILD = """
 import json, sys
 import polars as pl
 from jalapeno import calibration
-from jalapeno.publish.notebook import number
+from jalapeno.display import cell as number
 held = pl.concat([calibration.holdout(by=b) for b in sys.argv[1:]])
 cols = ["tpot_err_median", "tput_err_median", "frontier_distance"]
 cells = {f"{r['held_out']} | {r['series']} | {c}": number(r[c]) for r in held.iter_rows(named=True) for c in cols}

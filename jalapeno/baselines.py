@@ -65,6 +65,7 @@ import numpy as np
 import polars as pl
 
 from . import data, pareto, specs, subject
+from .display import number
 from .errors import UnknownNameError
 
 #: Precisions and speculative-decoding modes a baseline can be assumed to run.
@@ -398,7 +399,7 @@ def check_table(lines: dict[tuple[str, str, str], pl.DataFrame | None], points: 
             modeled = y[0] / y[1]
             ends = [(" ".join(k), float(f["interactivity_tok_s_user"].max())) for k, f in zip(keys, fronts)
                     if at > float(f["interactivity_tok_s_user"].max())]
-            note = "; ".join(f"the {k} frontier ends at {e:.0f} tok/s/user" for k, e in ends)
+            note = "; ".join(f"the {k} frontier ends at {number(e):.0f} tok/s/user" for k, e in ends)
         rows.append({"check": check, "public_value": public, "source_id": " / ".join(i for i in (num_id, den_id) if i),
                      "modeled_value": modeled, "ratio_modeled_over_public": modeled / public,
                      "at_interactivity_tok_s_user": at,

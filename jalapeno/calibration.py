@@ -37,9 +37,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import data, measured, serving, specs
+from . import data, display, measured, serving, specs
+from .display import number
 from .errors import UnknownNameError
-from .metrics import pareto_envelope, stable_format
+from .metrics import pareto_envelope
 from .serving import Efficiency
 from .specs import ChipSpec, ModelSpec
 
@@ -551,7 +552,7 @@ CALIBRATION_FILE = "calibration.csv"
 def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
     """Write the fitted constants to ``data/calibration.csv`` (parameter, value, unit, how obtained)
     through :func:`jalapeno.data.write_calibration`."""
-    rows = [{"parameter": p, "value": f"{float(np.exp(v)):.6g}", "unit": _UNITS.get(p, "s per layer per step"),
+    rows = [{"parameter": p, "value": f"{number(float(np.exp(v))):.6g}", "unit": _UNITS.get(p, "s per layer per step"),
              "source": how} for p, v in zip(_PARAMS, _vector(eff))]
     return data.write_calibration(rows, path)
 
@@ -717,22 +718,22 @@ def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -
     (``ho_<s>_worst``, with ``ho_<s>_worst_series``); ``meets_target`` (``meets`` or ``misses``: the
     leave-one-chip-out median, else the first scheme's, against the target); the folds that held the MLA
     factor at its prior (``prior_folds``, with ``mla_prior``). Percentages through
-    :func:`jalapeno.metrics.stable_format`."""
+    :func:`jalapeno.display.formatted` (with ``noise``)."""
     out = {}
     table = scheme_summary(held)
     for r in table.iter_rows(named=True):
         k = r["scheme"].replace("-", "_")
         rows = held.filter(pl.col("held_out").str.starts_with(r["scheme"] + "="))
         worst = rows.sort("frontier_distance", descending=True)
-        out |= {f"ho_{k}_median": stable_format(100 * r["median"]), f"ho_{k}_p90": stable_format(100 * r["p90"]),
-                f"ho_{k}_worst": stable_format(100 * worst["frontier_distance"][0]),
+        out |= {f"ho_{k}_median": display.formatted(100 * r["median"], "{:.0f}", noise=display.FIT_NOISE), f"ho_{k}_p90": display.formatted(100 * r["p90"], "{:.0f}", noise=display.FIT_NOISE),
+                f"ho_{k}_worst": display.formatted(100 * worst["frontier_distance"][0], "{:.0f}", noise=display.FIT_NOISE),
                 f"ho_{k}_worst_series": worst["series"][0]}
     if table.height:
         lead = table.filter(pl.col("scheme") == "chip") if "chip" in table["scheme"] else table.head(1)
         out["meets_target"] = "meets" if lead["median"][0] <= target_frontier_distance else "misses"
     folds = held.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["held_out"].unique(maintain_order=True)
     out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
-    out["mla_prior"] = f"{PRIORS['mla_layer_factor']:.2f}"
+    out["mla_prior"] = f"{number(PRIORS['mla_layer_factor']):.2f}"
     return out
 
 

@@ -29,14 +29,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from . import calibration, pareto, measured, metrics, power, serving, specs, subject
+from . import calibration, measured, metrics, pareto, power, serving, specs, subject
 from .comparison import baseline_summary
 from .data import claim_value, fact, whatif
 from .errors import UnknownNameError
 from .metrics import mean_request_length
 from .power import PowerStack
 from .specs import ChipSpec, ModelSpec
-
 
 # ---- power bases ------------------------------------------------------------------------------------
 
@@ -499,14 +498,15 @@ SECTION_CLAIMS = {
 
 def section_claims(registry: pl.DataFrame, section: str) -> pl.DataFrame:
     """The rows of the claims registry (:func:`jalapeno.registry.claims`) a section qualifies, in the order
-    of :data:`SECTION_CLAIMS`: ``claim_id``, ``value``, ``value_high``, ``unit``, ``chapter``, ``status``.
+    of :data:`SECTION_CLAIMS`: ``claim_id``, ``claimed`` (the value as the article states it, a date as a
+    date), ``chapter``, ``status``.
     UnknownNameError for an unknown section."""
     if section not in SECTION_CLAIMS:
         raise UnknownNameError("section", section, list(SECTION_CLAIMS))
     ids = list(SECTION_CLAIMS[section])
     order = pl.DataFrame({"claim_id": ids, "_i": list(range(len(ids)))})
     return (registry.join(order, on="claim_id").sort("_i")
-            .select("claim_id", "value", "value_high", "unit", "chapter", "status"))
+            .select("claim_id", "claimed", "chapter", "status"))
 
 
 def per_watt_specs(chips: dict[str, ChipSpec | str], precision: str = "fp4") -> pl.DataFrame:

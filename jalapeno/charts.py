@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import polars as pl
 import vl_convert as vlc
 
 from . import data as _data
-from . import power, specs
+from . import display, power, specs
 
 THEME = "jalapeno"
 RENDERER = "jalapeno"
@@ -213,30 +212,11 @@ def to_svg(spec: dict, width: int = EXPORT_WIDTH_PX) -> str:
     return vlc.vegalite_to_svg(_fixed_width(spec, width))
 
 
-#: Significant digits a chart's numbers keep in the page (never fewer than its integer digits): more than
-#: a chart can draw (a pixel is about 1e-3 of an axis) or its tooltips print, and far above the noise
-#: another CPU's numeric path leaves in them (the hold-out refits end within about 3e-8 of each other in
-#: log space on two paths, ``benchmarks/numeric_paths.py``), so that a page's charts are the same on any
-#: machine but for a value within that noise of a rounding boundary (about one chance in 10,000 each).
-CHART_DIGITS = 5
-
-
-def stable_numbers(value, digits: int = CHART_DIGITS):
-    """``value`` (a spec: dicts, lists, numbers, strings) with every finite float rounded to ``digits``
-    significant digits, or to a whole number when it has more integer digits than that."""
-    if isinstance(value, dict):
-        return {k: stable_numbers(v, digits) for k, v in value.items()}
-    if isinstance(value, list):
-        return [stable_numbers(v, digits) for v in value]
-    if isinstance(value, float) and math.isfinite(value) and value != 0.0:
-        return round(value, max(0, digits - math.ceil(math.log10(abs(value)))))
-    return value
-
-
 def _stable_spec(spec: dict) -> dict:
-    """``spec`` through :func:`stable_numbers`, its inline datasets renamed after what they now hold
-    (Altair names each after a hash of its full-precision rows)."""
-    spec = stable_numbers(spec)
+    """``spec`` under the display rule (:func:`jalapeno.display.rounded`: every float to at most five
+    significant digits), its inline datasets renamed after what they now hold (Altair names each after a
+    hash of its full-precision rows)."""
+    spec = display.rounded(spec)
     names = {old: "data-" + hashlib.sha1(json.dumps(rows, sort_keys=True).encode()).hexdigest()[:32]
              for old, rows in spec.get("datasets", {}).items()}
 
@@ -255,7 +235,7 @@ def _stable_spec(spec: dict) -> dict:
 
 def _render(spec: dict, **_: object) -> dict:
     """A chart's output in a notebook: an empty ``<div>`` and the script that draws the spec into it with
-    the book's own chart runtime, its numbers to :data:`CHART_DIGITS` significant digits (the id hashes
+    the book's own chart runtime, its numbers under the display rule (:mod:`jalapeno.display`; the id hashes
     that same spec). No static SVG inside: its text layout depends on the fonts the
     rendering process finds, which nbval would see as a changed output (the SVG is exported beside the
     chapter instead, by :func:`figure`)."""
@@ -307,10 +287,11 @@ def figure(chart: alt.TopLevelMixin, name: str) -> Shown:
     chart = fit_width(chart)
     spec = chart.to_dict()
     folder = os.environ.get("JALAPENO_FIGURES_DIR")
-    if folder:
+    if folder:  # the exported files show the page's numbers (the display rule), not the full floats
+        shown = _stable_spec(spec)
         Path(folder).mkdir(parents=True, exist_ok=True)
-        Path(folder, f"{name}.svg").write_text(to_svg(spec))
-        Path(folder, f"{name}.csv").write_text(figure_data(spec).write_csv())
+        Path(folder, f"{name}.svg").write_text(to_svg(shown))
+        Path(folder, f"{name}.csv").write_text(figure_data(shown).write_csv())
     return Shown(chart, spec)
 
 

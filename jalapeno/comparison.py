@@ -12,6 +12,7 @@ import polars as pl
 
 from . import measured, metrics, power, roofline, specs
 from .data import claim_value
+from .display import number
 from .errors import UnknownNameError
 from .metrics import rounds_to
 
@@ -95,11 +96,11 @@ def headline_ratios() -> pl.DataFrame:
     for label, num, den, ref, pct in cases:
         if pct:
             lo, hi = 100 * (1 - 1 / v(num)), 100 * (1 - 1 / v(num, high=True))
-            computed = f"{lo:.1f}–{hi:.1f}"
+            computed = f"{number(lo):.1f}–{number(hi):.1f}"
             within = abs(lo - v(ref)) <= 0.5 and abs(hi - v(ref, high=True)) <= 0.5
         else:
             r = v(num) / v(den)
-            computed = f"{r:.3f}"
+            computed = f"{number(r):.3f}"
             within = v(ref) - 0.05 <= r < v(ref, high=True) + 0.05
         rows.append({"ratio": label, "numerator": num, "denominator": den or "", "computed": computed,
                      "published_low": v(ref), "published_high": v(ref, high=True), "in_range_as_printed": within})

@@ -15,7 +15,6 @@ All times in seconds, throughputs in tokens/s, power in W. Functions accept scal
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -83,37 +82,6 @@ def half_ulp(decimals: int) -> float:
     """Half a unit in the last printed place: a value printed with ``decimals`` decimals stands for
     ``[v - half_ulp, v + half_ulp)``."""
     return 0.5 * 10.0 ** (-decimals)
-
-
-#: Relative noise a displayed value must survive (:func:`stable_format`): far above what a last-bit change
-#: of the inputs (1e-12 relative) or another CPU's floating-point path moves a well-conditioned result,
-#: far below any digit the book prints.
-DISPLAY_NOISE = 1e-9
-
-
-def stable_format(value: float, fmt: str = "{:.0f}", noise: float = DISPLAY_NOISE) -> str:
-    """``value`` formatted with ``fmt`` (``"{:.Nf}"``, ``"{:,.Nf}"``, ``"{:.Ne}"`` or ``"{:.Ng}"``), with one
-    digit less, and again, for as long as the interval ``value x (1 ± noise)`` prints two ways: a value
-    within noise of a rounding boundary is not quoted to a digit that noise decides. With ``.0f``, one
-    digit less rounds to tens (``22.5 -> "20"``), then hundreds. ValueError for another format."""
-    m = re.fullmatch(r"\{:(,?)\.(\d+)([feg])\}", fmt)
-    if not m:
-        raise ValueError(f"stable_format: format {fmt!r} is not one of '{{:.Nf}}', '{{:,.Nf}}', '{{:.Ne}}', '{{:.Ng}}'")
-    comma, digits, kind = m.group(1), int(m.group(2)), m.group(3)
-    v = float(value)
-    if not math.isfinite(v):
-        return fmt.format(v)
-    spread = abs(v) * noise + 1e-300
-
-    def show(x: float, d: int) -> str:
-        if kind == "f" and d < 0:
-            return f"{round(x, d):{comma}.0f}"
-        return f"{x:{comma}.{d}{kind}}"
-
-    lowest = 1 if kind == "g" else (-15 if kind == "f" else 0)
-    while digits > lowest and show(v - spread, digits) != show(v + spread, digits):
-        digits -= 1
-    return show(v, digits)
 
 
 def rounds_to(computed: float, printed: float, decimals: int) -> bool:

@@ -40,6 +40,7 @@ from . import data, measured, metrics, network, pareto, specs, subject, systems,
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
+from .display import formatted, number
 from .errors import DataError, UnknownNameError
 from .metrics import half_ulp, rounds_to
 
@@ -133,12 +134,12 @@ def check(claim_id: str, kind: str):
 
 
 def _cmp(computed: float, printed: float, decimals: int, how: str, fmt: str = "{:.4g}") -> Result:
-    return Result(fmt.format(computed), rounds_to(computed, printed, decimals), how)
+    return Result(formatted(computed, fmt), rounds_to(computed, printed, decimals), how)
 
 
 def _predicted(band: tuple[float, float], published: float, how: str, fmt: str = "{:.2f}") -> Result:
     lo, hi = band
-    return Result(f"{fmt.format(lo)}–{fmt.format(hi)}" if fmt.format(lo) != fmt.format(hi) else fmt.format(lo),
+    return Result(f"{formatted(lo, fmt)}–{formatted(hi, fmt)}" if formatted(lo, fmt) != formatted(hi, fmt) else formatted(lo, fmt),
                   judge(published, band) == "agrees", how)
 
 
@@ -168,8 +169,8 @@ def _cached(key: str, compute: Callable[[], object]) -> object:
 def _(c: ClaimsView) -> Result:
     h = baseline_summary(power_w=c.value("gb200-tdp"))
     return _cmp(h["tok_s_per_kw"], c.value("gptoss-gb200-tok-per-kw"), 0,
-                f"run {h['run_id']}: highest tput_per_gpu {h['peak_tput_per_gpu']:.1f} tok/s (conc "
-                f"{h['peak_conc']}) / {h['power_w'] / 1e3:.1f} kW", "{:,.1f}")
+                f"run {h['run_id']}: highest tput_per_gpu {number(h['peak_tput_per_gpu']):.1f} tok/s (conc "
+                f"{h['peak_conc']}) / {number(h['power_w'] / 1e3):.1f} kW", "{:,.1f}")
 
 
 @check("gptoss-gb200-tbt", "reproduce")
@@ -199,9 +200,9 @@ def _workload_check(claim_id: str, column: str) -> Callable[[ClaimsView], Result
         runs = sorted(set(pts["run_id"]))
         return Result(f"{pts.height} points", pts.height > 0,
                       f"InferenceMAX points of the published pair (gpt-oss-120b on GB200) with nominal "
-                      f"{column.upper()} {length:,.0f} (measured/inferencemax.csv; runs {', '.join(runs) or 'none'}); "
+                      f"{column.upper()} {number(length):,.0f} (measured/inferencemax.csv; runs {', '.join(runs) or 'none'}); "
                       f"the benchmark draws each length uniformly in [0.8 L, L], so the mean is "
-                      f"{metrics.mean_request_length(int(length)):,.1f}")
+                      f"{number(metrics.mean_request_length(int(length))):,.1f}")
     return fn
 
 
@@ -216,28 +217,28 @@ def _(c: ClaimsView) -> Result:
     tbt = c.value("gptoss-jalapeno-tbt")
     low, high = 1e3 / (tbt + half_ulp(2)), 1e3 / (tbt - half_ulp(2))
     claimed = c.value("gptoss-jalapeno-single-user")
-    return Result(f"{low:.0f}–{high:.0f}", low <= claimed <= high,
-                  f"1 / TBT with TBT printed as {tbt} ms, i.e. in [{tbt - half_ulp(2):.3f}, {tbt + half_ulp(2):.3f}) ms")
+    return Result(f"{number(low):.0f}–{number(high):.0f}", low <= claimed <= high,
+                  f"1 / TBT with TBT printed as {tbt} ms, i.e. in [{number(tbt - half_ulp(2)):.3f}, {number(tbt + half_ulp(2)):.3f}) ms")
 
 
 @check("headline-e2e-reduction-pct", "arithmetic")
 def _(c: ClaimsView) -> Result:
     low, high = 100 * (1 - 1 / c.value("headline-e2e-ratio")), 100 * (1 - 1 / c.high("headline-e2e-ratio"))
     ok = rounds_to(low, c.value("headline-e2e-reduction-pct"), 0) and rounds_to(high, c.high("headline-e2e-reduction-pct"), 0)
-    return Result(f"{low:.1f}–{high:.1f}", ok,
-                  f"1 - 1/ratio for the {c.value('headline-e2e-ratio'):g}–{c.high('headline-e2e-ratio'):g}x latency ratios")
+    return Result(f"{number(low):.1f}–{number(high):.1f}", ok,
+                  f"1 - 1/ratio for the {number(c.value('headline-e2e-ratio')):g}–{number(c.high('headline-e2e-ratio')):g}x latency ratios")
 
 
 @check("single-user-speed-ratio-gptoss", "arithmetic")
 def _(c: ClaimsView) -> Result:
     j, g = c.value("gptoss-jalapeno-single-user"), c.value("gptoss-gb200-single-user")
-    return _cmp(j / g, c.value("single-user-speed-ratio-gptoss"), 1, f"{j:,.0f} / {g:,.0f} tok/s/user", "{:.3f}")
+    return _cmp(j / g, c.value("single-user-speed-ratio-gptoss"), 1, f"{number(j):,.0f} / {number(g):,.0f} tok/s/user", "{:.3f}")
 
 
 @check("single-user-speed-ratio-dsr1", "arithmetic")
 def _(c: ClaimsView) -> Result:
     j, b = c.value("dsr1-jalapeno-single-user"), c.value("dsr1-baseline-single-user")
-    return _cmp(j / b, c.value("single-user-speed-ratio-dsr1"), 1, f"{j:,.0f} / {b:,.0f} tok/s/user", "{:.3f}")
+    return _cmp(j / b, c.value("single-user-speed-ratio-dsr1"), 1, f"{number(j):,.0f} / {number(b):,.0f} tok/s/user", "{:.3f}")
 
 
 #: A range printed with one decimal (1.5–1.9x) stands for values that round to it.
@@ -249,8 +250,8 @@ def _in_printed_range(claim_id: str, num_id: str, den_id: str, what: str, fmt: s
     def fn(c: ClaimsView) -> Result:
         num, den = c.value(num_id), c.value(den_id)
         r, low, high = num / den, c.value(claim_id), c.high(claim_id)
-        return Result(f"{r:.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
-                      f"{fmt.format(num)} / {fmt.format(den)} {what} must lie in the {low:g}–{high:g}x range as printed")
+        return Result(f"{number(r):.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
+                      f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} must lie in the {number(low):g}–{number(high):g}x range as printed")
     return fn
 
 
@@ -263,7 +264,7 @@ CHECKS["headline-e2e-ratio"] = Check("arithmetic", _in_printed_range(
 @check("groq-lpx-rack-sram", "arithmetic")
 def _(c: ClaimsView) -> Result:
     n, mb = c.value("groq-lpx-chips-per-rack"), c.value("groq-lpu-sram")
-    return _cmp(n * mb / 1e3, c.value("groq-lpx-rack-sram"), 0, f"{n:,.0f} LPUs x {mb:,.0f} MB (GB = 1e9 B)", "{:.0f}")
+    return _cmp(n * mb / 1e3, c.value("groq-lpx-rack-sram"), 0, f"{number(n):,.0f} LPUs x {number(mb):,.0f} MB (GB = 1e9 B)", "{:.0f}")
 
 
 @check("groq-lpx-chips-deepseek-v3", "arithmetic")
@@ -271,7 +272,7 @@ def _(c: ClaimsView) -> Result:
     params = specs.model("deepseek-r1").total_params()
     n = params * 1.0 / (c.value("groq-lpu-sram") * 1e6)
     return _cmp(n, c.value("groq-lpx-chips-deepseek-v3"), 0,
-                f"DeepSeek-V3 {params / 1e9:.1f} B parameters x 1 byte (8 bits) / {c.value('groq-lpu-sram'):,.0f} MB "
+                f"DeepSeek-V3 {number(params / 1e9):.1f} B parameters x 1 byte (8 bits) / {number(c.value('groq-lpu-sram')):,.0f} MB "
                 "per LPU, weights only", "{:.1f}")
 
 
@@ -279,8 +280,8 @@ def _(c: ClaimsView) -> Result:
 def _(c: ClaimsView) -> Result:
     chips, per_rack = c.value("groq-lpx-chips-deepseek-v3"), c.value("groq-lpx-chips-per-rack")
     racks = chips / per_rack
-    return Result(f"{racks:.2f}", racks > c.value("groq-lpx-racks-deepseek-v3"),
-                  f"{chips:,.0f} chips / {per_rack:,.0f} per rack: more than the claimed count")
+    return Result(f"{number(racks):.2f}", racks > c.value("groq-lpx-racks-deepseek-v3"),
+                  f"{number(chips):,.0f} chips / {number(per_rack):,.0f} per rack: more than the claimed count")
 
 
 #: Seconds per unit of a claimed duration.
@@ -292,7 +293,7 @@ def _(c: ClaimsView) -> Result:
     steps, per = c.value("agent-30-steps"), c.value("agent-30-step-per-step-saving")
     saved = steps * per * _SECONDS[c.row("agent-30-step-per-step-saving")["unit"]]
     return _cmp(saved, c.value("agent-30-step-saving"), 0,
-                f"{steps:.0f} dependent steps x {per:g} {c.row('agent-30-step-per-step-saving')['unit']} saved each",
+                f"{number(steps):.0f} dependent steps x {number(per):g} {c.row('agent-30-step-per-step-saving')['unit']} saved each",
                 "{:.1f} s")
 
 
@@ -305,16 +306,16 @@ def _(c: ClaimsView) -> Result:
     steps, per = c.value("agent-50-steps"), c.value("agent-50-step-per-step-saving")
     saved = steps * per * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
     claimed = c.value("agent-50-step-saving")
-    return Result(f"{saved:.0f} s", NEARLY * claimed <= saved <= claimed,
-                  f"{steps:.0f} steps x {per:g} s saved each: 'nearly' {claimed:g} s means {NEARLY:.0%} of it or more")
+    return Result(f"{number(saved):.0f} s", NEARLY * claimed <= saved <= claimed,
+                  f"{number(steps):.0f} steps x {number(per):g} s saved each: 'nearly' {number(claimed):g} s means {number(NEARLY):.0%} of it or more")
 
 
 def _hbm_stack_check(c: ClaimsView) -> Result:
     cap, stacks = c.value("jalapeno-hbm-capacity"), c.value("jalapeno-hbm4-stacks")
     shipped_gb = fact("hbm4_12high_stack_capacity") / 1e9
     low, high = (cap - half_ulp(0)) / stacks, (cap + half_ulp(0)) / stacks
-    return Result(f"{cap / stacks:.2f} GB per stack", low <= shipped_gb < high,
-                  f"{cap:g} GB / {stacks:g} stacks against the {shipped_gb:g} GB of a 12-high HBM4 stack as "
+    return Result(f"{number(cap / stacks):.2f} GB per stack", low <= shipped_gb < high,
+                  f"{number(cap):g} GB / {number(stacks):g} stacks against the {number(shipped_gb):g} GB of a 12-high HBM4 stack as "
                   "shipped (public_facts.csv: SK hynix)")
 
 
@@ -326,18 +327,18 @@ CHECKS["jalapeno-hbm4-stacks"] = Check("arithmetic", _hbm_stack_check)
 def _(c: ClaimsView) -> Result:
     g = specs.chip("gb300")
     r = c.value("jalapeno-hbm-capacity") * 1e9 / g.hbm_capacity_bytes
-    return Result(f"{r:.2f}", r <= c.value("jalapeno-hbm-vs-gb300"),
-                  f"Jalapeño's {c.value('jalapeno-hbm-capacity'):g} GB (claim jalapeno-hbm-capacity) over GB300's "
-                  f"{g.hbm_capacity_bytes / 1e9:g} GB (chip_specs.csv, {g.provenance['hbm_capacity'][0]}: NVIDIA)")
+    return Result(f"{number(r):.2f}", r <= c.value("jalapeno-hbm-vs-gb300"),
+                  f"Jalapeño's {number(c.value('jalapeno-hbm-capacity')):g} GB (claim jalapeno-hbm-capacity) over GB300's "
+                  f"{number(g.hbm_capacity_bytes / 1e9):g} GB (chip_specs.csv, {g.provenance['hbm_capacity'][0]}: NVIDIA)")
 
 
 @check("jalapeno-compute-vs-gb300", "arithmetic")
 def _(c: ClaimsView) -> Result:
     g = specs.chip("gb300")
     r = c.value("jalapeno-mxfp4-pflops") * 1e15 / g.peak_flops_per_s("fp4")
-    return Result(f"{r:.2f}", r <= c.value("jalapeno-compute-vs-gb300"),
-                  f"Jalapeño's {c.value('jalapeno-mxfp4-pflops'):g} PFLOP/s MXFP4 (claim jalapeno-mxfp4-pflops; dense or "
-                  f"sparse not stated) over GB300's {g.peak_flops_per_s('fp4') / 1e15:g} PFLOP/s dense FP4 "
+    return Result(f"{number(r):.2f}", r <= c.value("jalapeno-compute-vs-gb300"),
+                  f"Jalapeño's {number(c.value('jalapeno-mxfp4-pflops')):g} PFLOP/s MXFP4 (claim jalapeno-mxfp4-pflops; dense or "
+                  f"sparse not stated) over GB300's {number(g.peak_flops_per_s('fp4') / 1e15):g} PFLOP/s dense FP4 "
                   "(chip_specs.csv: NVIDIA)")
 
 
@@ -349,9 +350,9 @@ def _size_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
     def fn(c: ClaimsView) -> Result:
         total = specs.model(model).total_params()
         ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
-        return Result(f"{total / 1e9:,.1f} B", ok,
+        return Result(f"{number(total / 1e9):,.1f} B", ok,
                       f"total parameters from the {model} config (text model), against the nominal size within "
-                      f"{NOMINAL_SIZE_TOLERANCE:.0%}")
+                      f"{number(NOMINAL_SIZE_TOLERANCE):.0%}")
     return fn
 
 
@@ -376,7 +377,7 @@ def _ratio_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
         r = _ratio_band(model)
         return _predicted(r["band"], c.value(claim_id),
                           f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's unseen-chip "
-                          f"error; {uncertainty.BAND[0]:.0%}-{uncertainty.BAND[1]:.0%} band) against {r['baseline']} "
+                          f"error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} band) against {r['baseline']} "
                           f"({r['source']}) at the baseline's best interactivity; judged by uncertainty.judge", "{:.0f}")
     return fn
 
@@ -421,7 +422,7 @@ def _(c: ClaimsView) -> Result:
     targets = subject.fit_jalapeno().target_claims
     return _predicted(band, published_point(low, high, band),
                       f"serving model: Kimi K2.5's highest interactivity, Jalapeño (its band) over GB300 "
-                      f"transferred, must meet the printed {low:g}–{high:g}x range (uncertainty.judge). gpt-oss-120b's "
+                      f"transferred, must meet the printed {number(low):g}–{number(high):g}x range (uncertainty.judge). gpt-oss-120b's "
                       f"and DeepSeek-R1's ratios are not predictions: Jalapeño's side of each is a fit target "
                       f"({', '.join(t for t in targets if t in ('gptoss-jalapeno-tbt', 'dsr1-jalapeno-single-user'))})")
 
@@ -437,7 +438,7 @@ def _(c: ClaimsView) -> Result:
     return _predicted((r["gb300"], r["gb300"]), c.value("dsr1-baseline-single-user"),
                       f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier ({r['source']} from GB200's measured "
                       f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by registry.judge; "
-                      f"GB200's fastest measured point is {r['gb200']:.0f} tok/s/user", "{:.0f}")
+                      f"GB200's fastest measured point is {number(r['gb200']):.0f} tok/s/user", "{:.0f}")
 
 
 # ---- the systems chapter: racks, pods and their fabrics ---------------------------------------------------
@@ -462,7 +463,7 @@ def _(c: ClaimsView) -> Result:
 def _(c: ClaimsView) -> Result:
     t = systems.lpx_rack_totals()
     return _cmp(t["sram_bandwidth_bytes_per_s"] / 1e15, c.value("groq-lpx-rack-sram-bandwidth"), 0,
-                f"{t['chips']} LPUs x {t['sram_bandwidth_bytes_per_s'] / t['chips'] / 1e12:.2f} TB/s SRAM bandwidth per "
+                f"{t['chips']} LPUs x {number(t['sram_bandwidth_bytes_per_s'] / t['chips'] / 1e12):.2f} TB/s SRAM bandwidth per "
                 "LPU (chip_specs.csv), a per-chip figure derived from this same rack aggregate: a transcription check "
                 "(NVIDIA's rounder per-chip 'about 150 TB/s' is the independent figure)", "{:.1f} PB/s")
 
@@ -474,7 +475,7 @@ def _(c: ClaimsView) -> Result:
     compact = network.most_compact_torus(t.n_chips, len(t.shape))
     return Result(f"{d} hops", d == c.value("tpu8t-torus-hops") and compact.shape == t.shape,
                   f"diameter of the {'x'.join(map(str, t.shape))} torus with wraparound (sum of floor(k/2) over its axes), the most compact "
-                  f"3D shape of {t.n_chips:,} chips (its diameter is the smallest of every 3D factorisation)")
+                  f"3D shape of {number(t.n_chips):,} chips (its diameter is the smallest of every 3D factorisation)")
 
 
 @check("tpu8i-boardfly-hops", "arithmetic")
@@ -485,7 +486,7 @@ def _(c: ClaimsView) -> Result:
     return Result(f"{d_pod} hops", d_pod == d_1024 == c.value("tpu8i-boardfly-hops"),
                   f"breadth-first search of the Boardfly graph ({pod.label}: {pod.shape[0]} chips a board, {pod.shape[1]} "
                   f"boards a group, groups fully connected; one link per pair of boards and of groups): longest shortest path {d_pod} hops "
-                  f"for the {pod.n_chips:,}-chip pod and {d_1024} for {same_size.label} ({same_size.n_chips:,} chips)")
+                  f"for the {number(pod.n_chips):,}-chip pod and {d_1024} for {same_size.label} ({number(same_size.n_chips):,} chips)")
 
 
 @check("tpu8i-hbm-stacks", "arithmetic")
@@ -499,7 +500,7 @@ def _(c: ClaimsView) -> Result:
 def _(c: ClaimsView) -> Result:
     i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
     return _cmp(i.hbm_stacks - t.hbm_stacks, c.value("tpu8i-extra-hbm-stacks"), 0,
-                f"TPU 8i {i.hbm_stacks:.0f} minus TPU 8t {t.hbm_stacks:.0f} HBM stacks (chip_specs.csv), where the 8t "
+                f"TPU 8i {number(i.hbm_stacks):.0f} minus TPU 8t {number(t.hbm_stacks):.0f} HBM stacks (chip_specs.csv), where the 8t "
                 "row is derived as 8 - 2 from this same sentence: a transcription check", "{:.0f}")
 
 
@@ -507,8 +508,8 @@ def _(c: ClaimsView) -> Result:
 def _(c: ClaimsView) -> Result:
     i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
     r = i.sram_bytes / t.sram_bytes
-    return Result(f"{r:.1f}x", r > c.value("tpu8i-more-sram"),
-                  f"TPU 8i {i.sram_bytes / 1e6:.0f} MB (Google) over TPU 8t {t.sram_bytes / 1e6:.0f} MB (SemiAnalysis, "
+    return Result(f"{number(r):.1f}x", r > c.value("tpu8i-more-sram"),
+                  f"TPU 8i {number(i.sram_bytes / 1e6):.0f} MB (Google) over TPU 8t {number(t.sram_bytes / 1e6):.0f} MB (SemiAnalysis, "
                   "relayed) of on-chip SRAM (chip_specs.csv)")
 
 
@@ -523,7 +524,7 @@ def _(c: ClaimsView) -> Result:
 @check("groq-gemma4-tok-s", "arithmetic")
 def _(c: ClaimsView) -> Result:
     best = _cached("gemma4-lpu", lambda: systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx"))
-    return Result(f"up to {best['interactivity_tok_s_user']:,.0f} tok/s",
+    return Result(f"up to {number(best['interactivity_tok_s_user']):,.0f} tok/s",
                   best["interactivity_tok_s_user"] >= c.value("groq-gemma4-tok-s"),
                   f"LPU decode bound (systems.lpu_decode: weights and KV in SRAM, pipeline stages x tensor-parallel "
                   f"chips, per-hop and all-reduce latencies of the LPX fabric): the fastest single-user layout on one "
@@ -537,7 +538,7 @@ def _(c: ClaimsView) -> Result:
     first = fact("tpu_first_deployed_year")
     lo = fact("tpu_ironwood_announced_year") - first
     hi = c.date("benchmark-release-date").year - first
-    return Result(f"{lo:.0f}–{hi:.0f} years", lo <= c.value("tpu-maturity-years") <= hi,
+    return Result(f"{number(lo):.0f}–{number(hi):.0f} years", lo <= c.value("tpu-maturity-years") <= hi,
                   "TPU v1 deployed 2015 to Ironwood (TPU7x, 2025) and to the benchmark's year (public_facts.csv)")
 
 
@@ -563,9 +564,9 @@ def _(c: ClaimsView) -> Result:
     lo = 100 * ((expected - 0.5e9) / (reported + 0.05e9) - 1)  # billions printed as 92 and 46.7
     hi = 100 * ((expected + 0.5e9) / (reported - 0.05e9) - 1)
     claimed = c.value("nvidia-revenue-yoy-growth")
-    return Result(f"{lo:.1f}–{hi:.1f} %", lo <= claimed + half_ulp(0) and hi >= claimed - half_ulp(0),
-                  f"consensus {expected / 1e9:g} billion USD over NVIDIA's reported Q2 FY2026 revenue of "
-                  f"{reported / 1e9:g} billion USD (public_facts.csv), both taken to their printed rounding")
+    return Result(f"{number(lo):.1f}–{number(hi):.1f} %", lo <= claimed + half_ulp(0) and hi >= claimed - half_ulp(0),
+                  f"consensus {number(expected / 1e9):g} billion USD over NVIDIA's reported Q2 FY2026 revenue of "
+                  f"{number(reported / 1e9):g} billion USD (public_facts.csv), both taken to their printed rounding")
 
 
 @check("semianalysis-beat-every-chip", "arithmetic")
@@ -588,7 +589,7 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
     if unit == "flag":
         return "yes" if value else "no"
     if unit == "percentile":
-        return f"P{value:.0f}"
+        return f"P{number(value):.0f}"
 
     def one(x: float) -> str:
         if unit.startswith("date"):
@@ -597,8 +598,8 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
         if "year" in unit and unit != "years":
             return f"{int(x)}"
         if unit in ("USD", "params") and abs(x) >= 1e9:
-            return f"{x / 1e9:,.4g} billion" if unit == "USD" else f"{x / 1e9:,.4g} B"
-        return f"{x:,.4g}" if not float(x).is_integer() else f"{x:,.0f}"
+            return f"{number(x / 1e9):,.4g} billion" if unit == "USD" else f"{number(x / 1e9):,.4g} B"
+        return f"{number(x):,.4g}" if not float(x).is_integer() else f"{number(x):,.0f}"
     text = one(value) if high is None else f"{one(value)}–{one(high)}"
     suffix = {"date (YYYYMMDD)": "", "year": "", "fiscal year": " (fiscal year)", "count": "", "x": "x"}.get(unit, f" {unit}")
     return text + suffix

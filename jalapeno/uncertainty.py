@@ -22,7 +22,7 @@ the unknowns move the fitted constants as they would in the book. A quantity is 
 logarithm linear in the logarithm of each continuous unknown between neighbouring nodes, the domain
 exact). The Monte Carlo (:data:`N_SAMPLES` draws of a ``numpy.random.Generator`` seeded with
 :data:`SEED`) then costs a few vector operations per quantity. A band is the median and the
-:data:`BAND` quantiles of the draws (:class:`Band`), quoted through :func:`jalapeno.metrics.stable_format`.
+:data:`BAND` quantiles of the draws (:class:`Band`), quoted through :func:`jalapeno.display.formatted` (with ``noise``).
 
 :func:`sensitivity` ranks the inputs of each quantity by their total-order Sobol index (SALib 1.6.0:
 Saltelli's sampling and Jansen's estimators, on the same response surface, of the logarithm of the
@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from . import calibration, caveats, data, metrics, pareto, subject
+from . import calibration, caveats, data, display, pareto, subject
 from .errors import UnknownNameError
 
 #: Draws of the Monte Carlo: the 10 % and 90 % quantiles of a quantity then carry a Monte Carlo error of
@@ -227,8 +227,8 @@ class Band:
 
     def text(self, fmt: str = "{:.0f}", unit: str = "") -> str:
         """``median (low–high)`` with ``unit`` after each number, each through
-        :func:`jalapeno.metrics.stable_format` (no digit a 1e-12 perturbation could flip)."""
-        f = [metrics.stable_format(v, fmt) + unit for v in (self.median, self.low, self.high)]
+        :func:`jalapeno.display.formatted` (with ``noise``) (no digit a 1e-12 perturbation could flip)."""
+        f = [display.formatted(v, fmt, noise=display.FIT_NOISE) + unit for v in (self.median, self.low, self.high)]
         return f"{f[0]} ({f[1]}–{f[2]})"
 
 

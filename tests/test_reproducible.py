@@ -12,13 +12,13 @@ import polars as pl
 import pytest
 
 from jalapeno import calibration
-from jalapeno.metrics import stable_format
-from jalapeno.publish.notebook import number
+from jalapeno.display import FIT_NOISE, formatted
+from jalapeno.display import cell as number
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "serving-model.ipynb"
 
 
-# ---- stable_format: hand-worked cases ----------------------------------------------------------------
+# ---- a quote of a fit's result under noise: hand-worked cases ----------------------------------------------------------------
 
 @pytest.mark.parametrize("value, fmt, shown", [
     (22.54, "{:.0f}", "23"),          # 0.04 from the boundary: far beyond noise
@@ -32,13 +32,13 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "serving-model
     (0.12501, "{:.2g}", "0.13"),
     (45.0, "{:.0f}", "45"),
 ])
-def test_stable_format_drops_a_digit_only_on_a_boundary(value, fmt, shown):
-    assert stable_format(value, fmt) == shown
+def test_a_noisy_quote_drops_a_digit_only_on_a_boundary(value, fmt, shown):
+    assert formatted(value, fmt, noise=FIT_NOISE) == shown
 
 
-def test_stable_format_refuses_a_format_it_cannot_shorten():
+def test_a_noisy_quote_refuses_a_format_it_cannot_shorten():
     with pytest.raises(ValueError, match=r"'\{:d\}'"):
-        stable_format(3, "{:d}")
+        formatted(3.0, "{:d}", noise=FIT_NOISE)
 
 
 # ---- which constants a training set informs -----------------------------------------------------------
@@ -151,15 +151,14 @@ def test_a_refit_ends_on_its_minimum_whatever_its_start(configs):
 def test_jalapeno_fit_moves_less_than_display_noise_under_a_last_bit_perturbation():
     """The other refit the book quotes (Jalapeño's four constants, jalapeno.subject.fit_jalapeno, shown
     by the Pareto, caveats, agents and systems chapters): calibration constants perturbed by a relative
-    1e-12 move every fitted constant by less than the noise stable_format guards against, so no shown
-    digit can change."""
+    1e-12 move every fitted constant by less than the noise a quote of a fit guards against
+    (jalapeno.display.FIT_NOISE), so no shown digit can change."""
     from jalapeno import subject
-    from jalapeno.metrics import DISPLAY_NOISE
 
     base = calibration.load()
     a = subject.fit_jalapeno("central", base=base).constants()
     b = subject.fit_jalapeno("central", base=_start_like(base)).constants()
     for name, value in a.items():
-        assert abs(b[name] / value - 1) < DISPLAY_NOISE, name
+        assert abs(b[name] / value - 1) < FIT_NOISE, name
         assert number(b[name]) == number(value), name
 

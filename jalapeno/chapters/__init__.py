@@ -20,6 +20,8 @@ import numbers as _numbers
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .. import display
+
 
 class Figure(NamedTuple):
     """A figure of a chapter: the name it is exported under (``figures/<name>.svg``) and the chart."""
@@ -42,16 +44,13 @@ class Chapter:
     values: dict[str, Any] = field(default_factory=dict)
 
     def quote(self, key: str, value: object, fmt: str = "{}") -> str:
-        """Format ``value`` with ``fmt`` (numpy scalars first made Python numbers) and keep it under
-        ``key`` for the prose; returns the text. A negative value whose magnitude prints as zero prints as
-        zero: rounding noise never shows as a signed "-0"."""
+        """Format ``value`` with ``fmt`` under the display rule (:func:`jalapeno.display.formatted`: a
+        float to at most five significant digits, an integer exactly, never a signed "-0") and keep it
+        under ``key`` for the prose; returns the text. ``values[key]`` keeps the unformatted value."""
         if isinstance(value, _numbers.Number) and hasattr(value, "item"):
             value = value.item()
         self.values[key] = value
-        text = fmt.format(value)
-        if isinstance(value, float) and value < 0 and fmt.format(-value) == fmt.format(0.0):
-            text = fmt.format(0.0)
-        self.numbers[key] = text
+        self.numbers[key] = text = display.formatted(value, fmt)
         return text
 
     def figure(self, slot: str, chart: Any, name: str | None = None) -> None:

@@ -17,6 +17,7 @@ import polars as pl
 from .. import agents as task_model
 from .. import charts, data, power, specs, subject
 from ..data import claim_value
+from ..display import number
 from ..errors import UnknownNameError
 from . import Chapter
 
@@ -109,8 +110,8 @@ def _seeds(ch: Chapter) -> None:
 
 def layout_text(server: task_model.ServingPoint) -> str:
     """A worker's layout in words: ``8 chips, 1 sequence``."""
-    return (f"{server.n_chips:g} chip{'s' if server.n_chips > 1 else ''}, "
-            f"{server.concurrency:g} sequence{'s' if server.concurrency > 1 else ''}")
+    return (f"{number(server.n_chips):g} chip{'s' if server.n_chips > 1 else ''}, "
+            f"{number(server.concurrency):g} sequence{'s' if server.concurrency > 1 else ''}")
 
 
 def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, latency_at: float | None) -> None:
@@ -122,7 +123,7 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
                              "call_s", "p_in_time")
         for k, r in runs.items()])
     ch.quote("latency_point", "fastest points" if latency_at is None else
-             f"operating points at {latency_at:,.0f} tok/s/user")
+             f"operating points at {number(latency_at):,.0f} tok/s/user")
     ch.quote("j_config", layout_text(srv["jalapeno"]))
     ch.quote("b_config", layout_text(srv[baseline]))
     ch.quote("b_name", specs.chip(baseline).display_name)

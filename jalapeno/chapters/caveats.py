@@ -15,6 +15,7 @@ import polars as pl
 from .. import agents, caveats, charts, data, pareto, power, registry, specs, subject
 from ..comparison import baseline_summary
 from ..data import claim_value
+from ..display import number
 from ..errors import UnknownNameError
 from . import Chapter
 
@@ -74,7 +75,7 @@ def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_case
     _business(ch, reg)
     rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not checkable"))
     ch.quote("n_unverifiable", rest.height)
-    ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "value", "value_high", "unit", "quantity", "check"))
+    ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "claimed", "quantity", "check"))
     return ch
 
 
@@ -107,7 +108,7 @@ def _claims_quoted(ch: Chapter) -> None:
     for cid, key, fmt in CLAIM_NUMBERS:
         ch.quote(key, claim_value(cid) / (1e9 if cid.startswith("nvidia-revenue-exp") else 1), fmt)
     for cid, key in CLAIM_RANGES:
-        ch.quote(key, f"{claim_value(cid):g}–{claim_value(cid, high=True):g}")
+        ch.quote(key, f"{number(claim_value(cid)):g}–{number(claim_value(cid, high=True)):g}")
     ch.quote("asic_saving", claim_value("custom-asic-cost-saving"), "{:g}")
     ch.quote("hbm_supply_gbit", data.fact("hbm_shipments_2026") * 8 / 1e9 / 1e9, "{:.0f}")  # bytes -> Gbit -> billion
 
@@ -130,7 +131,7 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
     m0 = models[0]
     shown = [c for c in ("pessimistic", "central", "optimistic") if c in cases]
     ch.quote("vr_m0", m0)
-    ch.quote("vr_perkw_range", " / ".join(f"{value(m0, 'per_kw_at_peak', c):.2f}x" for c in shown))
+    ch.quote("vr_perkw_range", " / ".join(f"{number(value(m0, 'per_kw_at_peak', c)):.2f}x" for c in shown))
     ch.quote("vr_cases", " / ".join(shown))
     ch.quote("vr_perkw_base", value(m0, "per_kw_at_peak", shown[0], "vs_baseline"), "{:.2f}")
     su = vr.filter(pl.col("metric") == "single_user")
@@ -152,8 +153,8 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
     ch.quote("pw_j_bw", j["hbm_tb_s_per_kw"], "{:.1f}")
     ch.quote("pw_j_fl", j["pflops_per_kw"], "{:.1f}")
     vr_rows = pws.filter(pl.col("chip") != "jalapeno")
-    ch.quote("pw_vr_bw", f"{vr_rows['hbm_tb_s_per_kw'].min():.1f}–{vr_rows['hbm_tb_s_per_kw'].max():.1f}")
-    ch.quote("pw_vr_fl", f"{vr_rows['pflops_per_kw'].min():.1f}–{vr_rows['pflops_per_kw'].max():.1f}")
+    ch.quote("pw_vr_bw", f"{number(vr_rows['hbm_tb_s_per_kw'].min()):.1f}–{number(vr_rows['hbm_tb_s_per_kw'].max()):.1f}")
+    ch.quote("pw_vr_fl", f"{number(vr_rows['pflops_per_kw'].min()):.1f}–{number(vr_rows['pflops_per_kw'].max()):.1f}")
     tau = fit.efficiency.tau_s  # per-layer step overhead of each stack (s)
     ch.quote("tau_ratio", min(v for k, v in tau.items() if k not in ("jalapeno", "default")) / tau["jalapeno"],
              "{:.0f}")
@@ -180,7 +181,7 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
 
 def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "shape")
-    ch.quote("pub_shape", f"{claim_value('workload-isl'):,.0f}/{claim_value('workload-osl'):,.0f}")
+    ch.quote("pub_shape", f"{number(claim_value('workload-isl')):,.0f}/{number(claim_value('workload-osl')):,.0f}")
     sw = caveats.shape_sweep(model, baseline, [tuple(s) for s in shapes], fit=fit, scenario=scenario,
                              max_chips=max_chips)
     ch.tables["shape-sweep"] = _shown(sw)
@@ -271,7 +272,7 @@ def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
     rated = caveats.per_watt_specs({c: (caveats.vera_rubin_chip("central") if c == "vera-rubin" else c) for c in chips})
     others = rated.filter(pl.col("chip") != "jalapeno")["hbm_gb_per_kw"]
     ch.quote("hbm_gbkw_j", rated.filter(pl.col("chip") == "jalapeno")["hbm_gb_per_kw"][0], "{:,.0f}")
-    ch.quote("hbm_gbkw_o", f"{others.min():,.0f}–{others.max():,.0f}")
+    ch.quote("hbm_gbkw_o", f"{number(others.min()):,.0f}–{number(others.max()):,.0f}")
 
 
 def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:

@@ -66,7 +66,7 @@ def compute(*, show_status: str) -> Chapter:
     rows = reg if show_status == "all" else reg.filter(pl.col("status") == show_status)
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))
             .with_row_index("_row").sort("_order", "_row")
-            .select("chapter", "claim_id", "value", "value_high", "unit", "quantity", "seeds", "treatment", "status",
+            .select("chapter", "claim_id", "claimed", "quantity", "seeds", "treatment", "status",
                     "computed", "check"))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
     ch.tables["claims"] = rows

@@ -18,10 +18,11 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from .. import (baselines, calibration, charts, comparison, data, measured, metrics, power, specs,
+from .. import (baselines, calibration, charts, comparison, data, display, measured, power, specs,
                subject, uncertainty)
 from .. import pareto as frontiers
 from ..data import claim_value
+from ..display import number
 from ..errors import UnknownNameError
 from . import Chapter
 
@@ -130,7 +131,7 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
     ch.quote("cap_dsr_disagg", caps["deepseek-r1", True], "{:.0f}")
     ch.quote("gb200_peak_conc", gb200_peak["conc"] / gb200_peak["n_gpus"], "{:.0f}")
     ch.quote("j_peak_conc", j_peak["concurrency"], "{:.0f}")
-    ch.quote("j_peak_chips", "one chip" if j_peak["n_chips"] == 1 else f"{j_peak['n_chips']:.0f} chips")
+    ch.quote("j_peak_chips", "one chip" if j_peak["n_chips"] == 1 else f"{number(j_peak['n_chips']):.0f} chips")
     ch.quote("eta_p_lo", 100 * min(e.eta_prefill for e in effs.values()), "{:.1f}")
     ch.quote("eta_p_hi", 100 * max(e.eta_prefill for e in effs.values()), "{:.1f}")
     constants = subject.jalapeno_constants(fits).select(
@@ -188,7 +189,7 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
                                             scenario="central", title=f"{m}: Pareto frontiers")
         ch.figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
     ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
-    ch.quote("fixed_levels", ", ".join(f"{v:,}" for v in FIXED_LEVELS))
+    ch.quote("fixed_levels", ", ".join(f"{number(v):,}" for v in FIXED_LEVELS))
 
 
 #: The interactivity levels (tok/s/user) at which the chapter reads every frontier's throughput per kW.
@@ -208,7 +209,7 @@ def fixed_interactivity(lines: pl.DataFrame, *, power_basis: str, levels=FIXED_L
         row = {"model": model, "frontier": line + (" (central)" if line.startswith("jalapeno") else "")}
         for level in levels:
             v = frontiers.throughput_at(front, level)
-            row[f"at {level:,} tok/s/user (tok/s/kW)"] = f"{v:,.0f}" if math.isfinite(v) else "not reached"
+            row[f"at {number(level):,} tok/s/user (tok/s/kW)"] = f"{number(v):,.0f}" if math.isfinite(v) else "not reached"
         rows.append(row)
     return pl.DataFrame(rows)
 
@@ -217,7 +218,7 @@ def scenarios_text(names: list[str], tolerance: float) -> str:
     """The scenarios in which a ratio is within ``tolerance`` of the published one, as a phrase:
     ``no scenario within ±15 %``, ``within ±15 % in the low scenario``, ``... in the low and central
     scenarios``."""
-    within = f"within ±{100 * tolerance:.0f} %"
+    within = f"within ±{number(100 * tolerance):.0f} %"
     if not names:
         return f"no scenario {within}"
     if len(names) == 1:
@@ -370,11 +371,11 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
     total indices, table ``drivers``)."""
     err = ens.error
     ch.quote("err_scheme", err.scheme)
-    ch.quote("err_median", metrics.stable_format(100 * err.median_distance))
-    ch.quote("err_p90", metrics.stable_format(100 * err.p90_distance))
+    ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE))
     ch.quote("err_n", err.n_series)
-    ch.quote("err_sigma", metrics.stable_format(100 * err.sigma_log))
-    ch.quote("n_samples", f"{uncertainty.N_SAMPLES:,}")
+    ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("n_samples", f"{number(uncertainty.N_SAMPLES):,}")
     ch.quote("band_lo_pct", 100 * uncertainty.BAND[0], "{:.0f}")
     ch.quote("band_hi_pct", 100 * uncertainty.BAND[1], "{:.0f}")
     table = uncertainty.headline_ratios(ens, models, power_basis=power_basis)
@@ -393,9 +394,9 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
         d = drivers.filter(pl.col("quantity") == m).sort("rank")
         k = _key(m)
         ch.quote(f"{k}_driver", d["input"][0].replace("_", " "))
-        ch.quote(f"{k}_driver_share", metrics.stable_format(100 * d["total"][0]))
+        ch.quote(f"{k}_driver_share", display.formatted(100 * d["total"][0], "{:.0f}", noise=display.FIT_NOISE))
         ch.quote(f"{k}_second", d["input"][1].replace("_", " "))
-        ch.quote(f"{k}_second_share", metrics.stable_format(100 * d["total"][1]))
+        ch.quote(f"{k}_second_share", display.formatted(100 * d["total"][1], "{:.0f}", noise=display.FIT_NOISE))
 
 
 #: The named assumption sets of :data:`jalapeno.baselines.ASSUMPTION_SETS` under the keys the prose quotes.

@@ -14,6 +14,7 @@ import polars as pl
 
 from .. import charts, comparison, measured, metrics, registry
 from ..data import claim_value
+from ..display import number
 from . import Chapter
 
 #: The statuses the prose counts: every status of the registry, each quoted as ``n_<status>`` (spaces as
@@ -83,8 +84,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     claim = claim_value
     ch.quote("r_watt", f"{claim('headline-per-watt-ratio')}–{claim('headline-per-watt-ratio', high=True)}x")
     ch.quote("r_e2e", f"{claim('headline-e2e-ratio')}–{claim('headline-e2e-ratio', high=True)}x")
-    ch.quote("r_e2e_pct", f"{claim('headline-e2e-reduction-pct'):.0f}–"
-                          f"{claim('headline-e2e-reduction-pct', high=True):.0f} %")
+    ch.quote("r_e2e_pct", f"{number(claim('headline-e2e-reduction-pct')):.0f}–"
+                          f"{number(claim('headline-e2e-reduction-pct', high=True)):.0f} %")
     ch.quote("r_su_gptoss", claim("single-user-speed-ratio-gptoss"), "{}x")
     ch.quote("r_su_dsr1", claim("single-user-speed-ratio-dsr1"), "{}x")
     ch.quote("j_single", claim("gptoss-jalapeno-single-user"), "{:,.0f}")

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from .. import calibration, charts, serving, specs, subject
+from ..display import number
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
 from . import Chapter
@@ -144,9 +145,9 @@ def _worked_example(ch: Chapter) -> None:
         q("stack", kw["stack"])
         q("chips", n, "{:.0f}")
         noun = "chip" if k == "j" else "GPU"
-        q("on_chips", f"{n:.0f} {noun}" + ("" if n == 1 else "s"))
+        q("on_chips", f"{number(n):.0f} {noun}" + ("" if n == 1 else "s"))
         q("dp", dp, "{:.0f}")
-        q("split", "attention on one replica" if dp == 1 else f"attention split {dp:.0f} ways by data parallelism")
+        q("split", "attention on one replica" if dp == 1 else f"attention split {number(dp):.0f} ways by data parallelism")
         q("tp", n / dp, "{:.0f}")
         q("conc", b, "{:,.0f}")
         q("seqs", b / dp, "{:,.0f}")

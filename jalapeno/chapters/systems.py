@@ -13,6 +13,7 @@ import polars as pl
 
 from .. import calibration, charts, comparison, data, network, registry, specs, subject
 from .. import systems as sy
+from ..display import number
 from ..errors import UnknownNameError
 from ..specs import ModelSpec
 from . import Chapter
@@ -156,12 +157,12 @@ def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
     for slot, key, label, name in _DIAGRAMS:
         t = (tpu.get(key) or sy.system(key)).topology
         d = t.diameter_hops()
-        hops = f"diameter {d} hop{'' if d == 1 else 's'}, average {t.average_hops():.1f}"
+        hops = f"diameter {d} hop{'' if d == 1 else 's'}, average {number(t.average_hops()):.1f}"
         if t.kind == "switched":
-            title = f"{label}: {t.n_chips:,} chips on one switch, {hops}"
+            title = f"{label}: {number(t.n_chips):,} chips on one switch, {hops}"
         else:
             what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
-            title = f"{label}: {t.n_chips:,} chips as a {_shape(t.shape)} {what}, {hops}"
+            title = f"{label}: {number(t.n_chips):,} chips as a {_shape(t.shape)} {what}, {hops}"
         ch.figure(slot, charts.topology_diagram(network.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
                   name)
 
@@ -178,7 +179,7 @@ def _candidate_drawings(topologies: dict[str, network.Topology], budget_us: dict
     for name, d in parts.items():
         t = topologies[name]
         limit = budget_us.get(name)
-        hop = "" if name not in budget_us else (f"; hops up to {limit:.2f} µs" if limit is not None else "; too slow")
+        hop = "" if name not in budget_us else (f"; hops up to {number(limit):.2f} µs" if limit is not None else "; too slow")
         for i, (panel, text) in enumerate(d["panels"].items()):
             panels[f"{name}: {panel}"] = (f"{t.label}, diameter {t.diameter_hops()}{hop}" if i == 0 else text)
     notes = [f"{name}: {n}" for name, d in parts.items() for n in d["notes"] if "dashed" not in n]
@@ -207,7 +208,7 @@ def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus
     ch.quote("sys_focus_model", focus_model.display_name)
     topologies = {s.system: s.topology for s in map(sy.system, systems)}
     sweep = network.message_sweep(topologies | {f"what-if {whatif.label}": whatif})
-    marks = pl.DataFrame({"label": ["decode, 1 token", f"prefill, {context_tokens:,} tokens"],
+    marks = pl.DataFrame({"label": ["decode, 1 token", f"prefill, {number(context_tokens):,} tokens"],
                           "message_bytes": [focus_model.hidden_size * 2.0, context_tokens * focus_model.hidden_size * 2.0]})
     ch.figure("collectives", charts.collective_times(sweep, marks), "systems-collectives")
 
@@ -315,7 +316,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     ch.quote("sys_record", record, "{:,.0f}")
     ch.quote("sys_gemma", gemma.display_name)
     ch.quote("sys_budget_us", 1e6 / record, "{:.0f}")
-    ch.quote("sys_best_layout", f"{best['stages']} stages of {best['tp']} LPUs ({best['chips']:.0f} chips)")
+    ch.quote("sys_best_layout", f"{best['stages']} stages of {best['tp']} LPUs ({number(best['chips']):.0f} chips)")
     ch.quote("sys_best_tok_s", best["interactivity_tok_s_user"], "{:,.0f}")
     for name, key in _BUDGET_KEYS:
         ch.quote(f"sys_best_{key}_us", part[name]["time_s"] * 1e6, "{:.0f}")
@@ -328,7 +329,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     ch.quote("sys_best_bigger", "synchronisation (hand-offs and all-reduces), not SRAM bandwidth,"
              if sync > part["SRAM reads (weights + KV)"]["time_s"] else "SRAM bandwidth, not synchronisation,")
     ch.figure("gemma_budget", charts.budget_split(
-        budget, f"{gemma.display_name} at {record:,.0f} tok/s: where the per-token budget goes"), "systems-gemma-budget")
+        budget, f"{gemma.display_name} at {number(record):,.0f} tok/s: where the per-token budget goes"), "systems-gemma-budget")
 
     scaling = sy.lpu_scaling(gemma, **kw)
     wide = scaling.filter(pl.col("tp") == scaling["tp"].max()).sort("chips")
@@ -406,7 +407,7 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.figure("diagram_jalapeno", charts.topology_diagram(
         _candidate_drawings(candidates, budget), size=200, columns=3,
         title=f"Jalapeño's fabric is not published: the candidates for its {domain}-chip domain",
-        subtitle=[f"largest per-hop latency with which DeepSeek-R1 still reaches {data.claim_value('dsr1-jalapeno-single-user'):,.0f} tok/s"]),
+        subtitle=[f"largest per-hop latency with which DeepSeek-R1 still reaches {number(data.claim_value('dsr1-jalapeno-single-user')):,.0f} tok/s"]),
         "systems-diagram-jalapeno")
     ch.quote("sys_comm_share_pct", 100 * comm_share, "{:.0f}")
     req = sy.jalapeno_requirements(chosen, concurrency=concurrency, context_tokens=context_tokens,

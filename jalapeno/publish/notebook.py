@@ -9,7 +9,6 @@ from run to run (nbval compares them exactly).
 from __future__ import annotations
 
 import hashlib
-import math
 import numbers
 
 import great_tables as gt
@@ -17,6 +16,7 @@ import polars as pl
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
+from ..display import cell
 from ..errors import UnknownNameError
 from . import params
 from .scenarios import notebook_path
@@ -51,20 +51,6 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
     shown = Markdown("")
     shown.data = fmt.format(value)  # not Markdown(text): IPython reads a text that names an existing path as a file
     _glue(key, shown, display=False)
-
-
-def number(x: float, sigfig: int = 4) -> str:
-    """A number for a table cell: whole numbers below 1e7 with thousands separators, other numbers to
-    ``sigfig`` significant figures, scientific notation from 1e7 (or below 1e-3) on."""
-    if x is None:
-        return ""
-    ax = abs(x)
-    if ax and (ax >= 1e7 or ax < 1e-3):
-        return f"{x:.{sigfig - 1}e}"
-    if float(x).is_integer():
-        return f"{x:,.0f}"
-    digits = max(sigfig - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
-    return f"{x:,.{digits}f}"
 
 
 #: Words for the parts of a column name, the field's standard terms (a part not listed stays as it is).
@@ -102,17 +88,17 @@ def header(name: str) -> str:
 
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     """Display every row of ``df`` as an HTML table: headers in words with units (:func:`header`),
-    numbers formatted cell by cell with :func:`number`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
+    numbers formatted cell by cell with :func:`jalapeno.display.cell`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
     the output is deterministic and a last-bit change of a value that the table does not show cannot
     change it."""
     numeric = [n for n, t in df.schema.items() if t.is_numeric() and n != "run_id"]
     labels = {n: header(n) for n in df.columns}
-    shown = [list(labels.values())] + [[number(v, sigfig) if n in numeric and v is not None else str(v)
+    shown = [list(labels.values())] + [[cell(v, sigfig) if n in numeric and v is not None else str(v)
                                         for n, v in zip(df.columns, row)] for row in df.iter_rows()]
     key = hashlib.sha1(repr(shown).encode()).hexdigest()[:12]
     g = gt.GT(df, id=f"tbl-{key}").cols_label(**labels)
     if numeric:
-        g = g.fmt(lambda x: number(x, sigfig), columns=numeric)
+        g = g.fmt(lambda x: cell(x, sigfig), columns=numeric)
     # in a frame that scrolls sideways, with shadows at an edge that has more (book/_static/jalapeno.css)
     display(HTML(f'<div class="jalapeno-table">{g.sub_missing(missing_text="—").as_raw_html()}</div>'))
 

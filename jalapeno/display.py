@@ -1,0 +1,163 @@
+"""The one display rule: how every number a stored output shows is written.
+
+Prose quotes (:meth:`jalapeno.chapters.Chapter.quote`), table cells (:func:`cell`), chart data and the
+figures' CSV files (:func:`rounded`, applied to a chart's whole spec) and ``numbers.json`` (the quotes'
+texts) all go through this module:
+
+- a **float** carries at most :data:`DIGITS` (5) significant digits, whatever its magnitude
+  (``4522350648007934.0`` is shown as ``4.5224e+15``, or ``4,522,400,000,000,000`` where a format asks for
+  a fixed point); a quote may choose fewer with its format (``"{:.1f}"``, ``"{:.2g}"``);
+- an **integer** (a Python or numpy int: chip, byte and token counts derived from integer inputs) is
+  exact, with every digit;
+- an **identifier** (a run id, a hash) or a **date** is not a number: it is typed as text or a date
+  before it reaches a table, and printed as it is.
+
+Five significant digits are more than a chart can draw (a pixel is about 1e-3 of an axis) or a reader
+needs, and far above the last-bit noise that another CPU's floating-point path leaves in a
+well-conditioned result (about 1e-16 relative), so a stored output is the same on any machine but for a
+value within that noise of a rounding boundary. Where a value comes out of a numerical method whose
+result moves more than that from machine to machine (a fit's hold-out refits, a Monte Carlo band), the
+quote also passes ``noise``: a digit that noise could flip is not shown (:func:`formatted`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+#: Significant digits a displayed float keeps at most.
+DIGITS = 5
+
+#: Relative noise a quoted fit result must survive (``formatted(..., noise=FIT_NOISE)``): far above what a
+#: last-bit change of the inputs (1e-12 relative) or another CPU's floating-point path moves a fitted
+#: result, far below any digit the book prints.
+FIT_NOISE = 1e-9
+
+_FORMAT = re.compile(r"(?<!\{)\{:(,?)\.(\d+)([feg%])\}")
+_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
+
+
+def _python(value: object) -> object:
+    """numpy scalars as Python numbers (``np.float64(1.5)`` -> ``1.5``), anything else as it is."""
+    if isinstance(value, numbers.Number) and hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def significant(x: float, digits: int = DIGITS) -> float:
+    """``x`` rounded to ``digits`` significant digits (half to even on the decimal digits Python prints:
+    ``significant(4522350648007934.0) == 4.5224e15``, ``significant(0.000123456789) == 0.00012346``).
+    NaN, infinities and zero are returned as they are. ValueError for ``digits`` < 1."""
+    if digits < 1:
+        raise ValueError(f"significant: digits must be at least 1, got {digits}")
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    return float(f"{x:.{digits - 1}e}")
+
+
+def rounded(value: object, digits: int = DIGITS) -> object:
+    """``value`` (a number, or dicts and lists of them, such as a chart's Vega-Lite spec) with every float
+    at most ``digits`` significant digits (:func:`significant`); integers, booleans and text untouched."""
+    value = _python(value)
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    if isinstance(value, float):
+        return significant(value, digits)
+    return value
+
+
+def significant_digits(text: str) -> int:
+    """How many significant digits the first number written in ``text`` carries: ``"4,522,400"`` -> 5,
+    ``"0.0012"`` -> 2, ``"4.5224e+15"`` -> 5, ``"4522400000000000.0"`` -> 5 (zeros that only place the
+    decimal point are not counted); 0 when ``text`` holds no number."""
+    m = _NUMBER.search(text)
+    if not m:
+        return 0
+    mantissa = m.group(0).replace(",", "").lower().split("e")[0].lstrip("+-")
+    return len(mantissa.replace(".", "").strip("0"))
+
+
+def formatted(value: object, fmt: str = "{}", noise: float = 0.0) -> str:
+    """The text of ``value`` under ``fmt`` after the display rule. An integer is formatted exactly. A
+    float is rounded once, to what ``fmt`` asks or to :data:`DIGITS` significant digits, whichever is
+    coarser: a format with a precision (``"{:,.1f} tok/s"``, ``"{:.3g}"``, ``"{:.2e}"``, ``"{:.1%}"``)
+    loses a digit, and again, for as long as it would show more than :data:`DIGITS` (``"{:,.1f}"`` of
+    44960.4 gives ``"44,960"``, ``"{:,.0f}"`` of 520833.3 gives ``"520,830"``); another format (``"{}"``,
+    ``"{:g}"``) shows the value rounded to :data:`DIGITS` significant digits (``"{}"`` of 0.123456789 gives
+    ``"0.12346"``). A negative float that prints as zero prints as zero (never a signed ``-0``).
+
+    With ``noise`` > 0 (a relative spread such as :data:`FIT_NOISE`), the format must have a precision,
+    and it also loses digits for as long as ``value x (1 ± noise)`` prints two ways (with ``.0f``, one
+    digit less rounds to tens, ``22.5 -> "20"``): a value within noise of a rounding boundary is not
+    quoted to a digit that noise decides. ValueError for a format without a precision with noise."""
+    value = _python(value)
+    if not isinstance(value, float):
+        return fmt.format(value)
+    m = _FORMAT.search(fmt)
+    if m is None or not math.isfinite(value):
+        if noise > 0 and math.isfinite(value):
+            raise ValueError(f"formatted: with noise, format {fmt!r} must hold one field with a precision, "
+                             "such as '{:.Nf}', '{:,.Nf}', '{:.Ne}', '{:.Ng}' or '{:.N%}'")
+        text = fmt.format(value)
+        if significant_digits(text) > DIGITS:
+            text = fmt.format(significant(value))
+        return fmt.format(0.0) if value < 0 and text == fmt.format(-0.0) else text
+    before = fmt[:m.start()].replace("{{", "{").replace("}}", "}")
+    after = fmt[m.end():].replace("{{", "{").replace("}}", "}")
+    comma, digits, kind = m.group(1), int(m.group(2)), m.group(3)
+    spread = abs(value) * noise
+
+    def show(x: float, d: int) -> str:
+        if kind == "f" and d < 0:
+            return f"{round(x, d):{comma}.0f}"
+        return f"{x:{comma}.{d}{kind}}"
+
+    lowest = 1 if kind == "g" else (-15 if kind == "f" else 0)
+    while digits > lowest and (significant_digits(show(value, digits)) > DIGITS
+                               or (noise > 0 and show(value - spread, digits) != show(value + spread, digits))):
+        digits -= 1
+    text = show(value, digits)
+    if value < 0 and show(-value, digits) == show(0.0, digits):
+        text = show(0.0, digits)
+    return before + text + after
+
+
+def cell(value: object, digits: int = 4) -> str:
+    """A number as a table cell: an integer exactly, with thousands separators (``1,048,576``); a float
+    to ``digits`` significant digits (at most :data:`DIGITS`), with thousands separators below 1e7 and in
+    scientific notation from 1e7 or below 1e-3 (``4.719e+07``, ``0.0001234`` -> ``1.234e-04``); None as
+    an empty text. A whole-number float below 1e7 is shown without decimals."""
+    value = _python(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return f"{value:,}"
+    x = significant(float(value), min(digits, DIGITS))
+    ax = abs(x)
+    if not math.isfinite(x):
+        return str(x)
+    if ax and (ax >= 1e7 or ax < 1e-3):
+        return f"{x:.{min(digits, DIGITS) - 1}e}"
+    if x.is_integer():
+        return f"{x:,.0f}"
+    places = max(min(digits, DIGITS) - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
+    return f"{x:,.{places}f}"
+
+
+class number:
+    """A number to write into a sentence under the display rule: ``f"{number(x):,.0f} tok/s"`` formats
+    ``x`` as :func:`formatted` does (at most :data:`DIGITS` significant digits for a float, an integer
+    exactly)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return formatted(self.value, "{:" + spec + "}" if spec else "{}")

@@ -1,0 +1,115 @@
+"""The one display rule (jalapeno.display): hand-worked cases, and every stored output held to it."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from jalapeno import display
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+@pytest.mark.parametrize("value, digits, rounded", [
+    (4522350648007934.0, 5, 4.5224e15),   # the roofline's attainable FLOP/s (issue: 16 digits stored)
+    (0.000123456789, 5, 0.00012346),
+    (-26.500606918108055, 5, -26.501),
+    (151.39588810206874, 3, 151.0),
+    (0.0, 5, 0.0),
+])
+def test_significant_hand_worked(value, digits, rounded):
+    assert display.significant(value, digits) == rounded
+
+
+def test_rounded_touches_floats_only():
+    spec = {"a": [4522350648007934.0, 7, True, "4522350648007934.0"], "b": {"c": 3174603.1746031744}}
+    assert display.rounded(spec) == {"a": [4.5224e15, 7, True, "4522350648007934.0"], "b": {"c": 3174600.0}}
+
+
+@pytest.mark.parametrize("value, fmt, text", [
+    (520833.33, "{:,.0f}", "520,830"),     # chips per GW: a float keeps 5 significant digits
+    (131072, "{:,}", "131,072"),           # an integer (tokens) is exact
+    (0.123456789, "{}", "0.12346"),
+    (22.4999, "{:.0f}", "22"),             # rounded once, not 22.4999 -> 22.5 -> 22
+    (23.49996, "{:.0f}", "23"),
+    (-0.0001, "{:.1f}", "0.0"),            # never a signed zero
+    (1.868, "{:.2f} ms", "1.87 ms"),
+])
+def test_formatted_hand_worked(value, fmt, text):
+    assert display.formatted(value, fmt) == text
+
+
+@pytest.mark.parametrize("value, fmt, text", [
+    (22.5, "{:.0f}", "20"),                # within noise of a boundary: one digit less
+    (22.4, "{:.0f}", "22"),
+    (123456.7, "{:.0f}", "123460"),        # and never more than five significant digits
+])
+def test_formatted_with_noise(value, fmt, text):
+    assert display.formatted(value, fmt, noise=display.FIT_NOISE) == text
+
+
+def test_formatted_with_noise_refuses_a_free_format():
+    with pytest.raises(ValueError, match="must hold one field with a precision"):
+        display.formatted(1.5, "{} %", noise=display.FIT_NOISE)
+
+
+@pytest.mark.parametrize("value, text", [
+    (20260825, "20,260,825"), (47185920, "47,185,920"),   # integers exact (bytes of a message)
+    (47185920.0, "4.719e+07"), (1234.5678, "1,235"), (0.000123456, "1.235e-04"), (12.345, "12.35"),
+    (3.0, "3"), (None, ""),
+])
+def test_cell_hand_worked(value, text):
+    assert display.cell(value) == text
+
+
+@pytest.mark.parametrize("text, n", [("4,522,400", 5), ("0.0012", 2), ("4.5224e+15", 5),
+                                     ("4522400000000000.0", 5), ("P95", 2), ("none", 0), ("-26.501", 5)])
+def test_significant_digits(text, n):
+    assert display.significant_digits(text) == n
+
+
+# ---- every stored output ---------------------------------------------------------------------------
+# A float in a stored output is a number written with a decimal point or an exponent; in chart data
+# (JSON) every float is one. Integers (counts, bytes, run ids) are exact and not counted here.
+_FLOAT = re.compile(r"(?<![\w.#-])-?\d[\d,]*\.\d+(?:[eE][-+]?\d+)?(?![\w.])|(?<![\w.#-])-?\d(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
+_SCRIPT = re.compile(r"var spec=(\{.*?\});el\.innerHTML", re.S)
+
+
+def _floats(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _floats(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _floats(v)
+    elif isinstance(value, float):
+        yield value
+
+
+def _stored_outputs():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        for i, c in enumerate(nb["cells"]):
+            for o in c.get("outputs", []):
+                for mime, v in o.get("data", {}).items():
+                    yield f"{path.name} cell {i} {mime}", "".join(v) if isinstance(v, list) else str(v)
+
+
+def test_no_stored_float_carries_more_than_five_significant_digits():
+    """Every committed notebook output (prose quotes, tables, chart data): no float with more than
+    :data:`jalapeno.display.DIGITS` significant digits."""
+    bad, charts, checked = [], 0, 0
+    for where, text in _stored_outputs():
+        for spec in _SCRIPT.findall(text):
+            charts += 1
+            for x in _floats(json.loads(spec.replace("<\\/", "</"))):
+                checked += 1
+                if display.significant_digits(repr(x)) > display.DIGITS:
+                    bad.append((where, repr(x)))
+        for token in _FLOAT.findall(_SCRIPT.sub("", re.sub(r'(?:id|headers|class)="[^"]*"', "", text))):
+            checked += 1
+            if display.significant_digits(token) > display.DIGITS:
+                bad.append((where, token))
+    assert charts > 20 and checked > 1000, (charts, checked)  # the scan reads the charts and tables
+    assert not bad, f"{len(bad)} stored floats with more than {display.DIGITS} significant digits: {bad[:10]}"
