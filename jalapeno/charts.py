@@ -421,7 +421,7 @@ class Knob:
 
     ``field`` is the grid column the input selects rows by; ``values`` the grid's values of it (the
     chart's data holds one set of rows per value); ``value`` the starting position, which must be one
-    of ``values`` (the static SVG shows it); ``label`` the text beside the input. ``kind`` is
+    of ``values`` or a number within a relative 1e-9 of one (the static SVG shows it); ``label`` the text beside the input. ``kind`` is
     ``"slider"`` (numbers on an even step; falls back to a drop-down when the values are not evenly
     spaced, e.g. when a notebook parameter put an off-grid default in) or ``"select"``.
 
@@ -444,17 +444,25 @@ def _even_step(values: list[float]) -> float | None:
     return None
 
 
+def _numeric(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def knob_param(knob: Knob) -> tuple[alt.Parameter, str]:
     """The Altair parameter bound to an input for ``knob``, and the Vega expression that keeps the
     rows of the knob's current value (and the rows that do not depend on it)."""
     values = list(knob.values)
-    if knob.value not in values:
+    value = knob.value
+    if value not in values:  # a number on the grid but for its last bits starts at that grid point
+        value = next((v for v in values if _numeric(v) and _numeric(value)
+                      and abs(v - value) <= 1e-9 * max(1.0, abs(value))), None)
+    if value is None:
         raise ValueError(f"knob {knob.field!r}: its value {knob.value!r} is not on its grid {values!r}")
     if knob.kind not in ("slider", "select"):
         raise ValueError(f"knob {knob.field!r}: kind must be 'slider' or 'select', got {knob.kind!r}")
     name = "knob_" + "".join(c if c.isalnum() else "_" for c in knob.field)
     field = json.dumps(knob.field)
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    numeric = all(_numeric(v) for v in values)
     step = _even_step(sorted(values)) if numeric else None
     if knob.kind == "slider" and step:
         bind = alt.binding_range(min=min(values), max=max(values), step=step, name=knob.label + " ")
@@ -463,7 +471,7 @@ def knob_param(knob: Knob) -> tuple[alt.Parameter, str]:
         bind = alt.binding_select(options=values, name=knob.label + " ")
         test = (f"abs(datum[{field}] - {name}) < {1e-9 * max(1.0, max(abs(v) for v in values))!r}" if numeric
                 else f"datum[{field}] == {name}")
-    return alt.param(name=name, value=knob.value, bind=bind), f"!isValid(datum[{field}]) || ({test})"
+    return alt.param(name=name, value=value, bind=bind), f"!isValid(datum[{field}]) || ({test})"
 
 
 def explorable(chart: alt.Chart | alt.LayerChart, *knobs: Knob) -> alt.Chart | alt.LayerChart:
@@ -764,7 +772,8 @@ def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
     """Whole-step speedup against the accelerated share (:func:`jalapeno.caveats.amdahl_curve`: ``share``,
     ``block_speedup``, ``speedup``), with operating points of the serving model marked (``points``:
     ``label``, ``share``, ``speedup``)."""
-    curve = curve.with_columns(pl.format("{}x on the blocks", pl.col("block_speedup")).alias("blocks"))
+    curve = curve.with_columns(pl.col("block_speedup").map_elements(
+        lambda s: display.formatted(s, "{}x on the blocks"), return_dtype=pl.String).alias("blocks"))
     lines = alt.Chart(curve).mark_line().encode(
         x=alt.X("share:Q", title="share of decode-step time in the accelerated blocks", axis=alt.Axis(format="%")),
         y=alt.Y("speedup:Q", title="whole-step speedup"),

@@ -137,9 +137,10 @@ def power_basis_table(baseline: dict[str, object], *, jalapeno_sustained_w: floa
 
 
 def _grid(start: float, stop: float, step: float, value: float) -> tuple[float, ...]:
-    """``start`` to ``stop`` by ``step`` (rounded to 1e-9), with ``value`` added, sorted."""
+    """``start`` to ``stop`` by ``step``, with ``value`` added, sorted; each rounded to 1e-9, so a value
+    on the grid but for its last bits (1225 W computed as 700 W x 1.75) is the grid's point, not a second one."""
     n = int(round((stop - start) / step))
-    return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {float(value)}))
+    return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {round(float(value), 9)}))
 
 
 def power_basis_grid(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,

@@ -10,7 +10,10 @@ texts) all go through this module:
 - an **integer** (a Python or numpy int: chip, byte and token counts derived from integer inputs) is
   exact, with every digit;
 - an **identifier** (a run id, a hash) or a **date** is not a number: it is typed as text or a date
-  before it reaches a table, and printed as it is.
+  before it reaches a table, and printed as it is;
+- a digit that a relative change of :data:`DISPLAY_NOISE` (1e-11) would flip is never shown: a value on
+  a rounding boundary (a ridge point of exactly 281.25 FLOP/byte, to four digits) is shown to one digit
+  less (``281``), so no stored digit is decided by last bits.
 
 Five significant digits are more than a chart can draw (a pixel is about 1e-3 of an axis) or a reader
 needs, and far above the last-bit noise that another CPU's floating-point path leaves in a
@@ -28,6 +31,12 @@ import re
 
 #: Significant digits a displayed float keeps at most.
 DIGITS = 5
+
+#: Relative noise every displayed float survives: a digit that a change of this size would flip (a value
+#: within it of a rounding boundary, such as a ridge point of exactly 281.25 FLOP/byte shown to four
+#: digits) is not shown. Far above the last-bit noise of another CPU's floating-point path (about 1e-16
+#: relative in a well-conditioned result) and the 1e-13 of the perturbation test, far below five digits.
+DISPLAY_NOISE = 1e-11
 
 #: Relative noise a quoted fit result must survive (``formatted(..., noise=FIT_NOISE)``): far above what a
 #: last-bit change of the inputs (1e-12 relative) or another CPU's floating-point path moves a fitted
@@ -56,16 +65,26 @@ def significant(x: float, digits: int = DIGITS) -> float:
     return float(f"{x:.{digits - 1}e}")
 
 
+def stable_digits(x: float, most: int = DIGITS, noise: float = DISPLAY_NOISE) -> int:
+    """The most significant digits, up to ``most``, to which ``x`` rounds the same at ``x (1 - noise)``
+    and ``x (1 + noise)`` (at least 1): ``stable_digits(281.25, 4) == 3``, ``stable_digits(281.2, 4) == 4``."""
+    d = most
+    while d > 1 and significant(x * (1 - noise), d) != significant(x * (1 + noise), d):
+        d -= 1
+    return d
+
+
 def rounded(value: object, digits: int = DIGITS) -> object:
     """``value`` (a number, or dicts and lists of them, such as a chart's Vega-Lite spec) with every float
-    at most ``digits`` significant digits (:func:`significant`); integers, booleans and text untouched."""
+    rounded to at most ``digits`` significant digits, fewer where :data:`DISPLAY_NOISE` could flip the last
+    (:func:`stable_digits`); integers, booleans and text untouched."""
     value = _python(value)
     if isinstance(value, dict):
         return {k: rounded(v, digits) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [rounded(v, digits) for v in value]
-    if isinstance(value, float):
-        return significant(value, digits)
+    if isinstance(value, float) and math.isfinite(value) and value != 0.0:
+        return significant(value, stable_digits(value, digits))
     return value
 
 
@@ -80,7 +99,7 @@ def significant_digits(text: str) -> int:
     return len(mantissa.replace(".", "").strip("0"))
 
 
-def formatted(value: object, fmt: str = "{}", noise: float = 0.0) -> str:
+def formatted(value: object, fmt: str = "{}", noise: float = DISPLAY_NOISE) -> str:
     """The text of ``value`` under ``fmt`` after the display rule. An integer is formatted exactly. A
     float is rounded once, to what ``fmt`` asks or to :data:`DIGITS` significant digits, whichever is
     coarser: a format with a precision (``"{:,.1f} tok/s"``, ``"{:.3g}"``, ``"{:.2e}"``, ``"{:.1%}"``)
@@ -89,21 +108,21 @@ def formatted(value: object, fmt: str = "{}", noise: float = 0.0) -> str:
     ``"{:g}"``) shows the value rounded to :data:`DIGITS` significant digits (``"{}"`` of 0.123456789 gives
     ``"0.12346"``). A negative float that prints as zero prints as zero (never a signed ``-0``).
 
-    With ``noise`` > 0 (a relative spread such as :data:`FIT_NOISE`), the format must have a precision,
-    and it also loses digits for as long as ``value x (1 ± noise)`` prints two ways (with ``.0f``, one
-    digit less rounds to tens, ``22.5 -> "20"``): a value within noise of a rounding boundary is not
-    quoted to a digit that noise decides. ValueError for a format without a precision with noise."""
+    Either way a digit that ``noise`` decides is not shown: the format loses digits for as long as
+    ``value x (1 ± noise)`` prints two ways (with ``.0f``, one digit less rounds to tens: ``22.5`` with
+    ``"{:.0f}"`` gives ``"20"``), so a value within noise of a rounding boundary is quoted to a digit it
+    cannot cross. The default is :data:`DISPLAY_NOISE` (last bits); a fit's result passes
+    :data:`FIT_NOISE`. Above :data:`DISPLAY_NOISE` the format must have a precision: ValueError
+    otherwise."""
     value = _python(value)
     if not isinstance(value, float):
         return fmt.format(value)
     m = _FORMAT.search(fmt)
     if m is None or not math.isfinite(value):
-        if noise > 0 and math.isfinite(value):
+        if noise > DISPLAY_NOISE and math.isfinite(value):
             raise ValueError(f"formatted: with noise, format {fmt!r} must hold one field with a precision, "
                              "such as '{:.Nf}', '{:,.Nf}', '{:.Ne}', '{:.Ng}' or '{:.N%}'")
-        text = fmt.format(value)
-        if significant_digits(text) > DIGITS:
-            text = fmt.format(significant(value))
+        text = fmt.format(rounded(value))
         return fmt.format(0.0) if value < 0 and text == fmt.format(-0.0) else text
     before = fmt[:m.start()].replace("{{", "{").replace("}}", "}")
     after = fmt[m.end():].replace("{{", "{").replace("}}", "}")
@@ -117,7 +136,7 @@ def formatted(value: object, fmt: str = "{}", noise: float = 0.0) -> str:
 
     lowest = 1 if kind == "g" else (-15 if kind == "f" else 0)
     while digits > lowest and (significant_digits(show(value, digits)) > DIGITS
-                               or (noise > 0 and show(value - spread, digits) != show(value + spread, digits))):
+                               or show(value - spread, digits) != show(value + spread, digits)):
         digits -= 1
     text = show(value, digits)
     if value < 0 and show(-value, digits) == show(0.0, digits):
@@ -127,7 +146,8 @@ def formatted(value: object, fmt: str = "{}", noise: float = 0.0) -> str:
 
 def cell(value: object, digits: int = 4) -> str:
     """A number as a table cell: an integer exactly, with thousands separators (``1,048,576``); a float
-    to ``digits`` significant digits (at most :data:`DIGITS`), with thousands separators below 1e7 and in
+    to ``digits`` significant digits (at most :data:`DIGITS`; fewer where :data:`DISPLAY_NOISE` could
+    flip the last, :func:`stable_digits`: ``281.25`` -> ``281``), with thousands separators below 1e7 and in
     scientific notation from 1e7 or below 1e-3 (``4.719e+07``, ``0.0001234`` -> ``1.234e-04``); None as
     an empty text. A whole-number float below 1e7 is shown without decimals."""
     value = _python(value)
@@ -137,15 +157,16 @@ def cell(value: object, digits: int = 4) -> str:
         return str(value)
     if isinstance(value, numbers.Integral):
         return f"{value:,}"
-    x = significant(float(value), min(digits, DIGITS))
+    if not math.isfinite(value):
+        return str(value)
+    shown_digits = stable_digits(float(value), min(digits, DIGITS)) if value else 1
+    x = significant(float(value), shown_digits)
     ax = abs(x)
-    if not math.isfinite(x):
-        return str(x)
     if ax and (ax >= 1e7 or ax < 1e-3):
-        return f"{x:.{min(digits, DIGITS) - 1}e}"
+        return f"{x:.{shown_digits - 1}e}"
     if x.is_integer():
         return f"{x:,.0f}"
-    places = max(min(digits, DIGITS) - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
+    places = max(shown_digits - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
     return f"{x:,.{places}f}"
 
 

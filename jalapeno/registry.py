@@ -218,7 +218,7 @@ def _(c: ClaimsView) -> Result:
     low, high = 1e3 / (tbt + half_ulp(2)), 1e3 / (tbt - half_ulp(2))
     claimed = c.value("gptoss-jalapeno-single-user")
     return Result(f"{number(low):.0f}–{number(high):.0f}", low <= claimed <= high,
-                  f"1 / TBT with TBT printed as {tbt} ms, i.e. in [{number(tbt - half_ulp(2)):.3f}, {number(tbt + half_ulp(2)):.3f}) ms")
+                  f"1 / TBT with TBT printed as {number(tbt)} ms, i.e. in [{number(tbt - half_ulp(2)):.3f}, {number(tbt + half_ulp(2)):.3f}) ms")
 
 
 @check("headline-e2e-reduction-pct", "arithmetic")

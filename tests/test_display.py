@@ -22,6 +22,11 @@ def test_significant_hand_worked(value, digits, rounded):
     assert display.significant(value, digits) == rounded
 
 
+@pytest.mark.parametrize("value, most, digits", [(281.25, 4, 3), (281.2, 4, 4), (1.23455, 5, 4), (0.5, 5, 5)])
+def test_stable_digits_hand_worked(value, most, digits):
+    assert display.stable_digits(value, most) == digits
+
+
 def test_rounded_touches_floats_only():
     spec = {"a": [4522350648007934.0, 7, True, "4522350648007934.0"], "b": {"c": 3174603.1746031744}}
     assert display.rounded(spec) == {"a": [4.5224e15, 7, True, "4522350648007934.0"], "b": {"c": 3174600.0}}
@@ -32,6 +37,7 @@ def test_rounded_touches_floats_only():
     (131072, "{:,}", "131,072"),           # an integer (tokens) is exact
     (0.123456789, "{}", "0.12346"),
     (22.4999, "{:.0f}", "22"),             # rounded once, not 22.4999 -> 22.5 -> 22
+    (281.25, "{:.1f}", "281"),             # exactly on a boundary (a ridge point): one digit less
     (23.49996, "{:.0f}", "23"),
     (-0.0001, "{:.1f}", "0.0"),            # never a signed zero
     (1.868, "{:.2f} ms", "1.87 ms"),
@@ -56,7 +62,8 @@ def test_formatted_with_noise_refuses_a_free_format():
 
 @pytest.mark.parametrize("value, text", [
     (20260825, "20,260,825"), (47185920, "47,185,920"),   # integers exact (bytes of a message)
-    (47185920.0, "4.719e+07"), (1234.5678, "1,235"), (0.000123456, "1.235e-04"), (12.345, "12.35"),
+    (47185920.0, "4.719e+07"), (1234.5678, "1,235"), (0.000123456, "1.235e-04"), (12.346, "12.35"),
+    (12.345, "12.3"), (281.25, "281"),   # on a rounding boundary: a digit last bits decide is not shown
     (3.0, "3"), (None, ""),
 ])
 def test_cell_hand_worked(value, text):

@@ -82,8 +82,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
 
     # Every headline ratio, recomputed
     claim = claim_value
-    ch.quote("r_watt", f"{claim('headline-per-watt-ratio')}–{claim('headline-per-watt-ratio', high=True)}x")
-    ch.quote("r_e2e", f"{claim('headline-e2e-ratio')}–{claim('headline-e2e-ratio', high=True)}x")
+    ch.quote("r_watt", f"{number(claim('headline-per-watt-ratio'))}–{number(claim('headline-per-watt-ratio', high=True))}x")
+    ch.quote("r_e2e", f"{number(claim('headline-e2e-ratio'))}–{number(claim('headline-e2e-ratio', high=True))}x")
     ch.quote("r_e2e_pct", f"{number(claim('headline-e2e-reduction-pct')):.0f}–"
                           f"{number(claim('headline-e2e-reduction-pct', high=True)):.0f} %")
     ch.quote("r_su_gptoss", claim("single-user-speed-ratio-gptoss"), "{}x")
