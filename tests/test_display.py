@@ -120,3 +120,16 @@ def test_no_stored_float_carries_more_than_five_significant_digits():
                 bad.append((where, token))
     assert charts > 20 and checked > 1000, (charts, checked)  # the scan reads the charts and tables
     assert not bad, f"{len(bad)} stored floats with more than {display.DIGITS} significant digits: {bad[:10]}"
+
+
+def test_no_float_in_a_built_sites_figure_data_or_numbers_carries_more_than_five_digits(built_book):
+    """The files a built site adds beside the pages: every figure's CSV and ``numbers.json``."""
+    bad, checked = [], 0
+    files = sorted((built_book / "figures").glob("*.csv")) + [built_book / "numbers.json"]
+    assert len(files) > 20
+    for path in files:
+        for token in _FLOAT.findall(path.read_text()):
+            checked += 1
+            if display.significant_digits(token) > display.DIGITS:
+                bad.append((path.name, token))
+    assert checked > 1000 and not bad, (checked, bad[:10])
