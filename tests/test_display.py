@@ -128,7 +128,10 @@ def test_no_float_in_a_built_sites_figure_data_or_numbers_carries_more_than_five
     files = sorted((built_book / "figures").glob("*.csv")) + [built_book / "numbers.json"]
     assert len(files) > 20
     for path in files:
-        for token in _FLOAT.findall(path.read_text()):
+        text = path.read_text()
+        tokens = ([c for line in text.splitlines() for c in line.split(",") if _FLOAT.fullmatch(c)]
+                  if path.suffix == ".csv" else _FLOAT.findall(text))
+        for token in tokens:
             checked += 1
             if display.significant_digits(token) > display.DIGITS:
                 bad.append((path.name, token))
