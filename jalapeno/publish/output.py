@@ -60,7 +60,7 @@ STAGE_MARKER = ".jalapeno-stage"
 JOURNAL = ".jalapeno-journal"
 _STAGE_INFIX = "-building-"
 #: What a build creates at the top of its staging folder (anything else makes the stage not the tool's).
-STAGE_ENTRIES = frozenset({STAGE_MARKER, JOURNAL, "run", "src", "figures", "html", "previous", "tmp"})
+STAGE_ENTRIES = frozenset({STAGE_MARKER, JOURNAL, "run", "src", "figures", "html", "previous"})
 _SHOWN = 3  # the files a refusal names
 
 #: Every output folder a :func:`replace` of this process has swapped in (read by the interrupt message).
@@ -330,7 +330,7 @@ def _signals_held() -> Iterator[None]:
         yield
     finally:
         for s, handler in saved.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
         if caught:
             signal.raise_signal(caught[0])
 
