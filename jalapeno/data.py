@@ -13,7 +13,10 @@ The data folder is found through the package (``<repo>/data``), or through the e
 from __future__ import annotations
 
 import datetime
+import hashlib
+import io
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -89,22 +92,45 @@ def cached_frames(kind: str, items: list[tuple[str, object]]) -> list[pl.DataFra
 
 
 def is_cached(kind: str, key: str) -> bool:
-    """Whether :func:`cached_frame` holds a frame of ``kind`` under ``key``."""
+    """Whether :func:`cached_frame` holds a frame of ``kind`` under ``key`` (whole or not: reading it
+    checks its digest)."""
     return (cache_dir() / kind / f"{key}.parquet").is_file()
+
+
+_DAMAGED = "damaged"
+
+
+def _read_frame(path: Path) -> pl.DataFrame | str | None:
+    """The frame kept in ``path`` (a Parquet file), None if there is none, or :data:`_DAMAGED` if its
+    bytes do not match the SHA-256 kept beside it in ``<path>.sha256`` (written before the frame, so a
+    frame without it was never whole)."""
+    try:
+        body = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        digest = path.with_name(path.name + ".sha256").read_text().strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return _DAMAGED
+    if hashlib.sha256(body).hexdigest() != digest:
+        return _DAMAGED
+    return pl.read_parquet(io.BytesIO(body))
 
 
 def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataFrame | None:
     """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
-    :func:`inputs_digest`) and read from there when present. Written to a temporary file first and moved
-    into place, so that concurrent runs never read half a file; and computed under an exclusive lock on
-    ``.<key>.lock`` beside it (``fcntl.flock``, where the system has it), so that a second process asking
-    for the same key while the first computes it (two notebooks of one build that need the same hold-out
-    refits) waits for that result instead of computing it again; with ``wait=False`` it returns None
-    instead of waiting."""
+    :func:`inputs_digest`) with its SHA-256 in ``<key>.parquet.sha256``, and read from there when present.
+    Written to a temporary file first and moved into place, so that concurrent runs never read half a
+    file; and computed under an exclusive lock on ``.<key>.lock`` beside it (``fcntl.flock``, where the
+    system has it), so that a second process asking for the same key while the first computes it (two
+    notebooks of one build that need the same hold-out refits) waits for that result instead of computing
+    it again; with ``wait=False`` it returns None instead of waiting. A kept frame that does not match its
+    digest (truncated, edited) is discarded, with one line on stderr saying so, and computed again."""
     folder = cache_dir() / kind
     path = folder / f"{key}.parquet"
-    if is_cached(kind, key):
-        return pl.read_parquet(path)
+    frame = _read_frame(path)
+    if isinstance(frame, pl.DataFrame):
+        return frame
     folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
@@ -116,10 +142,20 @@ def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataF
                 fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:  # another process is computing it
                 return None
-        if path.is_file():  # computed by the run that held the lock
-            return pl.read_parquet(path)
+        frame = _read_frame(path)  # computed by the run that held the lock
+        if isinstance(frame, pl.DataFrame):
+            return frame
+        if frame == _DAMAGED:
+            print(f"discarded the damaged cache entry {path} (it does not match its SHA-256); computing it "
+                  "again", file=sys.stderr, flush=True)
+            path.unlink()
         frame = compute()
-        write_whole(path, frame.write_parquet)
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer)
+        body = buffer.getvalue()
+        digest = hashlib.sha256(body).hexdigest()
+        write_whole(path.with_name(path.name + ".sha256"), lambda tmp: Path(tmp).write_text(digest + "\n"))
+        write_whole(path, lambda tmp: Path(tmp).write_bytes(body))
         return frame
 
 

@@ -105,7 +105,7 @@ def test_failing_notebook_names_itself_and_keeps_the_old_output(tmp_path, monkey
     out = tmp_path / "site"
     out.mkdir()
     (out / "old.txt").write_text("previous build")
-    (out / output.SITE_MARKER).write_text("")  # as an earlier build leaves it
+    output.write_manifest(out)  # as an earlier build leaves it
     with pytest.raises(build.BuildError, match="notebook 'claims' failed .*RuntimeError: a cell that fails"):
         build.build(["claims"], {}, out, use_cache=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.jalapeno-lock", "notebooks", "site"]

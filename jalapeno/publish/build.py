@@ -14,11 +14,13 @@
    build; :mod:`.pages`) and renders them through Jupyter Book 1.x (Sphinx; warnings are errors, so a
    broken reference fails);
 5. it checks that no page loads anything from the network, and only then moves the finished site into
-   place. A failure leaves the previous output untouched.
+   place with its manifest, in one atomic exchange with the previous site (:func:`.output.replace`). A
+   failure leaves the previous output untouched; a build removes only what a manifest proves it wrote.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shlex
@@ -113,14 +115,19 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         runs = plan(notebooks, overrides)
     out = output.check_output(out if out is not None else output_dir(scenario), _protected())
     with output.locked(out):
-        for stale in output.remove_stale_stages(out):
-            _log(f"removed {stale.name}, left behind by an interrupted build")
+        for line in output.remove_stale_stages(out):
+            _log(line)
         stage = output.make_stage(out)
         try:
             figures, warnings, status = _build_into(stage, out, runs, scenario, overrides, use_cache, jobs,
                                                     progress)
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
+        except BaseException:
+            try:
+                output.remove_stage(stage)
+            except output.OutputError as exc:  # the failure itself is what the build reports
+                _log(f"warning: {exc}")
+            raise
+        output.remove_stage(stage)
     n_pages = len([p for p in out.rglob("*.html") if "_static" not in p.parts])
     report = BuildReport(out / "index.html", n_pages, len(figures), warnings, time.monotonic() - started, status)
     last_report = report
@@ -153,27 +160,38 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     """Render the staged book ``src`` with Jupyter Book into ``site``; returns it and the render's log.
 
     Sphinx keeps its environment between builds into the same output folder (in the cache,
-    ``render/<hash of out>``), so an incremental build re-renders only the pages whose sources changed;
-    a change of the table of contents or the configuration starts it afresh, and so does a failed
-    render. Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are
-    errors)."""
+    ``render/<hash of out>``), so an incremental build re-reads only the pages whose sources changed
+    (and writes every page, with the search index rebuilt whole: :mod:`.search`); a change of the
+    table of contents or the configuration starts it afresh, and so does a failed or killed render. The
+    renderer ends with the build, even after a SIGKILL (``PR_SET_PDEATHSIG``), and one render at a time
+    uses a render folder. The site's links carry no cache-busting query strings
+    (:func:`.pages.strip_cache_busting`), so equal inputs give equal files. Raises BuildError with the
+    end of Jupyter Book's log if the render fails (warnings are errors)."""
     render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
-    book = render / "src"
-    settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))
-    stamp = render / "settings"
-    if not stamp.is_file() or stamp.read_bytes() != settings:
-        shutil.rmtree(render, ignore_errors=True)
-    book.mkdir(parents=True, exist_ok=True)
-    _sync(src, book)
-    stamp.write_bytes(settings)
-    jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(book), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
-           "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)  # Ctrl-C reaches only us
-    if proc.returncode != 0:
-        shutil.rmtree(render, ignore_errors=True)
-        raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
-    shutil.copytree(book / "_build" / "html", site)
+    render.parent.mkdir(parents=True, exist_ok=True)
+    with open(render.parent / f"{render.name}.lock", "a") as lock:
+        # One renderer per render folder: the lock is inherited by the renderer (pass_fds), so it is held
+        # as long as any renderer of it lives, even one of a killed build (which ends with its build).
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        book = render / "src"
+        settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))
+        stamp = render / "settings"  # written once a render completed: a killed one starts afresh
+        if not stamp.is_file() or stamp.read_bytes() != settings:
+            shutil.rmtree(render, ignore_errors=True)
+        book.mkdir(parents=True, exist_ok=True)
+        stamp.unlink(missing_ok=True)
+        _sync(src, book)
+        jb = Path(sys.executable).with_name("jupyter-book")
+        cmd = [str(jb), "build", str(book), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
+               "--quiet"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True,  # Ctrl-C reaches only us
+                              pass_fds=(lock.fileno(),), preexec_fn=execute.end_with_this_process())
+        if proc.returncode != 0:
+            shutil.rmtree(render, ignore_errors=True)
+            raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+        stamp.write_bytes(settings)
+        shutil.copytree(book / "_build" / "html", site)
+    pages.strip_cache_busting(site)
     return site, proc.stdout + proc.stderr
 
 

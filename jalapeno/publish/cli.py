@@ -28,7 +28,7 @@ import threading
 import yaml
 
 from . import build as _build
-from . import execute, pages, scenarios
+from . import execute, output, pages, scenarios
 from ..errors import JalapenoError
 
 
@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupted)  # SIGTERM cleans up as Ctrl-C does
         signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
+    replaced = len(output.REPLACED)
     try:
         if args.command == "build":
             if args.jobs is not None and args.jobs < 1:
@@ -103,8 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"jalapeno: interrupted: {args.command} stopped, its workers ended; the output folder was left "
-              "as it was", file=sys.stderr)
+        if output.REPLACED[replaced:]:
+            where = f"the new site was already in place in {output.REPLACED[-1]}"
+        else:
+            where = "the output folder was left as it was"
+        print(f"jalapeno: interrupted: {args.command} stopped, its workers ended; {where}", file=sys.stderr)
         return 130
     return 0
 

@@ -3,7 +3,13 @@ the cache of executed notebooks keyed by their inputs, and ``refresh()``, which 
 committed notebooks in place with their defaults (what nbval compares).
 
 A worker and its kernel never outlive the build: Ctrl-C and SIGTERM end them, and on Linux so does the
-build's death (``PR_SET_PDEATHSIG``), even by SIGKILL.
+build's death (``PR_SET_PDEATHSIG``), even by SIGKILL. Their temporary files (the kernels' connection
+files, which hold the HMAC key of the kernel's messages, among them) go into the build's staging folder,
+not the system's temporary folder, so an interrupted or killed build leaves none there.
+
+Each cache entry carries a manifest of its files (size, SHA-256; :func:`.output.write_manifest`); an
+entry that does not match it (truncated, edited, a file missing) is discarded with one line saying so and
+the notebook executed again.
 """
 
 from __future__ import annotations
@@ -22,13 +28,14 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 
 from ..data import REPO_ROOT, data_dir, folder_digest
 from ..data import cache_dir as data_cache_dir
 from ..errors import BuildError, JalapenoError
-from . import scenarios
+from . import output, scenarios
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the whole package (jalapeno/), not only publish/
 
@@ -37,7 +44,7 @@ KERNEL = "python3"
 
 
 #: Bump to invalidate every cached notebook (the layout of a cache entry changed).
-CACHE_FORMAT = "2"
+CACHE_FORMAT = "3"
 
 
 #: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
@@ -72,16 +79,25 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+#: The id of the cell papermill injects with the parameters (papermill gives it a random one).
+INJECTED_CELL_ID = "injected-parameters"
+
+
 def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
-             kernel: str | None = None, source: Path | None = None) -> list[str]:
+             kernel: str | None = None, source: Path | None = None, tmp: Path | None = None) -> list[str]:
     """Execute notebook ``name`` (from ``source``, default ``notebooks/<name>.ipynb``) with ``values``
-    into ``target``, its figures (SVG and PNG) into ``figures``. Returns the warnings it printed
-    (kernel stderr, stderr outputs of cells)."""
+    into ``target``, its figures (SVG and PNG) into ``figures``; the temporary files of the execution and
+    its kernel go into ``tmp`` (default: beside ``target``). Returns the warnings it printed (kernel
+    stderr, stderr outputs of cells)."""
     import papermill
     import vl_convert as vlc
 
     kernel = kernel or KERNEL
     source = Path(source) if source else scenarios.notebook_path(name)
+    tmp = Path(tmp) if tmp else target.parent / f".{target.name}.tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    saved_tmp = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(tmp)  # connection files here, and the kernel's files
     os.environ["JALAPENO_FIGURES_DIR"] = str(figures)
     log = tempfile.TemporaryFile(mode="w+b")
     saved_fd = os.dup(2)
@@ -100,6 +116,12 @@ def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
         os.dup2(saved_fd, 2)
         os.close(saved_fd)
         os.environ.pop("JALAPENO_FIGURES_DIR", None)
+        tempfile.tempdir = saved_tmp[0]
+        if saved_tmp[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_tmp[1]
+        shutil.rmtree(tmp, ignore_errors=True)
         log.seek(0)
         kernel_lines = log.read().decode(errors="replace").splitlines()
         log.close()
@@ -110,6 +132,8 @@ def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
         tags = cell.metadata.get("tags", [])
         if "parameters" in tags or "injected-parameters" in tags:
             cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
+        if "injected-parameters" in tags:
+            cell.id = INJECTED_CELL_ID  # equal inputs, equal files
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
@@ -127,7 +151,8 @@ def _worker(name: str, values: dict[str, object], kernel: str, entry: str,
     started = time.monotonic()
     folder = Path(entry)
     folder.mkdir(parents=True, exist_ok=True)
-    warnings = _execute(name, values, folder / "notebook.ipynb", folder / "figures", kernel, Path(source))
+    warnings = _execute(name, values, folder / "notebook.ipynb", folder / "figures", kernel, Path(source),
+                        folder.parent / f"{name}.tmp")
     (folder / "warnings.json").write_text(json.dumps(warnings, indent=1))
     return name, time.monotonic() - started, warnings
 
@@ -187,6 +212,30 @@ def _end_descendants(timeout_s: float = 5.0, keep: set[int] = frozenset()) -> No
     psutil.wait_procs(alive, timeout=timeout_s)
 
 
+def _die_with_parent() -> Callable[[int], None]:
+    """``arm(signum)``: have the system send ``signum`` to the calling process when its parent dies
+    (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing). libc is looked up here, before any fork."""
+    if not sys.platform.startswith("linux"):
+        return lambda signum: None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    PR_SET_PDEATHSIG = 1
+    return lambda signum: prctl(PR_SET_PDEATHSIG, signum)
+
+
+def end_with_this_process() -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess``: the child is killed (SIGKILL) when this process dies, however
+    it dies (the renderer of a killed build ends with it)."""
+    arm, parent = _die_with_parent(), os.getpid()
+
+    def preexec() -> None:
+        arm(signal.SIGKILL)
+        if os.getppid() != parent:  # this process died before the signal was armed
+            os._exit(1)
+    return preexec
+
+
 def _end_with_parent(parent_pid: int) -> None:
     """In a worker: end (with its kernel) when the build that started it ends. SIGTERM ends the
     worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
@@ -198,11 +247,7 @@ def _end_with_parent(parent_pid: int) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    _die_with_parent()(signal.SIGTERM)
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         stop(signal.SIGTERM, None)
 
@@ -270,6 +315,18 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _intact_entry(entry: Path) -> bool:
+    """Whether cache entry ``entry`` holds exactly the files its manifest lists, unchanged; if not, one
+    line says what is wrong (the caller discards it and executes the notebook again)."""
+    foreign, missing = output.audit(entry)
+    if not foreign and not missing and (entry / output.MANIFEST).is_file():
+        return True
+    what = (f"{foreign[0][0]}: {foreign[0][1]}" if foreign else f"{missing[0]}: missing" if missing
+            else "no manifest")
+    _log(f"  discarded the damaged cache entry {entry.name} ({what}); executing the notebook again")
+    return False
+
+
 def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool, jobs: int | None,
                  progress: bool) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
     """Execute (or take from the cache) every planned notebook. Returns each notebook's entry folder,
@@ -286,7 +343,9 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
     for name, values in runs.items():
         key = keys[name] = input_hash(name, values, kernel)
         hit = root / f"{name}--{key[:20]}"
-        if use_cache and (hit / "notebook.ipynb").exists():
+        if use_cache and hit.is_dir() and not _intact_entry(hit):
+            shutil.rmtree(hit)
+        if use_cache and hit.is_dir():
             os.utime(hit)
             entries[name], status[name] = hit, "cached (inputs unchanged)"
             warnings += json.loads((hit / "warnings.json").read_text())
@@ -320,6 +379,7 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
             root.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
             shutil.copytree(folder, tmp, dirs_exist_ok=True)
+            output.write_manifest(tmp)
             shutil.rmtree(final, ignore_errors=True)
             tmp.rename(final)
             _prune_cache(root, name)

@@ -49,6 +49,21 @@ def check_offline(html_dir: Path) -> None:
                 raise BuildError(f"{page.relative_to(html_dir)}:{line_no} loads from the network: {line.strip()[:200]}")
 
 
+#: Sphinx's cache-busting query string on the book's own assets (``_static/x.css?v=1a2b3c4d``): added
+#: only once the file is in the output folder, so an incremental render has it and a first one not.
+_CACHE_BUSTING = re.compile(r"""((?:src|href)=["'][^"'?#]*_static/[^"'?#]+)\?v=[0-9a-f]+(?=["'])""")
+
+
+def strip_cache_busting(html_dir: Path) -> None:
+    """Remove the ``?v=<checksum>`` query strings of links to ``_static/`` from every page under
+    ``html_dir``, so that the same inputs give the same files whatever an earlier render left."""
+    for page in sorted(html_dir.rglob("*.html")):
+        text = page.read_text()
+        stripped = _CACHE_BUSTING.sub(r"\1", text)
+        if stripped != text:
+            page.write_text(stripped)
+
+
 def runtime_script() -> str:
     """The chart runtime as the book serves it: the vl-convert bundle inside a function, so that its
     top-level names (one is ``_``) cannot clash with Sphinx's scripts; it still sets
