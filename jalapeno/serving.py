@@ -61,9 +61,30 @@ import numpy as np
 
 from . import data as _data
 from . import network, specs
-from .errors import UnknownNameError
+from .errors import CostError, UnknownNameError
 from .metrics import mean_request_length
 from .specs import ChipSpec, ModelSpec, bytes_per_value
+
+#: Most configurations (elements of the broadcast ``n_chips``, ``concurrency``, ``dp``, ``pp``) one
+#: :func:`evaluate` takes: each holds about 330 bytes of intermediate arrays (measured), so 10^6 need
+#: about 330 MB. The book's largest call takes 620.
+MAX_CONFIGURATIONS = 1_000_000
+
+#: Most configurations x distinct worker layouts (``n_chips``, ``dp``, ``pp``) of one :func:`evaluate`:
+#: each distinct layout times its collectives once, in one pass over every configuration.
+MAX_LAYOUT_PASSES = 100_000_000
+
+
+def check_configurations(configurations: int, layouts: int = 1) -> None:
+    """Refuse an evaluation of ``configurations`` configurations with ``layouts`` distinct worker layouts
+    above :data:`MAX_CONFIGURATIONS` or :data:`MAX_LAYOUT_PASSES`: CostError with the numbers and the
+    limit (checked before any array of that size is made)."""
+    if configurations > MAX_CONFIGURATIONS:
+        raise CostError(f"{configurations:,} configurations in one evaluation is above the limit of "
+                        f"{MAX_CONFIGURATIONS:,} (about 330 bytes each); evaluate fewer at once")
+    if configurations * layouts > MAX_LAYOUT_PASSES:
+        raise CostError(f"{configurations:,} configurations x {layouts:,} distinct worker layouts = "
+                        f"{configurations * layouts:,} is above the limit of {MAX_LAYOUT_PASSES:,}; evaluate fewer at once")
 
 #: Tokens one prefill step processes together (chunked prefill's per-step budget; TensorRT-LLM's
 #: ``max_num_tokens`` default): prompts shorter than this share one read of the weights and one step overhead.
@@ -387,7 +408,9 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     :data:`REQUEST_LENGTHS`. ``kv_sharding``: how a tensor-parallel group shares the KV cache
     (:data:`KV_SHARDINGS`).
 
-    Returns an :class:`Evaluation`. Raises ValueError, naming it and its value, for chips, concurrency,
+    Returns an :class:`Evaluation`. Raises CostError above :data:`MAX_CONFIGURATIONS` configurations or
+    :data:`MAX_LAYOUT_PASSES` (see :func:`check_configurations`), before any array of that size is made;
+    ValueError, naming it and its value, for chips, concurrency,
     ``dp`` or ``pp`` that are not positive and finite,
     a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
     memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
@@ -397,7 +420,15 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     model.check_context(np.max(_arr(isl)) + np.max(_arr(osl)), "ISL + OSL")
     if context_tokens is not None:
         model.check_context(np.max(_arr(context_tokens)), "context_tokens")
+    try:
+        shape = np.broadcast_shapes(*(np.shape(x) for x in (n_chips, concurrency, dp, pp)))
+    except ValueError:
+        raise ValueError(f"n_chips, concurrency, dp and pp must broadcast together, got shapes "
+                         f"{[np.shape(x) for x in (n_chips, concurrency, dp, pp)]}") from None
+    check_configurations(math.prod(shape))
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
+    check_configurations(n.size, len(np.unique(np.stack([n.ravel(), dp.ravel(), pp.ravel()]), axis=1).T)
+                         if n.size > 1 else 1)
     for name, v in (("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)):
         bad = ~((v > 0) & (v < math.inf))  # NaN fails both comparisons
         if bad.any():

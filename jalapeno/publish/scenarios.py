@@ -17,10 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from ..data import REPO_ROOT, chapters
-from ..errors import JalapenoError, UnknownNameError
+from ..errors import CostError, JalapenoError, UnknownNameError, shown
 from . import params
 
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
@@ -55,7 +53,7 @@ def notebook_path(name: str | Path) -> Path:
 _SCENARIO_KEYS = ("name", "description", "parameters", "notebooks")
 
 
-_SCENARIO_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # matched in full (re.fullmatch): "evil\n" is refused
 
 
 @dataclass(frozen=True)
@@ -99,32 +97,29 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ScenarioError(f"scenario file {str(path)!r} does not exist; shipped scenarios: "
                                 f"{', '.join(scenario_names())}")
     where = _display_path(p)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{where}: not valid YAML: {exc}") from None
+    data = params.read_yaml_file(p, where, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{where}: a scenario must be a mapping with keys {', '.join(_SCENARIO_KEYS)}")
     for key in data:
         if key not in _SCENARIO_KEYS:
-            raise ScenarioError(f"{where}: unknown key {key!r}; valid keys: {', '.join(_SCENARIO_KEYS)}")
+            raise ScenarioError(f"{where}: unknown key {shown(key)}; valid keys: {', '.join(_SCENARIO_KEYS)}")
     name = data.get("name")
-    if not isinstance(name, str) or not _SCENARIO_NAME.match(name):
-        raise ScenarioError(f"{where}: 'name' must be lower-case letters, digits and dashes, got {name!r}")
+    if not isinstance(name, str) or not _SCENARIO_NAME.fullmatch(name):
+        raise ScenarioError(f"{where}: 'name' must be lower-case letters, digits and dashes, got {shown(name)}")
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ScenarioError(f"{where}: 'description' must be a non-empty text saying what the scenario assumes")
     parameters = data.get("parameters") or {}
     if not isinstance(parameters, dict):
-        raise ScenarioError(f"{where}: 'parameters' must be a mapping of name: value, got {parameters!r}")
+        raise ScenarioError(f"{where}: 'parameters' must be a mapping of name: value, got {shown(parameters)}")
     per_notebook = data.get("notebooks") or {}
     if not isinstance(per_notebook, dict):
-        raise ScenarioError(f"{where}: 'notebooks' must map notebook names to parameters, got {per_notebook!r}")
+        raise ScenarioError(f"{where}: 'notebooks' must map notebook names to parameters, got {shown(per_notebook)}")
     checked: dict[str, dict[str, object]] = {}
     for nb, values in per_notebook.items():
         stem = notebook_path(nb).stem
         if not isinstance(values, dict):
-            raise ScenarioError(f"{where}: notebooks.{nb} must be a mapping of name: value, got {values!r}")
+            raise ScenarioError(f"{where}: notebooks.{nb} must be a mapping of name: value, got {shown(values)}")
         checked[stem] = dict(values)
     if not parameters and not checked:
         raise ScenarioError(f"{where}: the scenario sets no parameter (give 'parameters' or 'notebooks')")
@@ -139,7 +134,8 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
     ``parameters`` and ``overrides`` go to every chosen notebook that declares them (``overrides`` win);
     ``per_notebook`` to one notebook each (checked even for a notebook that is not chosen, so a scenario
     is checked whole). A parameter that no chosen notebook declares raises UnknownNameError listing the
-    names they do declare; a wrong type raises ParameterError."""
+    names they do declare; a wrong type raises ParameterError; a computation the parameters size beyond
+    its stated limit (the chapter's ``check_cost``, see :func:`check_cost`) raises CostError."""
     per_notebook = per_notebook or {}
     overrides = overrides or {}
     chosen = [notebook_path(n).stem for n in (notebooks or notebook_names())]
@@ -162,13 +158,35 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
         checked = params.check_notebook(mine, notebook_path(n))
+        check_cost(n, checked)
         out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
+def check_cost(name: str, parameters: dict[str, object]) -> None:
+    """Refuse, before notebook ``name`` runs, parameters that size a computation beyond its stated limit:
+    the chapter module's ``check_cost(**parameters)`` if it has one (``jalapeno.chapters.systems``: the
+    fabric graphs its ``size`` and ``topology`` build). Raises CostError with the size and the limit, or
+    ParameterError naming the notebook for another value the chapter's model refuses."""
+    import importlib
+
+    module = importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}")
+    if hasattr(module, "check_cost"):
+        try:
+            module.check_cost(**parameters)
+        except CostError as exc:
+            raise CostError(f"{name}: {exc}") from None
+        except UnknownNameError:
+            raise
+        except ValueError as exc:
+            raise params.ParameterError(f"{name}: {exc}") from None
+
+
 def load_parameter_file(path: Path | str) -> dict[str, object]:
-    """Parameters from a YAML (or JSON) file holding one mapping; JalapenoError otherwise."""
-    data = yaml.safe_load(Path(path).read_text())
+    """Parameters from a YAML (or JSON) file holding one mapping, read by :func:`params.read_yaml_file`
+    (YAML 1.2 numbers, size and depth limits, UTF-8); ParameterError naming the file otherwise, OSError
+    for a file that cannot be read."""
+    data = params.read_yaml_file(path)
     if not isinstance(data, dict):
         raise JalapenoError(f"{path}: a parameters file must hold one mapping of name: value, got {type(data).__name__}")
     return data
