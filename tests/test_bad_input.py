@@ -17,7 +17,7 @@ def run(argv, tmp_path, capsys):
     main() installs are put back."""
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        out = ["--out", str(tmp_path / "site")] if argv[0] == "build" else []
+        out = ["--out", str(tmp_path / "site")] if argv[0] == "build" and "--out" not in argv else []
         status = cli.main(argv + out)
     finally:
         for s, h in saved.items():
@@ -174,3 +174,19 @@ def test_every_shipped_default_and_scenario_is_well_inside_the_limits():
     assert network.link_count("dragonfly", (4, 8, 36)) * 50 < network.MAX_GRAPH_LINKS
     assert 1152 * 3 < network.MAX_GRAPH_CHIPS
     assert 620 * 1000 < serving.MAX_CONFIGURATIONS
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["build", "roofline", "-y", "chips: [gb200, h200, gb200]"], "parameter 'chips' names 'gb200' twice; give each once"),
+    (["build", "systems", "-y", "contexts: [" + ", ".join(["8192"] * 257) + "]"],
+     "parameter 'contexts' holds 257 elements, more than the 256 a list parameter takes"),
+    (["build", "roofline", "-y", "chips: !!int x"], "'x' is not an integer"),
+    (["build", "roofline", "-y", "chips: !!python/object:os.system x"], "could not determine a constructor"),
+    (["build", "roofline", "-y", "{[1]: 2}"], "-y: not valid YAML"),
+    (["build", "roofline", "--out", "site\0b"], "embedded null byte"),
+    (["params", "no-such"], "unknown notebook 'no-such'"),
+])
+def test_lists_tags_and_odd_arguments_are_one_line_too(argv, fragment, tmp_path, capsys):
+    status, err = run(argv, tmp_path, capsys)
+    assert status == 2
+    assert fragment in err, err

@@ -48,6 +48,10 @@ from ..errors import ParameterError, UnknownNameError, shown
 #: Largest text or file read as YAML (characters): parameters and scenarios are a few hundred.
 MAX_YAML_CHARS = 65_536
 
+#: Most elements of a list parameter: every list a chapter takes sizes its work (chips x models, contexts,
+#: token shapes); the longest a chapter could want, every claim of the registry, is 110.
+MAX_LIST_ELEMENTS = 256
+
 #: Deepest nesting of YAML collections accepted (a scenario's deepest value, a list of token pairs in
 #: one notebook's parameters, is 5 deep).
 MAX_YAML_DEPTH = 20
@@ -76,25 +80,34 @@ class Yaml12Loader(yaml.SafeLoader):
 
     def construct_yaml_int(self, node):
         text = self.construct_scalar(node)
-        sign, digits = (-1, text[1:]) if text[0] == "-" else (1, text.lstrip("+"))
-        base = {"0x": 16, "0o": 8}.get(digits[:2], 10)
-        try:
-            return sign * int(digits[2:] if base != 10 else digits, base)
-        except ValueError:  # beyond Python's 4,300 digits
-            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(digits):,} digits is too long",
-                                                    node.start_mark) from None
+        m = _YAML12_INT.fullmatch(text)
+        if not m:  # an explicit !!int tag on something else
+            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not an integer", node.start_mark)
+        if len(text) > 4000:  # int() stops at 4,300 digits
+            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(text):,} digits is too long",
+                                                    node.start_mark)
+        if m["hex"] or m["oct"]:
+            return int(m["hex"], 16) if m["hex"] else int(m["oct"], 8)
+        return int(text, 10)
 
     def construct_yaml_float(self, node):
-        text = self.construct_scalar(node).lower()
-        return float(text.replace(".inf", "inf").replace(".nan", "nan"))
+        text = self.construct_scalar(node)
+        if not _YAML12_FLOAT.fullmatch(text) and not _YAML12_INT.fullmatch(text):
+            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not a number", node.start_mark)
+        return float(text.lower().replace(".inf", "inf").replace(".nan", "nan")) if "0x" not in text and "0o" not in text \
+            else float(self.construct_yaml_int(node))
+
+
+#: YAML 1.2 core-schema integers and floats (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+_YAML12_INT = re.compile(r"[-+]?[0-9]+|0o(?P<oct>[0-7]+)|0x(?P<hex>[0-9a-fA-F]+)")
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 
 
 for _tag, _pattern, _first in (
         ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
         ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
-        ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", list("-+0123456789")),
-        ("float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
-         list("-+.0123456789"))):
+        ("int", _YAML12_INT.pattern, list("-+0123456789")),
+        ("float", _YAML12_FLOAT.pattern, list("-+.0123456789"))):
     Yaml12Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(rf"^(?:{_pattern})$"), _first)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:int", Yaml12Loader.construct_yaml_int)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:float", Yaml12Loader.construct_yaml_float)
@@ -270,8 +283,9 @@ def check_value(name: str, value: object, default: object, declared_type: type |
     A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
     :func:`declared_types`), or anything when no type is declared. A list's elements are checked the same
     way against the type of the default's first element (a number is text only at the top level, such
-    as a run id). Raises ParameterError naming the parameter (``name[i]`` for an element), the value
-    received (cut to a few dozen characters) and the form expected."""
+    as a run id); a list holds at most :data:`MAX_LIST_ELEMENTS`. Raises ParameterError naming the
+    parameter (``name[i]`` for an element), the value received (cut to a few dozen characters) and the
+    form expected."""
     if default is None:
         if value is None or declared_type is None:
             return value
@@ -299,6 +313,9 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
         hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
                 "or a parameters file, -f)")
+        if ok and len(value) > MAX_LIST_ELEMENTS:
+            raise ParameterError(f"parameter {name!r} holds {len(value):,} elements, more than the {MAX_LIST_ELEMENTS} a "
+                                 "list parameter takes")
         if ok and default:
             element = default[0]
             value = type(value)(check_value(f"{name}[{i}]", x, element) if not isinstance(element, str)
@@ -331,9 +348,13 @@ def _flat(value: object) -> list[object]:
 
 def check_declared(name: str, value: object, declaration: Declaration) -> None:
     """Check ``value`` (or every element of a list) against the interval, choices and kind of name that
-    ``declaration`` states. Raises ParameterError naming the parameter, the value and the interval, or
-    UnknownNameError listing the valid choices or names."""
+    ``declaration`` states (a list of names or choices names each once). Raises ParameterError naming the
+    parameter, the value and the interval, or UnknownNameError listing the valid choices or names."""
     d = declaration
+    if isinstance(value, (list, tuple)) and (d.names or d.choices):
+        twice = next((x for i, x in enumerate(value) if x in value[:i]), None)
+        if twice is not None:
+            raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
     for x in _flat(value):
         if isinstance(x, (int, float)) and not isinstance(x, bool) and d.interval():
             below = x < d.low or (d.low_open and x == d.low)
