@@ -190,3 +190,20 @@ def test_lists_tags_and_odd_arguments_are_one_line_too(argv, fragment, tmp_path,
     status, err = run(argv, tmp_path, capsys)
     assert status == 2
     assert fragment in err, err
+
+
+def test_a_notebook_run_directly_stops_at_setup_on_a_cost_limit():
+    from jalapeno.publish import notebook
+
+    namespace = dict(params.declared(scenarios.notebook_path("systems")), size=20000, topology="dragonfly")
+    with pytest.raises(jp.CostError, match="systems: parameters size=20000, topology='dragonfly': torus 25x25x32: "
+                                           "20,000 chips is above the limit of 4,096 chips"):
+        notebook.setup(namespace, "systems")
+
+
+def test_a_scenario_is_cost_checked_whole_even_for_a_chapter_not_chosen(tmp_path):
+    path = tmp_path / "s.yml"
+    path.write_text("name: big\ndescription: d\nnotebooks: {systems: {size: 8192}}\n")
+    s = scenarios.load_scenario(path)
+    with pytest.raises(jp.CostError, match="size=8192.*8,192 chips is above the limit of 4,096"):
+        scenarios.plan(["roofline"], s.parameters, s.notebooks)

@@ -94,7 +94,7 @@ def load_scenario(path: str | Path) -> Scenario:
         elif p.suffix in ("", ".yml", ".yaml") and len(p.parts) == 1:
             raise UnknownNameError("scenario", str(path), scenario_names())
         else:
-            raise ScenarioError(f"scenario file {str(path)!r} does not exist; shipped scenarios: "
+            raise ScenarioError(f"scenario file {shown(str(path))} does not exist; shipped scenarios: "
                                 f"{', '.join(scenario_names())}")
     where = _display_path(p)
     data = params.read_yaml_file(p, where, ScenarioError)
@@ -151,7 +151,7 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         for name in values:
             if name not in own:
                 raise UnknownNameError(f"{stem} parameter", name, list(own))
-        params.check_notebook(dict(values), notebook_path(stem))
+        check_cost(stem, params.check_notebook(dict(values), notebook_path(stem)))
     out = {}
     for n, defaults in declared.items():
         mine = {k: v for k, v in parameters.items() if k in defaults}
