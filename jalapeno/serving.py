@@ -411,7 +411,9 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     Returns an :class:`Evaluation`. Raises CostError above :data:`MAX_CONFIGURATIONS` configurations or
     :data:`MAX_LAYOUT_PASSES` (see :func:`check_configurations`), before any array of that size is made;
     ValueError, naming it and its value, for chips, concurrency,
-    ``dp`` or ``pp`` that are not positive and finite,
+    ``dp``, ``pp``, ``hbm_bandwidth_bytes_per_s``, ``prefill_chips`` or ``prefill_tp`` that are not
+    positive and finite, an ``mtp_tokens_per_step`` below 1, a negative ``mtp_draft_cost``, an ``ep`` or
+    ``disagg`` that is not a boolean,
     a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
     memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
     model or precision (``model`` and ``chip`` may be names)."""
@@ -429,10 +431,25 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
     check_configurations(n.size, len(np.unique(np.stack([n.ravel(), dp.ravel(), pp.ravel()]), axis=1).T)
                          if n.size > 1 else 1)
-    for name, v in (("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)):
+    positive = [("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)]
+    if hbm_bandwidth_bytes_per_s is not None:
+        positive.append(("hbm_bandwidth_bytes_per_s", _arr(hbm_bandwidth_bytes_per_s)))
+    if disagg:
+        if prefill_chips is None:
+            raise ValueError("a disaggregated evaluation (disagg=True) needs prefill_chips")
+        positive += [("prefill_chips", _arr(prefill_chips)), ("prefill_tp", _arr(prefill_tp))]
+    for name, v in positive:
         bad = ~((v > 0) & (v < math.inf))  # NaN fails both comparisons
         if bad.any():
             raise ValueError(f"{name} must be positive and finite, got {float(v[bad].flat[0])!r}")
+    if not (np.ndim(mtp_tokens_per_step) == 0 and 1 <= mtp_tokens_per_step < math.inf):
+        raise ValueError(f"mtp_tokens_per_step must be a finite number of tokens a step emits, at least 1 (1: no "
+                         f"speculative decoding), got {mtp_tokens_per_step!r}")
+    if not (np.ndim(mtp_draft_cost) == 0 and 0 <= mtp_draft_cost < math.inf):
+        raise ValueError(f"mtp_draft_cost must be a finite fraction of a decode step, at least 0, got {mtp_draft_cost!r}")
+    for name, flag in (("ep", ep), ("disagg", disagg)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     if np.any(np.mod(n, pp) != 0) or np.any(np.mod(n / pp, dp) != 0):
         raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={n_chips!r}, "
                          f"pp={pp!r}, dp={dp!r})")

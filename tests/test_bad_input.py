@@ -2,6 +2,7 @@
 through ``jalapeno.publish.cli.main`` in this process (status 2, one line naming the value, no traceback,
 nothing written), and the limits behind them."""
 
+import re
 import signal
 
 import numpy as np
@@ -207,3 +208,18 @@ def test_a_scenario_is_cost_checked_whole_even_for_a_chapter_not_chosen(tmp_path
     s = scenarios.load_scenario(path)
     with pytest.raises(jp.CostError, match="size=8192.*8,192 chips is above the limit of 4,096"):
         scenarios.plan(["roofline"], s.parameters, s.notebooks)
+
+
+@pytest.mark.parametrize("keywords, fragment", [
+    ({"mtp_tokens_per_step": 0}, "mtp_tokens_per_step must be a finite number of tokens a step emits, at least 1"),
+    ({"mtp_tokens_per_step": -1}, "got -1"),  # gave a negative TPOT before
+    ({"hbm_bandwidth_bytes_per_s": -1e12}, "hbm_bandwidth_bytes_per_s must be positive and finite, got -1000000000000.0"),
+    ({"mtp_draft_cost": -0.5}, "mtp_draft_cost must be a finite fraction of a decode step, at least 0, got -0.5"),
+    ({"disagg": True}, "a disaggregated evaluation (disagg=True) needs prefill_chips"),
+    ({"disagg": True, "prefill_chips": 0}, "prefill_chips must be positive and finite, got 0.0"),
+    ({"disagg": True, "prefill_chips": 1, "prefill_tp": 0}, "prefill_tp must be positive and finite, got 0.0"),
+    ({"ep": "yes"}, "ep must be True or False, got 'yes'"),
+])
+def test_evaluate_validates_its_keywords(keywords, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=64, **keywords)
