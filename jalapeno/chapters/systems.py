@@ -96,7 +96,7 @@ def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str) -> str:
     return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt)
 
 
-def check_cost(*, topology: str, size: int, **_) -> None:
+def check(*, topology: str, size: int, **_) -> None:
     """Refuse, before anything runs, a ``size`` and ``topology`` whose fabric graphs :func:`compute` would
     build and search above the limits of :func:`jalapeno.network.check_graph`: the TPU 8t torus and the
     8i Boardfly of ``size`` chips (drawn from their graphs) and a Dragonfly what-if fabric (its hops

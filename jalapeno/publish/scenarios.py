@@ -135,7 +135,8 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
     ``per_notebook`` to one notebook each (checked even for a notebook that is not chosen, so a scenario
     is checked whole). A parameter that no chosen notebook declares raises UnknownNameError listing the
     names they do declare; a wrong type raises ParameterError; a computation the parameters size beyond
-    its stated limit (the chapter's ``check_cost``, see :func:`check_cost`) raises CostError."""
+    its stated limit raises CostError, and a value the chapter's model refuses ParameterError (the
+    chapter's own ``check``, see :func:`check_chapter`)."""
     per_notebook = per_notebook or {}
     overrides = overrides or {}
     chosen = [notebook_path(n).stem for n in (notebooks or notebook_names())]
@@ -151,29 +152,31 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         for name in values:
             if name not in own:
                 raise UnknownNameError(f"{stem} parameter", name, list(own))
-        check_cost(stem, params.check_notebook(dict(values), notebook_path(stem)))
+        check_chapter(stem, params.check_notebook(dict(values), notebook_path(stem)))
     out = {}
     for n, defaults in declared.items():
         mine = {k: v for k, v in parameters.items() if k in defaults}
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
         checked = params.check_notebook(mine, notebook_path(n))
-        check_cost(n, checked)
+        check_chapter(n, checked)
         out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
-def check_cost(name: str, parameters: dict[str, object]) -> None:
-    """Refuse, before notebook ``name`` runs, parameters that size a computation beyond its stated limit:
-    the chapter module's ``check_cost(**parameters)`` if it has one (``jalapeno.chapters.systems``: the
-    fabric graphs its ``size`` and ``topology`` build). Raises CostError with the size and the limit, or
-    ParameterError naming the notebook for another value the chapter's model refuses."""
+def check_chapter(name: str, parameters: dict[str, object]) -> None:
+    """Refuse, before notebook ``name`` runs, effective ``parameters`` that its chapter refuses although
+    each is inside its declared range: the chapter module's ``check(**parameters)`` if it has one
+    (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology`` build, against the stated
+    cost limits; ``jalapeno.chapters.agents``: a task longer than the model's context window). Raises
+    CostError with the size and the limit, ParameterError naming the notebook for another value the
+    chapter's model refuses."""
     import importlib
 
     module = importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}")
-    if hasattr(module, "check_cost"):
+    if hasattr(module, "check"):
         try:
-            module.check_cost(**parameters)
+            module.check(**parameters)
         except CostError as exc:
             raise CostError(f"{name}: {exc}") from None
         except UnknownNameError:
