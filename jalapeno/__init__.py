@@ -24,11 +24,11 @@ import os as _os
 # the order of BLAS's sums whatever the number of cores.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .errors import DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
+from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
 from .pareto import frontier  # noqa: E402
 from .registry import claims  # noqa: E402
 from .serving import Evaluation, evaluate  # noqa: E402
 from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
-__all__ = ["ChipSpec", "DataError", "Evaluation", "JalapenoError", "ModelSpec", "ParameterError", "UnknownNameError",
+__all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "ModelSpec", "ParameterError", "UnknownNameError",
            "chip", "chip_names", "claims", "evaluate", "frontier", "model", "model_names"]

@@ -278,9 +278,18 @@ def task_servers(task: AgentProfile, model: str = "gpt-oss-120b", baseline: str 
     """:func:`frontier_servers` with the operating points chosen on the frontiers of the task's own shape:
     its longest context as input, its output length as output (so every step fits, and the interactivity
     asked for holds at the longest step and is exceeded before it). Options pass through."""
+    isl, osl = task_shape(task, model)
+    return frontier_servers(model, baseline, isl=isl, osl=osl, **options)
+
+
+def task_shape(task: AgentProfile, model: str = "gpt-oss-120b") -> tuple[int, int]:
+    """The nominal (ISL, OSL) in tokens a task is served at (:func:`task_servers`): its longest context in,
+    its output length out. ValueError, naming the task and both lengths, when they exceed ``model``'s
+    context window (checked before anything is computed: a chapter's parameters can ask for it)."""
     isl = nominal_length(float(task.contexts()[-1]))
     osl = nominal_length(task.output_tokens)
-    return frontier_servers(model, baseline, isl=isl, osl=osl, **options)
+    specs.model(model).check_context(isl + osl, f"the longest call of task {task.name!r} (ISL + OSL)")
+    return isl, osl
 
 
 def published_servers(osl_nominal: int = 1024) -> dict[str, FixedLatency]:

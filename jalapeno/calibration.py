@@ -39,7 +39,7 @@ import polars as pl
 
 from . import data, display, measured, serving, specs
 from .display import number
-from .errors import UnknownNameError
+from .errors import UnknownNameError, shown
 from .metrics import pareto_envelope
 from .serving import Efficiency
 from .specs import ChipSpec, ModelSpec
@@ -418,7 +418,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
     prefill chips when ``disagg``), a number (concurrent requests per chip, prefill chips included), or
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
-    calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor).
+    calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor),
+    else one of :data:`STACKS` or of ``eff``'s overheads (UnknownNameError listing them); ``max_chips``:
+    a positive whole number (ValueError otherwise). CostError above
+    :data:`jalapeno.serving.MAX_CONFIGURATIONS` configurations, before the grid is made.
     This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
     one :func:`holdout` scores.
 
@@ -438,12 +441,19 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
         raise ValueError(f"concurrency_cap must be 'benchmark', 'none' (or None) or a positive number of requests "
                          f"per chip, got {concurrency_cap!r}")
+    if max_chips is not None and (isinstance(max_chips, bool) or not isinstance(max_chips, (int, np.integer))
+                                  or max_chips < 1):
+        raise ValueError(f"max_chips must be a positive whole number of chips per worker (or None: the chip's "
+                         f"scale-up domain), got {shown(max_chips)}")
+    if stack is not None and stack not in set(STACKS) | set(eff.tau_s):
+        raise UnknownNameError("serving stack", stack, sorted(set(STACKS) | set(eff.tau_s)))
     if not (max_chips or chip.scale_up_domain_chips):
         raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
                          f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
     domain = int(max_chips or chip.scale_up_domain_chips)
     stack = stack or stack_for(chip, eff)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
+    serving.check_configurations(2 * len(sizes) * np.size(concurrency), 2 * len(sizes))
     n, dp, c = [], [], []
     for size in sizes:
         for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):

@@ -17,7 +17,7 @@ import hashlib
 import io
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -177,15 +177,19 @@ def write_whole(path: Path, write) -> None:
 @dataclass(frozen=True)
 class Column:
     """One column of a data file: its type (``str``, ``float``, ``int``, ``bool``), whether a value is
-    required, and for a closed set the allowed values."""
+    required, for a closed set the allowed values, and for a number its plausible range (``low``,
+    ``high``, inclusive, in the file's ``unit``): a value outside it is a typo or a wrong unit."""
 
     kind: str = "str"
     required: bool = False
     choices: tuple[str, ...] | None = None
+    plausible: tuple[float, float] | None = None
+    unit: str = ""
 
 
-def _c(kind: str = "str", required: bool = False, choices: str | None = None) -> Column:
-    return Column(kind, required, tuple(choices.split()) if choices else None)
+def _c(kind: str = "str", required: bool = False, choices: str | None = None,
+       plausible: tuple[float, float] | None = None, unit: str = "") -> Column:
+    return Column(kind, required, tuple(choices.split()) if choices else None, plausible, unit)
 
 
 #: How ``claims.csv`` treats a claim (its column ``treatment``): ``reproduce`` from the measured data,
@@ -252,9 +256,20 @@ _MODEL_COLUMNS = (
     "n_shared_experts:int max_position_embeddings:int published_total_params:float published_active_params:float"
 ).split()
 
-_MEASURED_FLOATS = ["tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu"] + [
-    f"{s}_{m}" for m in ("ttft", "tpot", "itl", "e2el", "intvty") for s in ("mean", "median", "p99", "std")
-]
+#: The plausible range of each number of ``measured/inferencemax.csv`` (the benchmark's units: seconds,
+#: tokens/s per GPU, tok/s/user): a value outside it is a typo or a wrong unit (milliseconds for seconds,
+#: tokens/s per rack for per GPU), refused on load. The file's values lie well inside (throughput 12 to
+#: 115,501 tok/s per GPU, TPOT 1.9 to 106 ms); a standard deviation may be 0.
+MEASURED_PLAUSIBLE = {
+    "tput": ((1, 1e6), "tok/s per GPU"), "ttft": ((1e-4, 1e4), "s"), "tpot": ((1e-5, 10), "s"),
+    "itl": ((1e-5, 100), "s"), "e2el": ((1e-3, 1e5), "s"), "intvty": ((1e-2, 1e5), "tok/s/user"),
+}
+_MEASURED_FLOATS = {
+    **{f"{p}tput_per_gpu": _c("float", True, None, *MEASURED_PLAUSIBLE["tput"]) for p in ("", "output_", "input_")},
+    **{f"{s}_{m}": _c("float", True, None, ((0, 1e7) if m == "intvty" else (0, r[1])) if s == "std" else r, unit)
+       for m, (r, unit) in MEASURED_PLAUSIBLE.items() if m != "tput" for s in ("mean", "median", "p99", "std")},
+}
+_TOKENS, _GPUS = {"plausible": (1, 1e7), "unit": "tokens"}, {"plausible": (1, 1e5), "unit": "GPUs"}
 
 SCHEMAS: dict[str, dict[str, Column]] = {
     "claims.csv": {
@@ -286,14 +301,15 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "run_id": _c(required=True), "source": _c(required=True), "infmax_model_prefix": _c(required=True),
         "model": _c(required=True), "hw": _c(required=True), "framework": _c(required=True),
         "precision": _c(required=True, choices="fp4 fp8 bf16"), "spec_decoding": _c(required=True, choices="none mtp"),
-        "isl": _c("int", True), "osl": _c("int", True), "conc": _c("int", True),
+        "isl": _c("int", True, **_TOKENS), "osl": _c("int", True, **_TOKENS),
+        "conc": _c("int", True, plausible=(1, 1e6), unit="requests"),
         "disagg": _c("bool", True), "is_multinode": _c("bool", True),
-        "tp": _c("int"), "ep": _c("int"), "dp_attention": _c("bool"),
-        "num_prefill_gpu": _c("int"), "prefill_num_workers": _c("int"), "prefill_tp": _c("int"),
-        "prefill_ep": _c("int"), "prefill_dp_attention": _c("bool"),
-        "num_decode_gpu": _c("int"), "decode_num_workers": _c("int"), "decode_tp": _c("int"),
-        "decode_ep": _c("int"), "decode_dp_attention": _c("bool"), "image": _c(required=True),
-        **{name: _c("float", True) for name in _MEASURED_FLOATS},
+        "tp": _c("int", **_GPUS), "ep": _c("int", **_GPUS), "dp_attention": _c("bool"),
+        "num_prefill_gpu": _c("int", **_GPUS), "prefill_num_workers": _c("int", **_GPUS), "prefill_tp": _c("int", **_GPUS),
+        "prefill_ep": _c("int", **_GPUS), "prefill_dp_attention": _c("bool"),
+        "num_decode_gpu": _c("int", **_GPUS), "decode_num_workers": _c("int", **_GPUS), "decode_tp": _c("int", **_GPUS),
+        "decode_ep": _c("int", **_GPUS), "decode_dp_attention": _c("bool"), "image": _c(required=True),
+        **_MEASURED_FLOATS,
     },
 }
 
@@ -342,7 +358,7 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
     Returns a polars DataFrame with the declared columns in the declared order, typed (``Utf8``,
     ``Float64``, ``Int64``, ``Boolean``; empty cells null). Raises :class:`DataError` naming file, line,
     column and value for: a missing or unexpected column, text in a numeric column, an empty required
-    cell, a value outside a closed set, a duplicate key.
+    cell, a value outside a closed set or its column's plausible range (:class:`Column`), a duplicate key.
     """
     path = Path(path)
     if not path.exists():
@@ -385,6 +401,13 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
                 if "," in s[i]:
                     why += " (a decimal comma? write 1.5, not 1,5; a comma may only separate thousands, as in 4,800)"
                 raise _fail(path, i, name, s[i], why)
+            if col.plausible:
+                low, high = col.plausible
+                outside = (typed < low) | (typed > high)
+                if outside.any():
+                    i = outside.arg_true()[0]
+                    raise _fail(path, i, name, s[i], f"{typed[i]:g} is outside the plausible range {low:g} to {high:g}"
+                                f"{' ' + col.unit if col.unit else ''}; check the unit and the decimal point")
             s = typed.cast(pl.Int64) if col.kind == "int" else typed
         elif col.kind == "bool":
             low = s.str.to_lowercase()
@@ -708,6 +731,8 @@ KEYS["gb300_points.csv"] = ("point",)
 GB300_PLAUSIBLE = {"isl": (1, 1e7), "osl": (1, 1e7), "concurrency": (1, 1e6), "throughput_tok_s_gpu": (1, 1e6),
                    "median_ttft_ms": (1, 1e7), "median_tpot_ms": (0.1, 1e4), "ratio_x": (1e-2, 1e4),
                    "at_interactivity_tok_s_user": (1, 1e4)}
+for _name, _range in GB300_PLAUSIBLE.items():  # checked on load, as every column's plausible range
+    SCHEMAS["gb300_points.csv"][_name] = replace(SCHEMAS["gb300_points.csv"][_name], plausible=_range)
 
 #: The columns each kind of row of ``gb300_points.csv`` must fill: a measured operating point, or a
 #: published ratio of one system's throughput per GPU over another's at one interactivity.
@@ -722,7 +747,7 @@ def gb300_points() -> pl.DataFrame:
     ``interactivity_tok_s_user`` added (tok/s/user: 1 / median TPOT for a point, the stated interactivity
     for a ratio). Besides the schema, checks that each chip is
     in ``chips.csv`` and each model in ``models.csv``, that each number lies in its plausible range
-    (:data:`GB300_PLAUSIBLE`), that each row fills the columns of its kind (:data:`GB300_REQUIRED`) and
+    (:data:`GB300_PLAUSIBLE`, on load), that each row fills the columns of its kind (:data:`GB300_REQUIRED`) and
     that a date reads ``YYYY-MM-DD``. Raises DataError naming file, line, column and value."""
     name = "gb300_points.csv"
     df, path = load(name), data_dir() / name
@@ -732,10 +757,6 @@ def gb300_points() -> pl.DataFrame:
             if row[column] not in valid:
                 raise _fail(path, i, column, row[column],
                             f"{column} not in {column}s.csv; valid {column}s: {', '.join(sorted(valid))}")
-        for column, (low, high) in GB300_PLAUSIBLE.items():
-            if row[column] is not None and not low <= row[column] <= high:
-                raise _fail(path, i, column, row[column], f"outside the plausible range {low:g} to {high:g}; "
-                                                          "check the unit (ms, tok/s per GPU) and the decimal point")
         for column in GB300_REQUIRED[row["kind"]]:
             if row[column] is None:
                 raise _fail(path, i, column, "", f"a {row['kind']} row needs a value here")

@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import UnknownNameError
+from .errors import CostError, UnknownNameError
 
 #: Topology kinds and what their ``shape`` means.
 KINDS = {
@@ -59,8 +59,44 @@ KINDS = {
     "dragonfly": "(a1, a2, ...): fully connected levels of a1 chips, a2 units of a1, ...",
 }
 
-#: Largest system whose graph is built and searched (all-pairs distances held as int16).
-MAX_GRAPH_CHIPS = 20_000
+#: Largest fabric whose graph is built and searched: chips (the all-pairs search holds chips^2 distances,
+#: 134 MB at this limit, and takes about 2 s for a 4,096-chip torus) and links (a search visits every link
+#: from every chip: 3.5 s for the 145,152 links of an 8 x 512 Dragonfly, measured). The book's largest
+#: graph, the TPU 8i Boardfly of 1,152 chips, has 3,366 links.
+MAX_GRAPH_CHIPS = 4_096
+MAX_GRAPH_LINKS = 200_000
+
+
+def link_count(kind: str, shape: tuple[int, ...]) -> int:
+    """Links of the graph :meth:`Topology.edges` builds, counted in closed form without building it:
+    ``switched`` n(n-1)/2 (the complete graph); ``ring``/``torus`` n per axis of size 3 or more, n/2 per
+    axis of 2; ``mesh`` n (k-1)/k per axis of size k; ``dragonfly`` a1(a1-1)/2 per first-level unit and
+    a(a-1)/2 per unit of each higher level of ``a`` sub-units."""
+    n = math.prod(shape)
+    if kind == "switched":
+        return n * (n - 1) // 2
+    if kind in ("ring", "torus"):
+        return sum(n if k >= 3 else n // 2 if k == 2 else 0 for k in shape)
+    if kind == "mesh":
+        return sum(n // k * (k - 1) for k in shape)
+    units, total = n, 0
+    for a in shape:  # dragonfly: n / (a1 ... al) units at level l, each a(a-1)/2 links
+        units //= a
+        total += units * a * (a - 1) // 2
+    return total
+
+
+def check_graph(kind: str, shape: tuple[int, ...]) -> None:
+    """Refuse to build or search a graph above :data:`MAX_GRAPH_CHIPS` chips or :data:`MAX_GRAPH_LINKS`
+    links (:func:`link_count`): CostError naming the topology, its size and the limit."""
+    n, links = math.prod(shape), link_count(kind, shape)
+    label = f"{kind} {'x'.join(map(str, shape))}"
+    if n > MAX_GRAPH_CHIPS:
+        raise CostError(f"{label}: {n:,} chips is above the limit of {MAX_GRAPH_CHIPS:,} chips for a fabric "
+                        "searched as a graph")
+    if links > MAX_GRAPH_LINKS:
+        raise CostError(f"{label}: {links:,} links is above the limit of {MAX_GRAPH_LINKS:,} links for a fabric "
+                        "searched as a graph")
 
 
 def parse_shape(shape: str | int | tuple | list) -> tuple[int, ...]:
@@ -133,7 +169,8 @@ class Topology:
         return self.injection_bandwidth_bytes_per_s / self.ports_per_chip()
 
     def diameter_hops(self) -> int:
-        """Longest shortest path between two chips, in hops (0 for one chip)."""
+        """Longest shortest path between two chips, in hops (0 for one chip). A Dragonfly's is searched on
+        its graph: CostError above the limits of :func:`check_graph`."""
         if self.n_chips == 1:
             return 0
         if self.kind == "switched":
@@ -145,7 +182,8 @@ class Topology:
         return int(self.distances().max())
 
     def average_hops(self) -> float:
-        """Mean shortest path over ordered pairs of distinct chips, in hops (0 for one chip)."""
+        """Mean shortest path over ordered pairs of distinct chips, in hops (0 for one chip). A Dragonfly's
+        is searched on its graph: CostError above the limits of :func:`check_graph`."""
         n = self.n_chips
         if n == 1:
             return 0.0
@@ -191,7 +229,8 @@ class Topology:
 
     def distances(self) -> np.ndarray:
         """All-pairs shortest paths in hops, an ``(N, N)`` int16 array, by breadth-first search of
-        :meth:`edges` (``scipy.sparse.csgraph``). Raises ValueError above :data:`MAX_GRAPH_CHIPS` chips."""
+        :meth:`edges` (``scipy.sparse.csgraph``). Raises CostError above :data:`MAX_GRAPH_CHIPS` chips or
+        :data:`MAX_GRAPH_LINKS` links (:func:`check_graph`)."""
         return _distances(self.kind, self.shape)
 
     def describe(self) -> dict[str, object]:
@@ -289,6 +328,7 @@ def _dragonfly_links(levels: tuple[int, ...]) -> list[tuple[int, int]]:
 
 @functools.lru_cache(maxsize=64)
 def _dragonfly_degrees(levels: tuple[int, ...]) -> np.ndarray:
+    check_graph("dragonfly", levels)
     e = np.asarray(_dragonfly_links(levels), dtype=np.int64).reshape(-1, 2)
     out = np.bincount(e.ravel(), minlength=math.prod(levels))
     out.setflags(write=False)  # kept: shared by every caller
@@ -298,8 +338,7 @@ def _dragonfly_degrees(levels: tuple[int, ...]) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _edges(kind: str, shape: tuple[int, ...]) -> np.ndarray:
     n = math.prod(shape)
-    if n > MAX_GRAPH_CHIPS:
-        raise ValueError(f"{kind} {shape}: {n} chips is above the {MAX_GRAPH_CHIPS} this module builds as a graph")
+    check_graph(kind, shape)
     if kind == "switched":
         pairs = list(itertools.combinations(range(n), 2))
     elif kind == "dragonfly":
@@ -574,7 +613,7 @@ def drawing(topo: Topology, *, reference: int = 0) -> dict[str, object]:
     on a grid, wraparound links as stubs, the other axes noted; a Dragonfly as two panels, one top-level
     unit drawn chip by chip (sub-units on nested circles) and the top level as units on a circle with the
     links between them (all of them up to :data:`DRAWING_MAX_UNITS` units, else unit 0's). ValueError for a
-    ``reference`` that is not a chip, or a topology too large for its graph (:data:`MAX_GRAPH_CHIPS`)."""
+    ``reference`` that is not a chip; CostError for a topology too large for its graph (:func:`check_graph`)."""
     import polars as pl
 
     n = topo.n_chips

@@ -14,6 +14,8 @@ frontier's column ``power_basis``. Jalapeño's own builder, fit and frontiers ar
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import polars as pl
 
@@ -57,8 +59,14 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
     ``mtp_tokens_per_step``, ``hbm_bandwidth_bytes_per_s``, ``concurrency_cap``: by default the top of
-    the benchmark's own concurrency sweep, None for an unbounded frontier) pass through. Raises UnknownNameError for
-    unknown names or basis, ValueError for impossible workloads or a model that fits nowhere."""
+    the benchmark's own concurrency sweep, None for an unbounded frontier) pass through, checked there
+    (``max_chips=0``, an unknown ``stack`` are errors). Raises UnknownNameError for unknown names, basis,
+    stack or option, ValueError for impossible workloads or a model that fits nowhere, CostError for a
+    grid above :data:`jalapeno.serving.MAX_CONFIGURATIONS`."""
+    options = [k for k in inspect.signature(sweep).parameters if k not in ("chip", "model", "isl", "osl", "precision")]
+    for key in sweep_options:
+        if key not in options:
+            raise UnknownNameError("frontier option", key, options)
     chip_spec, model_spec = specs.chip(chip), specs.model(model)
     watts = None if power_basis is None else power.power_w(chip_spec, power_basis)
     pts = sweep(chip_spec, model_spec, isl=isl, osl=osl, precision=precision, **sweep_options)

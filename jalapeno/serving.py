@@ -61,9 +61,30 @@ import numpy as np
 
 from . import data as _data
 from . import network, specs
-from .errors import UnknownNameError
+from .errors import CostError, UnknownNameError
 from .metrics import mean_request_length
 from .specs import ChipSpec, ModelSpec, bytes_per_value
+
+#: Most configurations (elements of the broadcast ``n_chips``, ``concurrency``, ``dp``, ``pp``) one
+#: :func:`evaluate` takes: each holds about 330 bytes of intermediate arrays (measured), so 10^6 need
+#: about 330 MB. The book's largest call takes 620.
+MAX_CONFIGURATIONS = 1_000_000
+
+#: Most configurations x distinct worker layouts (``n_chips``, ``dp``, ``pp``) of one :func:`evaluate`:
+#: each distinct layout times its collectives once, in one pass over every configuration.
+MAX_LAYOUT_PASSES = 100_000_000
+
+
+def check_configurations(configurations: int, layouts: int = 1) -> None:
+    """Refuse an evaluation of ``configurations`` configurations with ``layouts`` distinct worker layouts
+    above :data:`MAX_CONFIGURATIONS` or :data:`MAX_LAYOUT_PASSES`: CostError with the numbers and the
+    limit (checked before any array of that size is made)."""
+    if configurations > MAX_CONFIGURATIONS:
+        raise CostError(f"{configurations:,} configurations in one evaluation is above the limit of "
+                        f"{MAX_CONFIGURATIONS:,} (about 330 bytes each); evaluate fewer at once")
+    if configurations * layouts > MAX_LAYOUT_PASSES:
+        raise CostError(f"{configurations:,} configurations x {layouts:,} distinct worker layouts = "
+                        f"{configurations * layouts:,} is above the limit of {MAX_LAYOUT_PASSES:,}; evaluate fewer at once")
 
 #: Tokens one prefill step processes together (chunked prefill's per-step budget; TensorRT-LLM's
 #: ``max_num_tokens`` default): prompts shorter than this share one read of the weights and one step overhead.
@@ -387,8 +408,12 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     :data:`REQUEST_LENGTHS`. ``kv_sharding``: how a tensor-parallel group shares the KV cache
     (:data:`KV_SHARDINGS`).
 
-    Returns an :class:`Evaluation`. Raises ValueError, naming it and its value, for chips, concurrency,
-    ``dp`` or ``pp`` that are not positive and finite,
+    Returns an :class:`Evaluation`. Raises CostError above :data:`MAX_CONFIGURATIONS` configurations or
+    :data:`MAX_LAYOUT_PASSES` (see :func:`check_configurations`), before any array of that size is made;
+    ValueError, naming it and its value, for chips, concurrency,
+    ``dp``, ``pp``, ``hbm_bandwidth_bytes_per_s``, ``prefill_chips`` or ``prefill_tp`` that are not
+    positive and finite, an ``mtp_tokens_per_step`` below 1, a negative ``mtp_draft_cost``, an ``ep`` or
+    ``disagg`` that is not a boolean,
     a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
     memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
     model or precision (``model`` and ``chip`` may be names)."""
@@ -397,11 +422,34 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
     model.check_context(np.max(_arr(isl)) + np.max(_arr(osl)), "ISL + OSL")
     if context_tokens is not None:
         model.check_context(np.max(_arr(context_tokens)), "context_tokens")
+    try:
+        shape = np.broadcast_shapes(*(np.shape(x) for x in (n_chips, concurrency, dp, pp)))
+    except ValueError:
+        raise ValueError(f"n_chips, concurrency, dp and pp must broadcast together, got shapes "
+                         f"{[np.shape(x) for x in (n_chips, concurrency, dp, pp)]}") from None
+    check_configurations(math.prod(shape))
     n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
-    for name, v in (("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)):
+    check_configurations(n.size, len(np.unique(np.stack([n.ravel(), dp.ravel(), pp.ravel()]), axis=1).T)
+                         if n.size > 1 else 1)
+    positive = [("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)]
+    if hbm_bandwidth_bytes_per_s is not None:
+        positive.append(("hbm_bandwidth_bytes_per_s", _arr(hbm_bandwidth_bytes_per_s)))
+    if disagg:
+        if prefill_chips is None:
+            raise ValueError("a disaggregated evaluation (disagg=True) needs prefill_chips")
+        positive += [("prefill_chips", _arr(prefill_chips)), ("prefill_tp", _arr(prefill_tp))]
+    for name, v in positive:
         bad = ~((v > 0) & (v < math.inf))  # NaN fails both comparisons
         if bad.any():
             raise ValueError(f"{name} must be positive and finite, got {float(v[bad].flat[0])!r}")
+    if not (np.ndim(mtp_tokens_per_step) == 0 and 1 <= mtp_tokens_per_step < math.inf):
+        raise ValueError(f"mtp_tokens_per_step must be a finite number of tokens a step emits, at least 1 (1: no "
+                         f"speculative decoding), got {mtp_tokens_per_step!r}")
+    if not (np.ndim(mtp_draft_cost) == 0 and 0 <= mtp_draft_cost < math.inf):
+        raise ValueError(f"mtp_draft_cost must be a finite fraction of a decode step, at least 0, got {mtp_draft_cost!r}")
+    for name, flag in (("ep", ep), ("disagg", disagg)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     if np.any(np.mod(n, pp) != 0) or np.any(np.mod(n / pp, dp) != 0):
         raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={n_chips!r}, "
                          f"pp={pp!r}, dp={dp!r})")

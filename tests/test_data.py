@@ -175,3 +175,28 @@ def test_two_processes_asking_for_the_same_frames_share_them_out(tmp_path):
     computed = sorted(int(i) for i in lines[1::2])
     assert computed == [0, 1, 2, 3]  # each once
     assert set(lines[0::2]) == {"a", "b"}  # by both processes
+
+
+@pytest.mark.parametrize("old, new, line, column, fragment", [
+    # the throughput x1000 (it published 44,960,390 tok/s/kW with exit 0): the file's largest, 54,079
+    # tok/s per GPU, read as 54,079,172
+    (",54079.1725076122,", ",54079172.5076122,", 753, "tput_per_gpu",
+     "5.40792e+07 is outside the plausible range 1 to 1e+06 tok/s per GPU"),
+    # a TPOT written in milliseconds in a file of seconds: 52.7 s per token
+    (",0.05269737022987237,", ",52.69737022987237,", 155, "mean_tpot", "52.6974 is outside the plausible range 1e-05 to 10 s"),
+    (",false,false,4,4,false,", ",false,false,0,4,false,", 2, "tp", "0 is outside the plausible range 1 to 100000 GPUs"),
+])
+def test_implausible_measured_values_are_refused_with_file_line_column_and_range(edit_data, old, new, line, column,
+                                                                                  fragment):
+    edit_data("measured/inferencemax.csv", old, new)
+    with pytest.raises(jp.DataError, match=rf"inferencemax\.csv: line {line}, column '{column}'") as err:
+        data.load("measured/inferencemax.csv")
+    assert fragment in str(err.value)
+
+
+def test_every_measured_value_lies_inside_its_range_with_room():
+    df = data.load("measured/inferencemax.csv")
+    for name, col in data.SCHEMAS["measured/inferencemax.csv"].items():
+        if col.plausible and df[name].drop_nulls().len():
+            low, high = col.plausible
+            assert low <= df[name].min() and df[name].max() * 5 <= high, name

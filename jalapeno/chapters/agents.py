@@ -29,6 +29,24 @@ SWEEP_STEPS = (1, 5, 10, 20, 30, 50, 75, 100)
 TIMEOUT_POINTS, TIMEOUT_FROM_SHORTEST, TIMEOUT_TO_LONGEST = 25, 0.5, 4.0
 
 
+#: The parameters that make the chapter's own task: the fields of :class:`jalapeno.agents.AgentProfile`.
+_TASK_FIELDS = ("steps", "initial_context_tokens", "context_growth_tokens", "output_tokens", "tool_time_s",
+                "step_success", "timeout_s", "max_attempts", "prefix_cache", "latency_sigma")
+
+
+def _task(parameters: dict) -> task_model.AgentProfile:
+    """The chapter's own task from its parameters (those of :data:`_TASK_FIELDS`)."""
+    return task_model.AgentProfile("this chapter's task", **{k: parameters[k] for k in _TASK_FIELDS})
+
+
+def check(**parameters) -> None:
+    """Refuse, before anything runs, parameters the chapter's task model refuses although each is inside
+    its declared range: a task whose longest call (``initial_context_tokens`` + ``steps`` x
+    ``context_growth_tokens``, and ``output_tokens``) exceeds ``model``'s context window. ValueError from
+    :func:`jalapeno.agents.task_shape` naming the task and the lengths."""
+    task_model.task_shape(_task(parameters), parameters["model"])
+
+
 def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: int, initial_context_tokens: int,
             context_growth_tokens: int, output_tokens: int, tool_time_s: float, timeout_s: float,
             step_success: float, max_attempts: int, latency_sigma: float, prefix_cache: bool, profiles: list[str],
@@ -65,10 +83,7 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
     specs.model(model)
     baseline = specs.chip(baseline).chip  # the chip's key (names are case-insensitive)
     fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, fitted once
-    task = task_model.AgentProfile("this chapter's task", steps=steps, initial_context_tokens=initial_context_tokens,
-                                   context_growth_tokens=context_growth_tokens, output_tokens=output_tokens,
-                                   tool_time_s=tool_time_s, step_success=step_success, timeout_s=timeout_s,
-                                   max_attempts=max_attempts, prefix_cache=prefix_cache, latency_sigma=latency_sigma)
+    task = _task(locals())
     tasks = [task] + [task_model.profile(name) for name in profiles]
     latency_at = interactivity_tok_s_user or None
 

@@ -14,7 +14,7 @@ import polars as pl
 from .. import calibration, charts, comparison, data, network, registry, specs, subject
 from .. import systems as sy
 from ..display import number
-from ..errors import UnknownNameError
+from ..errors import CostError, UnknownNameError
 from ..specs import ModelSpec
 from . import Chapter
 
@@ -95,6 +95,22 @@ def _shape(shape: tuple[int, ...]) -> str:
 def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str) -> str:
     """Quote ``value`` with ``fmt``, or ``n/a`` when it is ``None`` (a model or system the parameters left out)."""
     return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt)
+
+
+def check(*, topology: str, size: int, **_) -> None:
+    """Refuse, before anything runs, a ``size`` and ``topology`` whose fabric graphs :func:`compute` would
+    build and search above the limits of :func:`jalapeno.network.check_graph`: the TPU 8t torus and the
+    8i Boardfly of ``size`` chips (drawn from their graphs) and a Dragonfly what-if fabric (its hops
+    searched; the other kinds have closed forms). CostError naming the fabric, its size and the limit;
+    UnknownNameError for an unknown topology; ValueError for a ``size`` no Boardfly is built of."""
+    if topology not in sy.FABRICS:
+        raise UnknownNameError("topology", topology, list(sy.FABRICS))
+    whatif = sy.fabric_topology(topology, size)
+    try:
+        for t in [s.topology for s in sy.tpu_topologies(size).values()] + [whatif] * (whatif.kind == "dragonfly"):
+            network.check_graph(t.kind, t.shape)
+    except CostError as exc:
+        raise CostError(f"parameters size={size}, topology={topology!r}: {exc}") from None
 
 
 def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology: str, size: int):

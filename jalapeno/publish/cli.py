@@ -12,30 +12,34 @@ Examples::
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno refresh                                 # re-execute committed notebooks in place
 
-``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``true``, ``[gb200, h200]``); each
-must have the type of the notebook's default. Bad input exits with status 2 and a message naming the
-bad value and the valid choices; nothing is written.
+``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
+under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
+depth limits); each must have the type of the notebook's default. Bad input exits with status 2 and a
+message naming the bad value and the valid choices; nothing is written. No input gives a traceback:
+every error of the package, of YAML, of the file system and of a value the models refuse is one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
 
-import yaml
-
 from . import build as _build
-from . import execute, output, pages, scenarios
-from ..errors import JalapenoError
+from . import execute, output, pages, params, scenarios
+from ..errors import JalapenoError, shown
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jalapeno", description="Build and rerun the Jalapeño inference book.")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="execute notebooks with parameters and render the book to HTML")
+    # a VALUE such as -1e3 or -.5 is a value, not an option: argparse's own rule (its attribute
+    # _negative_number_matcher, what it consults for every argument starting with "-") takes only -5 and -0.5
+    b._negative_number_matcher = re.compile(r"^-\.?\d")
     b.add_argument("notebooks", nargs="*", help="notebook names (default: all)")
     b.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter (VALUE read as YAML: 1400, true, [a, b])")
@@ -64,12 +68,12 @@ def _parameters(args: argparse.Namespace) -> dict[str, object]:
     for path in args.parameters_file:
         values.update(scenarios.load_parameter_file(path))
     for text in args.yaml:
-        data = yaml.safe_load(text)
+        data = params.read_yaml(text, "-y")
         if not isinstance(data, dict):
-            raise JalapenoError(f"-y expects a YAML mapping such as 'name: value', got {text!r}")
+            raise JalapenoError(f"-y expects a YAML mapping such as 'name: value', got {shown(text)}")
         values.update(data)
     for name, text in args.parameter:
-        values[name] = yaml.safe_load(text)
+        values[name] = params.read_yaml(text, f"-p {shown(name)}")
     return values
 
 
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(pages.record_numbers(force=args.force))
             else:
                 print(json.dumps(pages.committed_numbers(), indent=1, ensure_ascii=False))
-    except (JalapenoError, yaml.YAMLError, OSError) as exc:
+    except (JalapenoError, ValueError, OSError) as exc:  # the package's bad input, a value a model refuses, a file
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

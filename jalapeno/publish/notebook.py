@@ -19,21 +19,23 @@ from .. import charts
 from ..display import cell
 from ..errors import UnknownNameError
 from . import params
-from .scenarios import notebook_path
+from .scenarios import check_chapter, notebook_path
 
 
 def setup(namespace: dict, name: str) -> dict[str, object]:
     """Check the notebook's effective parameters, enable the chart theme and show the parameters.
 
     ``namespace`` is the notebook's ``globals()``; ``name`` its file stem. Returns the effective
-    parameters. Raises ParameterError (wrong type, e.g. papermill's ``-p flag false`` string) or
-    UnknownNameError."""
+    parameters. Raises ParameterError (wrong type, e.g. papermill's ``-p flag false`` string),
+    UnknownNameError, or CostError for parameters that size a computation beyond its stated limit
+    (:func:`jalapeno.publish.scenarios.check_chapter`, as a build checks before the notebook runs)."""
     path = notebook_path(name)
     defaults = params.declared(path)
     unknown = params.unknown_injected(namespace, path)
     if unknown:  # papermill only warns about a parameter the notebook does not declare
         raise UnknownNameError("parameter", unknown[0], list(defaults))
     effective = params.check_notebook({k: namespace[k] for k in defaults if k in namespace}, path)
+    check_chapter(path.stem, effective)
     charts.setup()
     table(pl.DataFrame({"parameter": list(effective), "value": [repr(v) for v in effective.values()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))

@@ -18,7 +18,16 @@ A parameter declares what it accepts in a trailing comment of its line, clauses 
 and applies to a number or to every number of a list; ``names:`` checks a name (or every name of a list)
 against the registry of that kind (:data:`NAME_KINDS`); ``one of:`` lists the valid strings. Everything
 is checked before a notebook runs (:func:`check_notebook`), and again by the notebook itself
-(:func:`jalapeno.publish.notebook.setup`). NaN and infinities are refused for every numeric parameter.
+(:func:`jalapeno.publish.notebook.setup`). NaN and infinities are refused for every numeric parameter, and
+every element of a list is checked like a scalar against the type of the default's elements.
+
+Values given as text (``-p``, ``-y``, ``-f``, a scenario file) are read by :func:`read_yaml` under YAML 1.2
+core-schema rules (:class:`Yaml12Loader`): ``020000`` is the integer 20000, ``0x10`` and ``0o20`` are 16
+(hexadecimal and octal only with their prefix), ``1.4e3`` is a float, ``true``/``false`` (any case
+of the first letter, or all capitals) the only booleans (``yes`` and ``on`` are text), ``null`` or ``~``
+nothing, and a date is text. A text or file of more than :data:`MAX_YAML_CHARS` characters, nesting
+deeper than :data:`MAX_YAML_DEPTH`, an alias (``*name``: the recursive and exponential expansions) or a
+file that is not UTF-8 is refused with ParameterError naming where it came from.
 """
 
 from __future__ import annotations
@@ -31,8 +40,106 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import yaml
+
 from .. import specs, systems
-from ..errors import ParameterError, UnknownNameError
+from ..errors import ParameterError, UnknownNameError, shown
+
+#: Largest text or file read as YAML (characters): parameters and scenarios are a few hundred.
+MAX_YAML_CHARS = 65_536
+
+#: Most elements of a list parameter: every list a chapter takes sizes its work (chips x models, contexts,
+#: token shapes); the longest a chapter could want, every claim of the registry, is 110.
+MAX_LIST_ELEMENTS = 256
+
+#: Deepest nesting of YAML collections accepted (a scenario's deepest value, a list of token pairs in
+#: one notebook's parameters, is 5 deep).
+MAX_YAML_DEPTH = 20
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 core-schema scalars (null, bool, int, float; everything else
+    text) instead of YAML 1.1's (no ``020000`` read as octal 8192, no ``yes`` read as true, no dates), that
+    refuses aliases (so no recursive or exponentially expanding document) and nesting deeper than
+    :data:`MAX_YAML_DEPTH`. Errors are ``yaml.YAMLError`` with the position."""
+
+    yaml_implicit_resolvers: dict = {}
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not accepted", self.peek_event().start_mark)
+        if self._depth >= MAX_YAML_DEPTH:
+            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                                              self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node):
+        text = self.construct_scalar(node)
+        m = _YAML12_INT.fullmatch(text)
+        if not m:  # an explicit !!int tag on something else
+            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not an integer", node.start_mark)
+        if len(text) > 4000:  # int() stops at 4,300 digits
+            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(text):,} digits is too long",
+                                                    node.start_mark)
+        if m["hex"] or m["oct"]:
+            return int(m["hex"], 16) if m["hex"] else int(m["oct"], 8)
+        return int(text, 10)
+
+    def construct_yaml_float(self, node):
+        text = self.construct_scalar(node)
+        if not _YAML12_FLOAT.fullmatch(text) and not _YAML12_INT.fullmatch(text):
+            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not a number", node.start_mark)
+        return float(text.lower().replace(".inf", "inf").replace(".nan", "nan")) if "0x" not in text and "0o" not in text \
+            else float(self.construct_yaml_int(node))
+
+
+#: YAML 1.2 core-schema integers and floats (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+_YAML12_INT = re.compile(r"[-+]?[0-9]+|0o(?P<oct>[0-7]+)|0x(?P<hex>[0-9a-fA-F]+)")
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+
+
+for _tag, _pattern, _first in (
+        ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+        ("bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+        ("int", _YAML12_INT.pattern, list("-+0123456789")),
+        ("float", _YAML12_FLOAT.pattern, list("-+.0123456789"))):
+    Yaml12Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(rf"^(?:{_pattern})$"), _first)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", Yaml12Loader.construct_yaml_int)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:float", Yaml12Loader.construct_yaml_float)
+
+
+def read_yaml(text: str, where: str, error: type[Exception] = ParameterError) -> object:
+    """The value of a YAML text under :class:`Yaml12Loader`'s rules. Raises ``error`` (ParameterError by
+    default) naming ``where`` for a text over :data:`MAX_YAML_CHARS` characters or one that is not
+    valid YAML (an alias, too deep a nesting included)."""
+    if len(text) > MAX_YAML_CHARS:
+        raise error(f"{where}: {len(text):,} characters is more than the {MAX_YAML_CHARS:,} read as YAML")
+    try:
+        return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as exc:
+        raise error(f"{where}: not valid YAML: {exc}") from None
+
+
+def read_yaml_file(path: str | Path, where: str | None = None, error: type[Exception] = ParameterError) -> object:
+    """:func:`read_yaml` of a UTF-8 file (at most :data:`MAX_YAML_CHARS` bytes are read). Raises ``error``
+    naming the file (``where``, default its path) for a larger file or one that is not UTF-8 text, OSError
+    for one that cannot be read."""
+    where = where or str(path)
+    with open(path, "rb") as f:
+        raw = f.read(MAX_YAML_CHARS + 1)
+    if len(raw) > MAX_YAML_CHARS:
+        raise error(f"{where}: more than the {MAX_YAML_CHARS:,} bytes read as YAML")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); parameter and "
+                    "scenario files are YAML in UTF-8") from None
+    return read_yaml(text, where, error)
 
 
 def parameters_cell(notebook: dict) -> dict:
@@ -174,8 +281,11 @@ def check_value(name: str, value: object, default: object, declared_type: type |
     """Check one parameter value against its default's type and return it (ints accepted for floats).
 
     A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
-    :func:`declared_types`), or anything when no type is declared. Raises ParameterError naming the
-    parameter, the value received and the form expected."""
+    :func:`declared_types`), or anything when no type is declared. A list's elements are checked the same
+    way against the type of the default's first element (a number is text only at the top level, such
+    as a run id); a list holds at most :data:`MAX_LIST_ELEMENTS`. Raises ParameterError naming the
+    parameter (``name[i]`` for an element), the value received (cut to a few dozen characters) and the
+    form expected."""
     if default is None:
         if value is None or declared_type is None:
             return value
@@ -187,28 +297,46 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         ok = isinstance(value, int) and not isinstance(value, bool)
         hint = f"an integer (such as {default}; {float(default)}, '{default}k' and True are refused)"
     elif isinstance(default, float):
-        if isinstance(value, str):  # YAML reads 1.4e3 (no sign in the exponent) as a string
+        if isinstance(value, str):  # papermill's -p passes 1.4e3 (no sign in the exponent) as a string
             try:
                 value = float(value)
             except ValueError:
                 pass
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         hint = "a number"
-        value = float(value) if ok else value
+        if ok:
+            try:
+                value = float(value)
+            except OverflowError:  # an integer beyond the largest float
+                raise ParameterError(f"parameter {name!r} must be a finite number; got {shown(value)}") from None
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
         hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
                 "or a parameters file, -f)")
+        if ok and len(value) > MAX_LIST_ELEMENTS:
+            raise ParameterError(f"parameter {name!r} holds {len(value):,} elements, more than the {MAX_LIST_ELEMENTS} a "
+                                 "list parameter takes")
+        if ok and default:
+            element = default[0]
+            value = type(value)(check_value(f"{name}[{i}]", x, element) if not isinstance(element, str)
+                                else _text(f"{name}[{i}]", x) for i, x in enumerate(value))
     elif isinstance(default, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
         value, ok = str(value), True  # a run id typed at the command line reads as a number
     else:
         ok = isinstance(value, type(default))
         hint = f"a {_type_name(default)}"
     if not ok:
-        raise ParameterError(f"parameter {name!r} must be {hint}; got {value!r} ({_type_name(value)})")
-    for x in (value if isinstance(value, (list, tuple)) else [value]):
-        if isinstance(x, float) and not math.isfinite(x):
-            raise ParameterError(f"parameter {name!r} must be a finite number; got {x!r}")
+        raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({_type_name(value)})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParameterError(f"parameter {name!r} must be a finite number; got {value!r}")
+    return value
+
+
+def _text(name: str, value: object) -> str:
+    """A list element where the default's elements are text: text only (a chip list holding a number is
+    refused here, naming the parameter, not later in a cell)."""
+    if not isinstance(value, str):
+        raise ParameterError(f"parameter {name!r} must be a text; got {shown(value)} ({_type_name(value)})")
     return value
 
 
@@ -220,16 +348,20 @@ def _flat(value: object) -> list[object]:
 
 def check_declared(name: str, value: object, declaration: Declaration) -> None:
     """Check ``value`` (or every element of a list) against the interval, choices and kind of name that
-    ``declaration`` states. Raises ParameterError naming the parameter, the value and the interval, or
-    UnknownNameError listing the valid choices or names."""
+    ``declaration`` states (a list of names or choices names each once). Raises ParameterError naming the
+    parameter, the value and the interval, or UnknownNameError listing the valid choices or names."""
     d = declaration
+    if isinstance(value, (list, tuple)) and (d.names or d.choices):
+        twice = next((x for i, x in enumerate(value) if x in value[:i]), None)
+        if twice is not None:
+            raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
     for x in _flat(value):
         if isinstance(x, (int, float)) and not isinstance(x, bool) and d.interval():
             below = x < d.low or (d.low_open and x == d.low)
             above = x > d.high or (d.high_open and x == d.high)
             if below or above:
                 raise ParameterError(f"parameter {name!r} must be in {d.interval()}" + (f" {d.unit}" if d.unit else "")
-                                     + f"; got {x!r}")
+                                     + f"; got {shown(x)}")
         if isinstance(x, str) and d.choices:
             one_of(f"{name} value", x, d.choices)
         if isinstance(x, str) and d.names:
@@ -238,7 +370,7 @@ def check_declared(name: str, value: object, declaration: Declaration) -> None:
                 raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
                                      f"which this chapter times; valid HBM chips: {', '.join(valid)}")
             if x not in valid:
-                raise UnknownNameError(d.names, x, valid)
+                raise UnknownNameError(d.names, x, valid, where=f"parameter {name!r}")
 
 
 def check(values: dict[str, object], defaults: dict[str, object],

@@ -17,10 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from ..data import REPO_ROOT, chapters
-from ..errors import JalapenoError, UnknownNameError
+from ..errors import CostError, JalapenoError, UnknownNameError, shown
 from . import params
 
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
@@ -55,7 +53,7 @@ def notebook_path(name: str | Path) -> Path:
 _SCENARIO_KEYS = ("name", "description", "parameters", "notebooks")
 
 
-_SCENARIO_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # matched in full (re.fullmatch): "evil\n" is refused
 
 
 @dataclass(frozen=True)
@@ -96,35 +94,32 @@ def load_scenario(path: str | Path) -> Scenario:
         elif p.suffix in ("", ".yml", ".yaml") and len(p.parts) == 1:
             raise UnknownNameError("scenario", str(path), scenario_names())
         else:
-            raise ScenarioError(f"scenario file {str(path)!r} does not exist; shipped scenarios: "
+            raise ScenarioError(f"scenario file {shown(str(path))} does not exist; shipped scenarios: "
                                 f"{', '.join(scenario_names())}")
     where = _display_path(p)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{where}: not valid YAML: {exc}") from None
+    data = params.read_yaml_file(p, where, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{where}: a scenario must be a mapping with keys {', '.join(_SCENARIO_KEYS)}")
     for key in data:
         if key not in _SCENARIO_KEYS:
-            raise ScenarioError(f"{where}: unknown key {key!r}; valid keys: {', '.join(_SCENARIO_KEYS)}")
+            raise ScenarioError(f"{where}: unknown key {shown(key)}; valid keys: {', '.join(_SCENARIO_KEYS)}")
     name = data.get("name")
-    if not isinstance(name, str) or not _SCENARIO_NAME.match(name):
-        raise ScenarioError(f"{where}: 'name' must be lower-case letters, digits and dashes, got {name!r}")
+    if not isinstance(name, str) or not _SCENARIO_NAME.fullmatch(name):
+        raise ScenarioError(f"{where}: 'name' must be lower-case letters, digits and dashes, got {shown(name)}")
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ScenarioError(f"{where}: 'description' must be a non-empty text saying what the scenario assumes")
     parameters = data.get("parameters") or {}
     if not isinstance(parameters, dict):
-        raise ScenarioError(f"{where}: 'parameters' must be a mapping of name: value, got {parameters!r}")
+        raise ScenarioError(f"{where}: 'parameters' must be a mapping of name: value, got {shown(parameters)}")
     per_notebook = data.get("notebooks") or {}
     if not isinstance(per_notebook, dict):
-        raise ScenarioError(f"{where}: 'notebooks' must map notebook names to parameters, got {per_notebook!r}")
+        raise ScenarioError(f"{where}: 'notebooks' must map notebook names to parameters, got {shown(per_notebook)}")
     checked: dict[str, dict[str, object]] = {}
     for nb, values in per_notebook.items():
         stem = notebook_path(nb).stem
         if not isinstance(values, dict):
-            raise ScenarioError(f"{where}: notebooks.{nb} must be a mapping of name: value, got {values!r}")
+            raise ScenarioError(f"{where}: notebooks.{nb} must be a mapping of name: value, got {shown(values)}")
         checked[stem] = dict(values)
     if not parameters and not checked:
         raise ScenarioError(f"{where}: the scenario sets no parameter (give 'parameters' or 'notebooks')")
@@ -139,7 +134,9 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
     ``parameters`` and ``overrides`` go to every chosen notebook that declares them (``overrides`` win);
     ``per_notebook`` to one notebook each (checked even for a notebook that is not chosen, so a scenario
     is checked whole). A parameter that no chosen notebook declares raises UnknownNameError listing the
-    names they do declare; a wrong type raises ParameterError."""
+    names they do declare; a wrong type raises ParameterError; a computation the parameters size beyond
+    its stated limit raises CostError, and a value the chapter's model refuses ParameterError (the
+    chapter's own ``check``, see :func:`check_chapter`)."""
     per_notebook = per_notebook or {}
     overrides = overrides or {}
     chosen = [notebook_path(n).stem for n in (notebooks or notebook_names())]
@@ -155,20 +152,44 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
         for name in values:
             if name not in own:
                 raise UnknownNameError(f"{stem} parameter", name, list(own))
-        params.check_notebook(dict(values), notebook_path(stem))
+        check_chapter(stem, params.check_notebook(dict(values), notebook_path(stem)))
     out = {}
     for n, defaults in declared.items():
         mine = {k: v for k, v in parameters.items() if k in defaults}
         mine.update(per_notebook.get(n, {}))
         mine.update({k: v for k, v in overrides.items() if k in defaults})
         checked = params.check_notebook(mine, notebook_path(n))
+        check_chapter(n, checked)
         out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
+def check_chapter(name: str, parameters: dict[str, object]) -> None:
+    """Refuse, before notebook ``name`` runs, effective ``parameters`` that its chapter refuses although
+    each is inside its declared range: the chapter module's ``check(**parameters)`` if it has one
+    (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology`` build, against the stated
+    cost limits; ``jalapeno.chapters.agents``: a task longer than the model's context window). Raises
+    CostError with the size and the limit, ParameterError naming the notebook for another value the
+    chapter's model refuses."""
+    import importlib
+
+    module = importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}")
+    if hasattr(module, "check"):
+        try:
+            module.check(**parameters)
+        except CostError as exc:
+            raise CostError(f"{name}: {exc}") from None
+        except UnknownNameError:
+            raise
+        except ValueError as exc:
+            raise params.ParameterError(f"{name}: {exc}") from None
+
+
 def load_parameter_file(path: Path | str) -> dict[str, object]:
-    """Parameters from a YAML (or JSON) file holding one mapping; JalapenoError otherwise."""
-    data = yaml.safe_load(Path(path).read_text())
+    """Parameters from a YAML (or JSON) file holding one mapping, read by :func:`params.read_yaml_file`
+    (YAML 1.2 numbers, size and depth limits, UTF-8); ParameterError naming the file otherwise, OSError
+    for a file that cannot be read."""
+    data = params.read_yaml_file(path)
     if not isinstance(data, dict):
         raise JalapenoError(f"{path}: a parameters file must hold one mapping of name: value, got {type(data).__name__}")
     return data
