@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import data, display, measured, serving, specs
+from . import data, derived, display, measured, serving, specs
 from .display import number
 from .errors import UnknownNameError
 from .metrics import pareto_envelope
@@ -426,8 +426,32 @@ def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
     return data.write_calibration(rows, path)
 
 
+def derive_calibration(root: Path | None = None) -> Path:
+    """Refit on every measured point (:func:`fit`) and store the constants (:func:`save`, with how they
+    were obtained) and the side file of stage ``calibration`` (:func:`jalapeno.derived.write_side`);
+    ``root``: the data folder, default the one read. Returns the path of ``calibration.csv``. The command
+    ``jalapeno derive calibration``."""
+    configs = configurations()
+    how = (f"fitted by jalapeno.calibration.fit() (one scipy least_squares call, trust-region reflective, on log "
+           f"TPOT and log throughput per GPU, with the weak prior jalapeno.calibration.PRIOR_WIDTH around the "
+           f"neutral start) to the {configs.height} measured InferenceMAX points without speculative decoding in "
+           f"measured/inferencemax.csv ({configs['series'].n_unique()} series), within the bounds of "
+           f"jalapeno.calibration.BOUNDS; refit with `jalapeno derive calibration`")
+    path = save(fit(configs), how, None if root is None else Path(root) / CALIBRATION_FILE)
+    derived.write_side("calibration", root)
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(folder: str) -> None:  # once per process and data folder
+    derived.check("calibration")
+
+
 def load() -> Efficiency:
-    """The calibration stored in ``data/calibration.csv``."""
+    """The calibration stored in ``data/calibration.csv``. :class:`jalapeno.derived.StaleTableError`,
+    naming ``jalapeno derive calibration``, when the repository's data are read and the measured points,
+    the specs or the stage's version differ from those it was fitted to."""
+    _checked(str(data.data_dir()))
     values = data.calibration_values()
     missing = [p for p in _PARAMS if p not in values]
     if missing:
@@ -513,16 +537,27 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
     constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
     group gets its engine's overhead or the median of the others, the MLA factor its prior). ``groups``: only these values
-    of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frames` (processes
-    asking at once share the folds out), keyed
-    by its training and held-out rows, the start, the priors, the bounds and the package's source (not by
-    the scheme: two schemes that hold out the same rows share one refit), so a second run with the same
-    inputs reads it instead of refitting. UnknownNameError for another ``by``.
+    of ``by`` (default every one). Each fold is read by :func:`jalapeno.derived.frames` under
+    :func:`holdout_key`: from the committed table (``data/derived/holdout.jsonl``, :func:`derive_holdout`)
+    when it holds that fold, else refitted live and kept in the cache (processes asking at once share the
+    folds out); a committed table derived from other data files or another stage version is an error
+    naming ``jalapeno derive holdout`` (:class:`jalapeno.derived.StaleTableError`). UnknownNameError for
+    another ``by``.
 
     ``holdout(by="chip")`` is the leave-one-chip-out error of the model on a chip it has not seen (the
     unseen-chip error a prediction carries); :func:`scheme_summary` gives its median and p90."""
     if by not in HOLDOUT_SCHEMES:
         raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_SCHEMES))
+    folds = _holdout_folds(configs, by, start, groups)
+    frames = derived.frames("holdout", folds)
+    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(name), held_at_prior="held_at_prior")
+                      for (name, _, _), f in zip(folds, frames)])
+
+
+def _holdout_folds(configs: pl.DataFrame | None, by: str, start: Efficiency | None,
+                   groups: list[str] | None = None) -> list[tuple[str, str, object]]:
+    """The folds of one scheme: ``(name "<by>=<value>", key, compute)``, ``compute()`` refitting without
+    the fold's rows and scoring them (the frame :func:`holdout` reads)."""
     column = HOLDOUT_SCHEMES[by]
     configs = _with_groups(configurations() if configs is None else configs)
     extra = ["shape", "model_chip"]
@@ -532,19 +567,40 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
             continue
         rest = configs.filter(pl.col(column) != value).drop(extra)
         held = held.drop(extra)
-        # keyed by the rows, not by the scheme's name: two schemes that hold out the same rows (H100 is
-        # only measured on gpt-oss-120b, so "chip=h100" and "model-chip=gpt-oss-120b h100" are one fold)
-        # share one refit
-        key = data.inputs_digest("holdout", rest, held, start or START, PRIORS, BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH)
 
         def compute(rest=rest, held=held):
             eff = fit(rest, start=start)
             return series_errors(predict(held, eff), eff).with_columns(
                 held_at_prior=pl.lit(", ".join(unidentified(rest))))
-        folds.append((value, key, compute))
-    frames = data.cached_frames("holdout", [(key, compute) for _, key, compute in folds])
-    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(f"{by}={value}"),
-                               held_at_prior="held_at_prior") for (value, _, _), f in zip(folds, frames)])
+        folds.append((f"{by}={value}", holdout_key(rest, held, start), compute))
+    return folds
+
+
+#: The leave-out schemes whose folds the book commits (``data/derived/holdout.jsonl``, stage ``holdout`` of
+#: :mod:`jalapeno.derived`): those the serving-model chapter shows by default. Another scheme's folds
+#: (``series``) are refitted live.
+COMMITTED_SCHEMES = ("chip", "model-chip", "shape")
+
+
+def derive_holdout(root: Path | None = None) -> Path:
+    """Refit every fold of :data:`COMMITTED_SCHEMES` on the measured points (from :data:`START`) and write
+    them as the committed table of stage ``holdout`` (:func:`jalapeno.derived.write`; ``root``: the data
+    folder, default the one read). Returns the table's path. The command ``jalapeno derive holdout``."""
+    folds = [f for by in COMMITTED_SCHEMES for f in _holdout_folds(None, by, None)]
+    done: dict[str, pl.DataFrame] = {}
+    for _, k, compute in folds:  # two schemes holding out the same rows share one refit
+        if k not in done:
+            done[k] = compute()
+    return derived.write("holdout", [(name, k, done[k]) for name, k, _ in folds], root)
+
+
+def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None = None) -> str:
+    """The key of one hold-out fold (:func:`jalapeno.derived.key` of stage ``holdout``): its training and
+    held-out rows, the start, the priors, the bounds and the prior's centre and width. Not the scheme's
+    name: two schemes that hold out the same rows (H100 is only measured on gpt-oss-120b, so ``chip=h100``
+    and ``model-chip=gpt-oss-120b h100`` are one fold) share one refit."""
+    return derived.key("holdout", rest, held, start or START, PRIORS, BOUNDS, _TAU_BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH,
+                       TOLERANCES)
 
 
 def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:

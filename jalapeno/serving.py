@@ -40,7 +40,9 @@ Aggregated serving interleaves prefill with decode (chunked prefill): each decod
 the prefills of the *other* users of its attention replica that arrive meanwhile, ``(B / dp - 1) / OSL``
 of them, so ``TPOT = T_decode + (B / dp - 1) / OSL x T_prefill`` (one user alone decodes undisturbed).
 Disaggregated: ``TPOT = T_decode`` at the sequences actually decoding, and the prefill workers cap the
-request rate at ``prefill workers / T_prefill``. The benchmark is a closed loop of ``B`` users, so the
+request rate at ``prefill workers / T_prefill``; the sequences decoding are the closed loop's fixed point
+``a = min(B, capacity x T_decode(a) x (OSL - 1) / tokens per step)`` (Little's law on the decode stage,
+:func:`closed_loop_fixed_point`). The benchmark is a closed loop of ``B`` users, so the
 request rate is ``min(B / (T_prefill + T_step + TPOT (OSL - 1)), prefill capacity)`` (the asymptotic
 bound of mean-value analysis, the first token after ``T_prefill + T_step`` plus a fixed request latency
 ``lambda`` outside the chips); ``E2E = B / rate``, ``TTFT = E2E - TPOT (OSL - 1)`` includes the wait in
