@@ -23,8 +23,10 @@ and the command that regenerates the table (``jalapeno derive <stage>``).
   or other training rows, or a copy of the data is read, as a test's edited copy or ``JALAPENO_DATA_DIR``):
   computed live and kept in the cache (:func:`jalapeno.data.cached_frames`).
 
-``JALAPENO_DERIVED_KEYS=ignore`` reads a committed frame by its name whatever its key (for a test that
-perturbs the data's last bits and asks whether the committed outputs stay unchanged).
+``JALAPENO_DERIVED`` changes the first rule: ``by-name`` reads a committed frame by its name whatever its
+key (for a test that perturbs the data's last bits and asks whether the committed outputs stay unchanged);
+``live`` reads no committed frame and computes every one (for a comparison of floating-point paths,
+``benchmarks/numeric_paths.py``). Another value is an error.
 """
 
 from __future__ import annotations
@@ -157,13 +159,20 @@ def check(stage_name: str) -> None:
         raise StaleTableError(f"{table_path(stage_name)} {why}: regenerate it with `{s.command}`")
 
 
+#: The values of ``JALAPENO_DERIVED`` (see the module docstring); ``committed`` when unset.
+MODES = ("committed", "by-name", "live")
+
+
 def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.DataFrame]:
     """The frames of ``items`` (``(frame name, key, compute)``, ``key`` from :func:`key`, ``compute()``
     returning a DataFrame), in their order, by the rules of the module docstring: a frame committed under
     its key is read; otherwise :func:`check` (a stale table is an error), then the frame is computed live
     and kept in the cache (:func:`jalapeno.data.cached_frames`)."""
-    table = committed(stage_name)
-    by_name = os.environ.get("JALAPENO_DERIVED_KEYS") == "ignore"
+    mode = os.environ.get("JALAPENO_DERIVED", "committed")
+    if mode not in MODES:
+        raise UnknownNameError("JALAPENO_DERIVED mode", mode, MODES)
+    table = None if mode == "live" else committed(stage_name)
+    by_name = mode == "by-name"
     out: dict[int, pl.DataFrame] = {}
     live = []
     for i, (name, k, compute) in enumerate(items):
@@ -173,7 +182,8 @@ def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.Dat
         else:
             live.append((i, k, compute))
     if live:
-        check(stage_name)
+        if mode != "live":
+            check(stage_name)
         computed = data.cached_frames(stage_name, [(data.inputs_digest(stage_name, k), compute) for _, k, compute in live])
         out |= {i: frame for (i, _, _), frame in zip(live, computed)}
     return [out[i] for i in range(len(items))]

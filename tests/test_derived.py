@@ -102,3 +102,27 @@ def test_every_stage_has_its_command():
     assert list(cli.DERIVERS) == list(derived.STAGES)
     for name in derived.STAGES:
         assert derived.side(name)["regenerate"] == f"jalapeno derive {name}"
+
+
+def test_the_modes_read_by_name_or_refit(monkeypatch, tmp_path):
+    """JALAPENO_DERIVED=by-name reads the committed frames whatever their keys (here every key differs: a
+    bumped stage version); =live refits them (fit() called, in an empty cache); another value is refused."""
+    monkeypatch.setitem(derived.STAGES, "holdout", replace(derived.STAGES["holdout"], version=999))
+    monkeypatch.setenv("JALAPENO_DERIVED", "by-name")
+    held = calibration.holdout(by="shape")
+    table = derived.committed("holdout").filter(pl.col("frame").str.starts_with("shape="))
+    assert held["frontier_distance"].to_list() == table["frontier_distance"].to_list()
+
+    class Refitted(Exception):
+        pass
+
+    def refit(*args, **kwargs):
+        raise Refitted
+    monkeypatch.setattr(calibration, "fit", refit)
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("JALAPENO_DERIVED", "live")
+    with pytest.raises(Refitted):
+        calibration.holdout(by="shape")
+    monkeypatch.setenv("JALAPENO_DERIVED", "fresh")
+    with pytest.raises(derived.UnknownNameError, match="committed, by-name, live"):
+        calibration.holdout(by="shape")
