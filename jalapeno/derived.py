@@ -77,7 +77,8 @@ class Stage:
 #: direction only the weak prior informs: a frontier distance moves by about that much relative, hence
 #: the tolerance of 2 %. ``jalapeno-nodes``: Jalapeño's fits at the nodes of its unknowns
 #: (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range), four equations
-#: in four unknowns solved to scipy's default tolerances: 1e-3 (not yet measured across machines).
+#: in four unknowns solved to scipy's default tolerances: 1e-3 (not yet measured across machines);
+#: ``jalapeno-fits``: the same fit in each scenario as it stands (low, central, high), the same tolerance.
 STAGES = {s.name: s for s in (
     Stage("calibration", 1, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
@@ -85,6 +86,8 @@ STAGES = {s.name: s for s in (
     Stage("holdout", 1, 0.02, "the serving model's leave-out refits, each fold's held-out series scored "
                               "(jalapeno.calibration.holdout)",
           ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),
+    Stage("jalapeno-fits", 1, 1e-3, "Jalapeño's four fitted constants in each scenario of its unknowns, over the "
+                                    "benchmark's concurrency range (jalapeno.subject.fit_jalapeno)", ("**/*.csv",)),
     Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's four fitted constants at every node of its unknowns, over the "
                                      "benchmark's concurrency range (jalapeno.uncertainty.node_constants)",
           ("**/*.csv",)),

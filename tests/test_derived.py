@@ -126,3 +126,18 @@ def test_the_modes_read_by_name_or_refit(monkeypatch, tmp_path):
     monkeypatch.setenv("JALAPENO_DERIVED", "fresh")
     with pytest.raises(derived.UnknownNameError, match="committed, by-name, live"):
         calibration.holdout(by="shape")
+
+
+def test_the_jalapeno_fits_table_regenerates_within_its_tolerance(tmp_path):
+    """Jalapeño's fits in the low, central and high scenarios refitted match the committed table to the
+    stage's relative tolerance (1e-3); the book's default fit is the committed one."""
+    from jalapeno import subject
+
+    stage = derived.stage("jalapeno-fits")
+    assert stage.rtol == 1e-3
+    new, old = pl.read_ndjson(subject.derive_fits(root=tmp_path)), derived.committed("jalapeno-fits")
+    assert old is not None, f"no committed table: run `{stage.command}`"
+    assert new["frame"].to_list() == ["scenario=low", "scenario=central", "scenario=high"]
+    _assert_tables_match(new, old, stage.rtol)
+    central = old.filter(pl.col("frame") == "scenario=central").drop("frame", "key").row(0, named=True)
+    assert subject.fit_jalapeno("central").constants() == central

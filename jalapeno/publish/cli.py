@@ -31,7 +31,7 @@ import yaml
 
 from . import build as _build
 from . import execute, pages, scenarios
-from .. import calibration, derived, uncertainty
+from .. import calibration, derived, subject, uncertainty
 from ..errors import JalapenoError
 
 
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
 DERIVERS = {"calibration": calibration.derive_calibration, "holdout": calibration.derive_holdout,
-            "jalapeno-nodes": uncertainty.derive_nodes}
+            "jalapeno-fits": subject.derive_fits, "jalapeno-nodes": uncertainty.derive_nodes}
 
 
 def _derive(stages: list[str]) -> list[str]:
