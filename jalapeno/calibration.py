@@ -198,7 +198,8 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
     return tuple(out)
 
 
-def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int | None = None) -> Efficiency:
+def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None,
+        max_nfev: int | None = None) -> Efficiency:
     """Fit :class:`Efficiency` to measured configurations (rows of :func:`configurations`; default: all),
     from ``start`` (default :data:`START`): minimise the squared log errors of TPOT and throughput per
     chip (:func:`residuals`) plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on

@@ -8,9 +8,10 @@ A stage (:data:`STAGES`) writes ``data/derived/<stage>.jsonl``: one JSON object 
 ``frame`` it belongs to (a name, e.g. a hold-out fold ``chip=gb200``) and that frame's ``key``: the
 SHA-256 of the frame's inputs (its data rows and constants, by :func:`key`), of the data files the stage
 reads (:attr:`Stage.inputs`) and of the stage's :attr:`Stage.version`, a constant of the stage's own
-code; never the package's source, so a refactor does not invalidate a table. Beside it, ``<stage>.json`` records the stage, its version, the relative
-tolerance at which a regeneration must match (:attr:`Stage.rtol`, checked by ``tests/test_derived.py``)
-and the command that regenerates the table (``jalapeno derive <stage>``).
+code; never the package's source, so a refactor does not invalidate a table. Beside it, ``<stage>.json``
+records the stage, its version, its inputs and their :func:`state`, the relative tolerance at which a
+regeneration must match (:attr:`Stage.rtol`, checked by ``tests/test_derived.py``) and the command that
+regenerates the table (``jalapeno derive <stage>``).
 
 :func:`frames` reads a stage's frames:
 
@@ -68,17 +69,20 @@ class Stage:
         return f"jalapeno derive {self.name}"
 
 
-#: The stages with committed tables, in the order ``jalapeno derive`` regenerates them. ``calibration``:
-#: the fit on every measured point, whose table is ``data/calibration.csv`` (its side file
-#: ``data/derived/calibration.json``); constants stored to five significant digits, and a fit that ends a
-#: few 1e-3 from its exact minimum in its flattest direction (the collective latency): 1 %. ``holdout``: the serving-model chapter's leave-out refits
-#: (:func:`jalapeno.calibration.holdout`, every fold of :data:`jalapeno.calibration.COMMITTED_SCHEMES`). A refit stops where a
-#: Gauss-Newton step no longer lowers its cost by 1e-12 relative, a few 1e-3 from the exact minimum in a
-#: direction only the weak prior informs: a frontier distance moves by about that much relative, hence
-#: the tolerance of 2 %. ``jalapeno-nodes``: Jalapeño's fits at the nodes of its unknowns
-#: (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range), four equations
-#: in four unknowns solved to scipy's default tolerances: 1e-3 (not yet measured across machines);
-#: ``jalapeno-fits``: the same fit in each scenario as it stands (low, central, high), the same tolerance.
+#: The stages with committed tables, in the order ``jalapeno derive`` regenerates them.
+#:
+#: - ``calibration``: the fit on every measured point, whose table is ``data/calibration.csv`` (its side
+#:   file ``data/derived/calibration.json``): constants stored to five significant digits, and a fit that
+#:   ends a few 1e-3 from its exact minimum in its flattest direction (the collective latency): 1 %.
+#: - ``holdout``: the serving-model chapter's leave-out refits (:func:`jalapeno.calibration.holdout`,
+#:   every fold of :data:`jalapeno.calibration.COMMITTED_SCHEMES`). A refit stops where a Gauss-Newton step
+#:   no longer lowers its cost by 1e-12 relative, a few 1e-3 from the exact minimum in a direction only the
+#:   weak prior informs: a frontier distance moves by about that much relative, hence 2 %.
+#: - ``jalapeno-fits``: Jalapeño's fit in each scenario as it stands (low, central, high,
+#:   :func:`jalapeno.subject.fit_jalapeno`), four equations in four unknowns solved to scipy's default
+#:   tolerances: 1e-3 (not yet measured across machines).
+#: - ``jalapeno-nodes``: the same fit at every node of its unknowns
+#:   (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range): 1e-3.
 STAGES = {s.name: s for s in (
     Stage("calibration", 1, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
@@ -179,7 +183,8 @@ def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.Dat
     out: dict[int, pl.DataFrame] = {}
     live = []
     for i, (name, k, compute) in enumerate(items):
-        rows = None if table is None else table.filter(pl.col("frame" if by_name else "key") == (name if by_name else k))
+        column, value = ("frame", name) if by_name else ("key", k)
+        rows = None if table is None else table.filter(pl.col(column) == value)
         if rows is not None and rows.height:
             out[i] = rows.filter(pl.col("frame") == rows["frame"][0]).drop("frame", "key")
         else:
@@ -187,7 +192,8 @@ def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.Dat
     if live:
         if mode != "live":
             check(stage_name)
-        computed = data.cached_frames(stage_name, [(data.inputs_digest(stage_name, k), compute) for _, k, compute in live])
+        computed = data.cached_frames(stage_name, [(data.inputs_digest(stage_name, k), compute)
+                                                   for _, k, compute in live])
         out |= {i: frame for (i, _, _), frame in zip(live, computed)}
     return [out[i] for i in range(len(items))]
 
