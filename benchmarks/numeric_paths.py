@@ -1,6 +1,7 @@
 """The serving-model chapter's hold-out quotes under two floating-point paths: fails if they differ.
 
-Runs :func:`jalapeno.calibration.holdout` (default: the schemes the serving-model chapter shows, by chip,
+Runs :func:`jalapeno.calibration.holdout` refitting every fold (``JALAPENO_DERIVED=live``: not the committed
+table) (default: the schemes the serving-model chapter shows, by chip,
 by (model, chip) and by shape) in two child processes, one on this CPU's default path and one with OpenBLAS forced to another core type
 (``OPENBLAS_CORETYPE``, default ``Sandybridge``: no FMA, AVX kernels) and numpy's runtime-dispatched SIMD
 features that this CPU has switched off (``NPY_DISABLE_CPU_FEATURES``, e.g. ``X86_V3 X86_V4`` on an
@@ -47,7 +48,8 @@ def dispatched_features() -> list[str]:
 def run(by: list[str], env: dict[str, str]) -> subprocess.Popen:
     """One path in a child process, with a cache of its own (an empty folder): a fold kept from an earlier
     run, or from the other path, would make the comparison vacuous."""
-    cache = {"JALAPENO_CACHE_DIR": tempfile.mkdtemp(prefix="numeric-path-")}
+    cache = {"JALAPENO_CACHE_DIR": tempfile.mkdtemp(prefix="numeric-path-"),
+             "JALAPENO_DERIVED": "live"}  # refit every fold, not the committed data/derived/holdout.jsonl
     return subprocess.Popen([sys.executable, "-c", CHILD, *by], env={**os.environ, **env, **cache},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

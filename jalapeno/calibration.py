@@ -22,9 +22,15 @@ physical: a constant the training rows inform barely moves (the measured points'
 curvature of tens to thousands per constant, the prior adds 1 / w**2 = 0.012), while a
 direction they do not inform (a peak-FLOP/s efficiency when no training row is compute-bound, a
 collective latency traded against the per-layer overheads) gets a unique minimum instead of a flat
-valley, so that the refit ends at the same constants on any CPU's floating-point path. It is as wide as
-that allows: at ``ln 10**6`` the refit without H200 still ended 1e-4 apart on two numeric paths; at
-``ln 1000`` it moved more of the chapter's hold-out quotes.
+valley. It is as wide as that allows: at ``ln 10**6`` the refit without H200 still ended 1e-4 apart on
+two numeric paths; at ``ln 1000`` it moved more of the chapter's hold-out quotes.
+
+The fit is one ``scipy.optimize.least_squares`` call (:func:`fit`). In a direction only the prior
+informs (curvature ``1 / w**2``) its Gauss-Newton steps approach the minimum slowly and it stops where a
+step no longer lowers the cost by a relative 1e-12: there the constants may lie a few 1e-3 (in their
+logarithm) from the exact minimum, at a cost within about 1e-8 of it, and where exactly depends on the
+start and on the floating-point path. A fit's result is therefore a number once produced, not bits to
+re-derive identically on every machine.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import data, display, measured, serving, specs
+from . import data, derived, display, measured, serving, specs
 from .display import number
 from .errors import UnknownNameError, shown
 from .metrics import pareto_envelope
@@ -75,99 +81,11 @@ PRIORS = {"mla_layer_factor": float(np.sqrt(BOUNDS["mla_layer_factor"][0] * BOUN
 #: Width of the weak prior on each fitted log constant (centred on :data:`PRIOR_CENTRE`; see the module docstring):
 #: ``ln 10**4``, one standard deviation a factor of 10,000 either way.
 PRIOR_WIDTH = math.log(1e4)
-#: Stopping tolerances of the fit's second trust-region phase, with the prior (relative change of the cost
-#: and of the log constants, and the scaled gradient): it brings the constants near the minimum (about
-#: 1e-3), the polish
-#: (:func:`_polish`) ends them on it, so that a fit ends at the minimum, not wherever a last-bit different
-#: path makes a stopping rule fire.
-_TOLERANCES = {"ftol": 1e-6, "xtol": 1e-8, "gtol": 1e-8}
-#: Stopping tolerances of the first phase, on the data alone (:func:`fit`), whose Jacobian is a forward
-#: difference at every step: the data's own minimum, so that the phase with the prior starts in the basin
-#: the data choose. Which basin that is decides quoted hold-out results (the refit without GB200 has a
-#: compute-bound minimum at a FLOP/s efficiency of 0.05 and a flat region around 0.5 whose costs differ by
-#: 0.04 in 8.6), so this phase takes the exact path: a looser one (Broyden updates, ftol 1e-6) ended in
-#: one basin on one numeric path and in the other on another.
-_FIRST_TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
-#: The second trust-region phase (with the prior) differentiates afresh every this many Jacobians, with
-#: Broyden's rank-one secant updates in between (a forward difference costs as much as eight evaluations
-#: of every group).
-_FD_EVERY = 3
-#: Relative step of the forward-difference Jacobian (scipy's default for '2-point': sqrt of float64's epsilon).
-_FD_STEP = float(np.sqrt(np.finfo(float).eps))
-#: Relative step of the central-difference Jacobian of the polish (:func:`_polish`): the cube root of
-#: float64's epsilon, where a central difference's rounding error (eps / h) and truncation error (h**2)
-#: balance, about 1e-10 relative against 1e-8 for a forward difference.
-_CD_STEP = float(np.cbrt(np.finfo(float).eps))
-#: The polish ends when a step (central differences) moves no constant by more than this (log units, i.e.
-#: relative; the differences' rounding leaves about 1e-9), or after _POLISH_STEPS steps; a step that
-#: raises the cost is halved up to _POLISH_HALVINGS times.
-_POLISH_XTOL = 3e-9
-_POLISH_STEPS = 10
-_POLISH_HALVINGS = 12
-#: The polish's Jacobian is a forward difference until a step moves no constant by more than this, then
-#: central (twice the evaluations, a hundredth of the rounding error: what the last steps need).
-_CENTRAL_BELOW = 1e-4
-
-
-def _polish(fun, jac, sol, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Newton steps from the trust-region solution ``sol`` (of ``scipy.optimize.least_squares`` on
-    ``fun``, ``jac`` within ``lo``, ``hi``) to the minimum it approaches, so that a fit ends at the minimum
-    rather than where a stopping rule happened to fire (the trust-region steps approach it only linearly:
-    Gauss-Newton ignores the residuals' own curvature, which a fit with log errors of about 20 % has).
-
-    The constants ``sol`` leaves on a bound are set on it exactly and kept there; the others take steps
-    ``-(J^T J + S)^-1 J^T r`` with ``J`` the Jacobian given by ``jac`` (``jac(z, central=...)``: forward
-    differences, central ones from a step below :data:`_CENTRAL_BELOW` on), ``r`` the
-    residuals and ``S`` the residuals' curvature ``sum r_i Hess(r_i)`` estimated by symmetric rank-one
-    secant updates from ``(J_new - J)^T r_new`` (Dennis, Gay and Welsch, NL2SOL, ACM TOMS 7, 1981), for at
-    most :data:`_POLISH_STEPS` steps or until a full step with central differences moves no constant by
-    more than :data:`_POLISH_XTOL`. A step that raises the cost is halved (at most
-    :data:`_POLISH_HALVINGS` times, else the polish ends where it is); a step that would cross a bound
-    stops on it. Returns the polished free constants (log)."""
-    z = sol.x.copy()
-    on_bound = sol.active_mask != 0
-    z[on_bound] = np.where(sol.active_mask[on_bound] < 0, lo[on_bound], hi[on_bound])
-    inner = ~on_bound
-    r, J = fun(z), jac(z)
-    cost = 0.5 * float(r @ r)
-    S = np.zeros((z.size, z.size))
-    central = False
-    for _ in range(_POLISH_STEPS):
-        idx = np.flatnonzero(inner)
-        if idx.size == 0:
-            break
-        H = (J.T @ J + S)[np.ix_(idx, idx)]
-        g = (J.T @ r)[idx]
-        try:
-            np.linalg.cholesky(H)
-            step = -np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:  # the curvature estimate is not positive: a Gauss-Newton step
-            step = -np.linalg.lstsq(J[:, idx], r, rcond=None)[0]
-        for _halving in range(_POLISH_HALVINGS):  # backtrack while a step raises the cost
-            z_new = z.copy()
-            z_new[idx] = np.clip(z[idx] + step, lo[idx], hi[idx])
-            r_new = fun(z_new)
-            cost_new = 0.5 * float(r_new @ r_new)
-            if cost_new <= cost * (1 + 1e-12):
-                break
-            step = step / 2
-        else:
-            break
-        s = z_new - z
-        if central and _halving == 0 and np.max(np.abs(s)) <= _POLISH_XTOL:
-            z = z_new
-            break
-        switch = not central and np.max(np.abs(s)) < _CENTRAL_BELOW
-        central = central or switch
-        J_new = jac(z_new, central=central)
-        u = (J_new - J).T @ r_new - S @ s
-        # no secant update across the change of difference scheme: the forward difference's own error
-        # would pass for curvature
-        if not switch and abs(u @ s) > 1e-8 * np.linalg.norm(u) * np.linalg.norm(s):
-            S = S + np.outer(u, u) / (u @ s)
-        inner &= (z_new > lo) & (z_new < hi)
-        z, r, J, cost = z_new, r_new, J_new, cost_new
-    return z
+#: Stopping tolerances of the fit (:func:`fit`, ``scipy.optimize.least_squares``): relative change of
+#: the cost and of the log constants, and the scaled gradient. Far below the data's own precision, so that
+#: a fit ends on its minimum (to about 1e-7 in the log constants, the limit a forward-difference Jacobian
+#: leaves), not wherever a looser rule happens to fire.
+TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
 
 
 def configurations(points: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -280,19 +198,20 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
     return tuple(out)
 
 
-def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, max_nfev: int = 400) -> Efficiency:
-    """Fit :class:`Efficiency` to measured configurations (default: all), from ``start`` (default
-    :data:`START`): minimise the squared log errors of TPOT and throughput per chip (:func:`residuals`)
-    plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on :data:`PRIOR_CENTRE`
-    whatever ``start`` is). A constant the data do not inform (:func:`unidentified`) is not fitted: the MLA factor
-    is held at :data:`PRIORS`, and a stack with no point gets its engine's overhead (:data:`ENGINE`) if that was
-    fitted, else the median overhead of the fitted stacks.
-    Deterministic, in three phases, all in log space within :data:`BOUNDS`: ``scipy.optimize.least_squares``
-    (trust-region reflective) on the data alone (tolerances :data:`_FIRST_TOLERANCES`, a forward-difference
-    Jacobian at every step), to the basin the measurements choose; the same with the prior from there
-    (:data:`_TOLERANCES`, a forward difference every :data:`_FD_EVERY`-th Jacobian, Broyden updates
-    between); and :func:`_polish` onto that minimum (central differences at the end). Each constant's
-    difference re-evaluates only the groups it moves."""
+def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None,
+        max_nfev: int | None = None) -> Efficiency:
+    """Fit :class:`Efficiency` to measured configurations (rows of :func:`configurations`; default: all),
+    from ``start`` (default :data:`START`): minimise the squared log errors of TPOT and throughput per
+    chip (:func:`residuals`) plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on
+    :data:`PRIOR_CENTRE` whatever ``start`` is). A constant the data do not inform (:func:`unidentified`)
+    is not fitted: the MLA factor is held at :data:`PRIORS`, and a stack with no point gets its engine's
+    overhead (:data:`ENGINE`) if that was fitted, else the median overhead of the fitted stacks.
+
+    One ``scipy.optimize.least_squares`` call (trust-region reflective, ``method="trf"``) in log space
+    within :data:`BOUNDS` (:data:`_TAU_BOUNDS` for the stacks), to the tolerances :data:`TOLERANCES` or
+    ``max_nfev`` evaluations (default scipy's, 100 per fitted constant); scipy's forward differences
+    with the Jacobian's sparsity (:func:`jac_sparsity`), so that the constants that move disjoint rows
+    share one evaluation. Deterministic: the same inputs give the same bits on one machine."""
     from scipy.optimize import least_squares
 
     configs = configurations() if configs is None else configs
@@ -303,88 +222,20 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
     free = np.array([p not in held for p in _PARAMS])
     groups = _groups(configs)
     measured_log = np.log(np.concatenate([configs["mean_tpot"].to_numpy(), configs["tput_per_gpu"].to_numpy()]))
-    n_rows = configs.height
-    # which groups each constant can move: a stack's overhead only its own stack's rows, the MLA factor
-    # only an MLA model's; every other constant all rows
-    mla = {m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"}
-    touches = [[i for i, (_, kw) in enumerate(groups)
-                if not (p.startswith("tau_s:") and kw["stack"] != p.split(":", 1)[1])
-                and not (p == "mla_layer_factor" and kw["model"].model not in mla)]
-               for p in np.array(_PARAMS)[free]]
+    centre = _vector(PRIOR_CENTRE)[free]  # fixed: never ``start`` or the stored fit
 
-    def predicted_log(x, which=None, base=None):
-        eff = _efficiency(x)
-        out = np.array(base) if base is not None else np.empty(2 * n_rows)
-        for i in (range(len(groups)) if which is None else which):
-            rows, kw = groups[i]
-            r = serving.evaluate(eff=eff, **kw)
-            out[rows], out[n_rows + rows] = np.log(r.tpot_s), np.log(r.throughput_tok_s_chip)
-        return out
-
-    def full(z):
+    def fun(z):
         x = x0.copy()
         x[free] = z
-        return x
+        p = _evaluate_groups(groups, configs.height, _efficiency(x))
+        return np.concatenate([np.log(np.concatenate([p["pred_tpot"], p["pred_tput"]])) - measured_log,
+                               (z - centre) / PRIOR_WIDTH])
 
-    last = {}
-    centre = _vector(PRIOR_CENTRE)[free]  # fixed: never ``start`` or the stored fit
-    n_data = 2 * n_rows
-
-    def fun(z, prior=True):
-        if not np.array_equal(last.get("z"), z):
-            last["z"], last["log"] = z.copy(), predicted_log(full(z))
-        r = last["log"] - measured_log
-        return np.concatenate([r, (z - centre) / PRIOR_WIDTH]) if prior else r
-
-    def jac(z, central=False, prior=True):
-        # forward differences (scipy's '2-point' step), or central ones for the polish, each constant
-        # re-evaluating only the groups it moves; the prior's rows are exact
-        base = last["log"] if np.array_equal(last.get("z"), z) else predicted_log(full(z))
-        J = np.zeros((n_data + (z.size if prior else 0), z.size))
-        if prior:
-            J[n_data:] = np.eye(z.size) / PRIOR_WIDTH
-        for j in range(z.size):
-            if not touches[j]:
-                continue
-            h = (_CD_STEP if central else _FD_STEP) * max(1.0, abs(z[j]))
-            if central and lo[free][j] <= z[j] - h and z[j] + h <= hi[free][j]:
-                up, down = z.copy(), z.copy()
-                up[j] += h
-                down[j] -= h
-                J[:n_data, j] = (predicted_log(full(up), touches[j], base)
-                                 - predicted_log(full(down), touches[j], base)) / (2 * h)
-                continue
-            h = -h if z[j] + h > hi[free][j] else h
-            zj = z.copy()
-            zj[j] += h
-            J[:n_data, j] = (predicted_log(full(zj), touches[j], base) - base) / h
-        return J
-
-    def trust_region(z0, prior, tolerances, fd_every):
-        # scipy's trust-region reflective least squares; its Jacobian a forward difference every
-        # _FD_EVERY-th call, Broyden's rank-one secant update from the last step in between
-        secant = {"calls": 0}
-
-        def secant_jac(z):
-            r = fun(z, prior)
-            if secant["calls"] % fd_every == 0:
-                J = jac(z, prior=prior)
-            else:
-                s = z - secant["z"]
-                J = secant["J"] + np.outer(r - secant["r"] - secant["J"] @ s, s) / (s @ s)
-            secant.update(calls=secant["calls"] + 1, z=z.copy(), r=r, J=J)
-            return J
-
-        return least_squares(lambda z: fun(z, prior), z0, jac=secant_jac, bounds=(lo[free], hi[free]),
-                             x_scale=1.0, max_nfev=max_nfev, **tolerances)
-
-    # first the data alone, to the basin the measurements choose (the prior's pull towards the generic
-    # defaults could hold the fit in a flat region where no point is compute-bound), then with the prior
-    # from there, then the polish onto that minimum
-    first = trust_region(np.clip(x0[free], lo[free] + 1e-9, hi[free] - 1e-9), False, _FIRST_TOLERANCES, 1)
-    sol = trust_region(np.clip(first.x, lo[free] + 1e-9, hi[free] - 1e-9), True, _TOLERANCES, _FD_EVERY)
+    sol = least_squares(fun, np.clip(x0[free], lo[free], hi[free]), method="trf", jac="2-point",
+                        bounds=(lo[free], hi[free]), jac_sparsity=jac_sparsity(configs, free), x_scale=1.0,
+                        max_nfev=max_nfev, **TOLERANCES)
     x = x0.copy()
-    x[free] = _polish(fun, jac, sol, lo[free], hi[free])
+    x[free] = sol.x
     eff = _efficiency(x)
     absent = [s for s in STACKS if f"tau_s:{s}" in held]
     if absent:  # a stack never seen gets its engine's overhead, else the median of the fitted ones
@@ -392,6 +243,25 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None, ma
         eff = replace(eff, tau_s={**eff.tau_s, **{s: float(fitted.get(ENGINE.get(s), np.median(list(fitted.values()))))
                                                   for s in absent}})
     return eff
+
+
+def jac_sparsity(configs: pl.DataFrame, free: np.ndarray | None = None) -> np.ndarray:
+    """Which residuals of :func:`fit` each fitted constant can move (bool, shape ``(2 x rows + constants,
+    constants)``: the TPOT rows, the throughput rows, then one prior row per constant; ``free`` selects the
+    constants of :data:`_PARAMS`, default all): a stack's overhead ``tau_s:<stack>`` only its own stack's
+    rows, the MLA factor only an MLA model's rows (it multiplies their per-layer overhead), every other
+    constant every row; each prior row only its own constant."""
+    free = np.ones(len(_PARAMS), dtype=bool) if free is None else np.asarray(free, dtype=bool)
+    mla = [m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"]
+    stack, is_mla = configs["stack"].to_numpy(), configs["model_key"].is_in(mla).to_numpy()
+    names = np.array(_PARAMS)[free]
+    rows = np.ones((configs.height, names.size), dtype=bool)
+    for j, p in enumerate(names):
+        if p.startswith("tau_s:"):
+            rows[:, j] = stack == p.split(":", 1)[1]
+        elif p == "mla_layer_factor":
+            rows[:, j] = is_mla
+    return np.vstack([rows, rows, np.eye(names.size, dtype=bool)])
 
 
 # ---- the prediction procedure: a chip's grid of layouts, with its own software ----------------------
@@ -567,8 +437,32 @@ def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
     return data.write_calibration(rows, path)
 
 
+def derive_calibration(root: Path | None = None) -> Path:
+    """Refit on every measured point (:func:`fit`) and store the constants (:func:`save`, with how they
+    were obtained) and the side file of stage ``calibration`` (:func:`jalapeno.derived.write_side`);
+    ``root``: the data folder, default the one read. Returns the path of ``calibration.csv``. The command
+    ``jalapeno derive calibration``."""
+    configs = configurations()
+    how = (f"fitted by jalapeno.calibration.fit() (one scipy least_squares call, trust-region reflective, on log "
+           f"TPOT and log throughput per GPU, with the weak prior jalapeno.calibration.PRIOR_WIDTH around the "
+           f"neutral start) to the {configs.height} measured InferenceMAX points without speculative decoding in "
+           f"measured/inferencemax.csv ({configs['series'].n_unique()} series), within the bounds of "
+           f"jalapeno.calibration.BOUNDS; refit with `jalapeno derive calibration`")
+    path = save(fit(configs), how, None if root is None else Path(root) / CALIBRATION_FILE)
+    derived.write_side("calibration", root)
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(folder: str) -> None:  # once per process and data folder
+    derived.check("calibration")
+
+
 def load() -> Efficiency:
-    """The calibration stored in ``data/calibration.csv``."""
+    """The calibration stored in ``data/calibration.csv``. :class:`jalapeno.derived.StaleTableError`,
+    naming ``jalapeno derive calibration``, when the repository's data are read and the measured points,
+    the specs or the stage's version differ from those it was fitted to."""
+    _checked(str(data.data_dir()))
     values = data.calibration_values()
     missing = [p for p in _PARAMS if p not in values]
     if missing:
@@ -654,16 +548,27 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
     Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
     constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
     group gets its engine's overhead or the median of the others, the MLA factor its prior). ``groups``: only these values
-    of ``by`` (default every one). Each fold's result is kept by :func:`jalapeno.data.cached_frames` (processes
-    asking at once share the folds out), keyed
-    by its training and held-out rows, the start, the priors, the bounds and the package's source (not by
-    the scheme: two schemes that hold out the same rows share one refit), so a second run with the same
-    inputs reads it instead of refitting. UnknownNameError for another ``by``.
+    of ``by`` (default every one). Each fold is read by :func:`jalapeno.derived.frames` under
+    :func:`holdout_key`: from the committed table (``data/derived/holdout.jsonl``, :func:`derive_holdout`)
+    when it holds that fold, else refitted live and kept in the cache (processes asking at once share the
+    folds out); a committed table derived from other data files or another stage version is an error
+    naming ``jalapeno derive holdout`` (:class:`jalapeno.derived.StaleTableError`). UnknownNameError for
+    another ``by``.
 
     ``holdout(by="chip")`` is the leave-one-chip-out error of the model on a chip it has not seen (the
     unseen-chip error a prediction carries); :func:`scheme_summary` gives its median and p90."""
     if by not in HOLDOUT_SCHEMES:
         raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_SCHEMES))
+    folds = _holdout_folds(configs, by, start, groups)
+    frames = derived.frames("holdout", folds)
+    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(name), held_at_prior="held_at_prior")
+                      for (name, _, _), f in zip(folds, frames)])
+
+
+def _holdout_folds(configs: pl.DataFrame | None, by: str, start: Efficiency | None,
+                   groups: list[str] | None = None) -> list[tuple[str, str, object]]:
+    """The folds of one scheme: ``(name "<by>=<value>", key, compute)``, ``compute()`` refitting without
+    the fold's rows and scoring them (the frame :func:`holdout` reads)."""
     column = HOLDOUT_SCHEMES[by]
     configs = _with_groups(configurations() if configs is None else configs)
     extra = ["shape", "model_chip"]
@@ -673,19 +578,40 @@ def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Effici
             continue
         rest = configs.filter(pl.col(column) != value).drop(extra)
         held = held.drop(extra)
-        # keyed by the rows, not by the scheme's name: two schemes that hold out the same rows (H100 is
-        # only measured on gpt-oss-120b, so "chip=h100" and "model-chip=gpt-oss-120b h100" are one fold)
-        # share one refit
-        key = data.inputs_digest("holdout", rest, held, start or START, PRIORS, BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH)
 
         def compute(rest=rest, held=held):
             eff = fit(rest, start=start)
             return series_errors(predict(held, eff), eff).with_columns(
                 held_at_prior=pl.lit(", ".join(unidentified(rest))))
-        folds.append((value, key, compute))
-    frames = data.cached_frames("holdout", [(key, compute) for _, key, compute in folds])
-    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(f"{by}={value}"),
-                               held_at_prior="held_at_prior") for (value, _, _), f in zip(folds, frames)])
+        folds.append((f"{by}={value}", holdout_key(rest, held, start), compute))
+    return folds
+
+
+#: The leave-out schemes whose folds the book commits (``data/derived/holdout.jsonl``, stage ``holdout`` of
+#: :mod:`jalapeno.derived`): those the serving-model chapter shows by default. Another scheme's folds
+#: (``series``) are refitted live.
+COMMITTED_SCHEMES = ("chip", "model-chip", "shape")
+
+
+def derive_holdout(root: Path | None = None) -> Path:
+    """Refit every fold of :data:`COMMITTED_SCHEMES` on the measured points (from :data:`START`) and write
+    them as the committed table of stage ``holdout`` (:func:`jalapeno.derived.write`; ``root``: the data
+    folder, default the one read). Returns the table's path. The command ``jalapeno derive holdout``."""
+    folds = [f for by in COMMITTED_SCHEMES for f in _holdout_folds(None, by, None)]
+    done: dict[str, pl.DataFrame] = {}
+    for _, k, compute in folds:  # two schemes holding out the same rows share one refit
+        if k not in done:
+            done[k] = compute()
+    return derived.write("holdout", [(name, k, done[k]) for name, k, _ in folds], root)
+
+
+def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None = None) -> str:
+    """The key of one hold-out fold (:func:`jalapeno.derived.key` of stage ``holdout``): its training and
+    held-out rows, the start, the priors, the bounds and the prior's centre and width. Not the scheme's
+    name: two schemes that hold out the same rows (H100 is only measured on gpt-oss-120b, so ``chip=h100``
+    and ``model-chip=gpt-oss-120b h100`` are one fold) share one refit."""
+    return derived.key("holdout", rest, held, start or START, PRIORS, BOUNDS, _TAU_BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH,
+                       TOLERANCES)
 
 
 def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:

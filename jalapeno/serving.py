@@ -40,7 +40,9 @@ Aggregated serving interleaves prefill with decode (chunked prefill): each decod
 the prefills of the *other* users of its attention replica that arrive meanwhile, ``(B / dp - 1) / OSL``
 of them, so ``TPOT = T_decode + (B / dp - 1) / OSL x T_prefill`` (one user alone decodes undisturbed).
 Disaggregated: ``TPOT = T_decode`` at the sequences actually decoding, and the prefill workers cap the
-request rate at ``prefill workers / T_prefill``. The benchmark is a closed loop of ``B`` users, so the
+request rate at ``prefill workers / T_prefill``; the sequences decoding are the closed loop's fixed point
+``a = min(B, capacity x T_decode(a) x (OSL - 1) / tokens per step)`` (Little's law on the decode stage,
+:func:`closed_loop_fixed_point`). The benchmark is a closed loop of ``B`` users, so the
 request rate is ``min(B / (T_prefill + T_step + TPOT (OSL - 1)), prefill capacity)`` (the asymptotic
 bound of mean-value analysis, the first token after ``T_prefill + T_step`` plus a fixed request latency
 ``lambda`` outside the chips); ``E2E = B / rate``, ``TTFT = E2E - TPOT (OSL - 1)`` includes the wait in
@@ -376,6 +378,39 @@ def decode_step_s(kv_s, weights_s, compute_s, collectives_s, overhead_s):
     return roofline_s(kv_s, weights_s, compute_s) + collectives_s + overhead_s
 
 
+def closed_loop_fixed_point(sustained: Callable[[np.ndarray], np.ndarray], upper: np.ndarray) -> np.ndarray:
+    """The fixed point ``a = min(upper, sustained(a))`` of each element (same shape as ``upper``, > 0):
+    ``upper`` (the concurrency) where ``sustained(upper) >= upper``, else the root of
+    ``a - sustained(a)`` in ``(0, upper)``, solved by :func:`scipy.optimize.elementwise.find_root`
+    (Chandrupatla's bracketed method, T. R. Chandrupatla, Adv. Eng. Softw. 28, 1997) with its default
+    tolerances: the bracket closes to within 4 ulps of the root, so the result moves with its inputs' last
+    bits by a few ulps at most. ``sustained`` maps an array like ``upper`` elementwise to the sequences a
+    step time sustains (sequences, > 0 at 0) and is nondecreasing, as a decode step is in its sequences;
+    ``a - sustained(a)`` is then negative at 0 and positive at ``upper``, a valid bracket. Where the map's
+    slope stays below one (the prefill capacity times ``OSL`` times a sequence's share of the step, a few
+    percent in the benchmark's recipes) the root is unique; else it is one of the fixed points in the
+    bracket. RuntimeError, naming the elements, if the solve fails (a non-finite step)."""
+    from scipy.optimize.elementwise import find_root
+
+    shape = np.shape(upper)
+    top = np.array(upper, dtype=float).ravel()
+    at_top = np.broadcast_to(sustained(top.reshape(shape)), shape).ravel()
+    out = np.minimum(top, at_top)
+    held = np.flatnonzero(at_top < top)
+    if held.size:
+        def excess(a, idx):  # a - sustained(a) at the held-back elements ``idx`` (find_root drops converged ones)
+            trial = out.copy()
+            trial[idx] = a
+            return a - np.broadcast_to(sustained(trial.reshape(shape)), shape).ravel()[idx]
+
+        res = find_root(excess, (np.zeros(held.size), top[held]), args=(held,))
+        if not np.all(res.success):
+            raise RuntimeError(f"closed-loop fixed point not solved at elements {held[~res.success].tolist()} "
+                               f"(status {res.status[~res.success].tolist()})")
+        out[held] = res.x
+    return out.reshape(shape)
+
+
 def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
     """``fn(k, mask)`` for each distinct group size ``k`` of the integer array ``sizes``, where ``mask``
     selects its elements (collectives take one topology at a time; a grid has few distinct sizes)."""
@@ -571,12 +606,10 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurren
         p_chips = _arr(prefill_chips)
         capacity = (p_chips / p_tp) / prefill  # prefill requests/s
         kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
-        active = b.copy()
-        for _ in range(8):  # sequences decoding, when prefill holds the rest back (fixed point)
-            nxt = np.minimum(b, capacity * step(parts(active)) * (osl_m - 1) / mtp_tokens_per_step)
-            if np.array_equal(nxt, active):  # reached: every later iteration would give the same bits
-                break
-            active = nxt
+        # the sequences decoding: all of them unless prefill holds the rest back, a = capacity x
+        # T_step(a) x (OSL - 1) / tokens per step (Little's law on the decode stage of the closed loop)
+        held_per_s = capacity * (osl_m - 1) / mtp_tokens_per_step
+        active = closed_loop_fixed_point(lambda a: held_per_s * step(parts(a)), b)
         interference = np.zeros_like(b)
         chips = n + p_chips
     else:

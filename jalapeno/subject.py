@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, data, pareto, power, serving, specs
+from . import calibration, data, derived, pareto, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec
 
@@ -134,8 +134,7 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
 
     def make(z):
         tau, eta_p, lam, factor = np.exp(z)
-        return replace(base, eta_prefill=float(eta_p), request_latency_s=float(lam), mla_layer_factor=float(factor),
-                       tau_s={**base.tau_s, "jalapeno": float(tau)})
+        return _with_constants(base, tau_s=tau, eta_prefill=eta_p, request_latency_s=lam, mla_layer_factor=factor)
 
     def fun(z):
         e = make(z)
@@ -160,10 +159,39 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
                        tuple(sorted((overrides or {}).items())))
 
 
+def _with_constants(base: serving.Efficiency, *, tau_s, eta_prefill, request_latency_s, mla_layer_factor
+                    ) -> serving.Efficiency:
+    """``base`` with Jalapeño's four constants (:meth:`JalapenoFit.constants`; its overhead under the stack
+    name ``jalapeno``)."""
+    return replace(base, eta_prefill=float(eta_prefill), request_latency_s=float(request_latency_s),
+                   mla_layer_factor=float(mla_layer_factor), tau_s={**base.tau_s, "jalapeno": float(tau_s)})
+
+
 @functools.lru_cache(maxsize=None)
 def _fit_default(scenario: str) -> JalapenoFit:
-    """:func:`fit_jalapeno` on the stored calibration, once per scenario and process."""
-    return fit_jalapeno(scenario, base=calibration.load())
+    """:func:`fit_jalapeno` on the stored calibration, once per scenario and process: its four constants
+    read by :func:`jalapeno.derived.frames` (stage ``jalapeno-fits``) from the committed table
+    ``data/derived/jalapeno-fits.jsonl`` (:func:`derive_fits`), else fitted live; a stale table is an
+    error naming ``jalapeno derive jalapeno-fits``."""
+    (frame,) = derived.frames("jalapeno-fits", [_default_fit_frame(scenario)])
+    base = calibration.load()
+    return JalapenoFit(_with_constants(base, **frame.row(0, named=True)), scenario,
+                       tuple(cid for _, cid in JALAPENO_FIT))
+
+
+def _default_fit_frame(scenario: str) -> tuple[str, str, object]:
+    def compute() -> pl.DataFrame:
+        return pl.DataFrame([fit_jalapeno(scenario, base=calibration.load()).constants()])
+    return f"scenario={scenario}", derived.key("jalapeno-fits", scenario), compute
+
+
+def derive_fits(root=None):
+    """Fit Jalapeño in every scenario (:data:`SCENARIOS`) on the stored calibration over the benchmark's
+    concurrency range and write the committed table of stage ``jalapeno-fits`` (:func:`jalapeno.derived.write`;
+    ``root``: the data folder, default the one read). Returns its path. The command ``jalapeno derive
+    jalapeno-fits``."""
+    return derived.write("jalapeno-fits", [(name, k, compute()) for name, k, compute in map(_default_fit_frame, SCENARIOS)],
+                         root)
 
 
 def jalapeno_constants(fits: dict[str, JalapenoFit]) -> pl.DataFrame:

@@ -16,7 +16,7 @@ Two sources of uncertainty enter every band:
 
 The chain is the fit of :func:`jalapeno.subject.fit_jalapeno`, redone for each node of a grid of the
 unknowns (:func:`nodes`: low / central / high of each continuous unknown, every power of two of the
-domain; its fitted constants kept by :func:`jalapeno.data.cached_frame`, keyed by every input), so that
+domain; its fitted constants committed, :func:`node_constants`), so that
 the unknowns move the fitted constants as they would in the book. A quantity is computed at every node
 (:meth:`Ensemble.at_nodes`) and read between nodes by a response surface (:func:`surface`: its
 logarithm linear in the logarithm of each continuous unknown between neighbouring nodes, the domain
@@ -40,7 +40,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from . import calibration, caveats, data, display, pareto, subject
+from . import calibration, caveats, data, derived, display, pareto, subject
 from .errors import UnknownNameError
 
 #: Draws of the Monte Carlo: the 10 % and 90 % quantiles of a quantity then carry a Monte Carlo error of
@@ -259,11 +259,17 @@ def judge(published: float, band_or_range: Band | tuple[float, float]) -> str:
 def node_constants(concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
     """Jalapeño's four fitted constants (:func:`jalapeno.subject.fit_jalapeno` on the stored calibration)
     at every node of :func:`nodes`: the node's unknowns (SI) and ``tau_s``, ``eta_prefill``,
-    ``request_latency_s``, ``mla_layer_factor``. Kept by :func:`jalapeno.data.cached_frames` in parts of
-    :data:`NODES_PER_PART` nodes, each keyed by its nodes, ``concurrency_cap``, the package's source and
-    every file of ``data/`` (a first run fits each node, a fraction of a second each)."""
+    ``request_latency_s``, ``mla_layer_factor``. Read in parts of :data:`NODES_PER_PART` nodes by
+    :func:`jalapeno.derived.frames` (stage ``jalapeno-nodes``): the committed table
+    ``data/derived/jalapeno-nodes.jsonl`` for the benchmark's concurrency range (:func:`derive_nodes`),
+    else fitted live (a fraction of a second a node) and kept in the cache; a stale committed table is an
+    error naming ``jalapeno derive jalapeno-nodes``."""
+    return pl.concat(derived.frames("jalapeno-nodes", _node_parts(concurrency_cap)))
+
+
+def _node_parts(concurrency_cap: float | str | None) -> list[tuple[str, str, object]]:
+    """The parts of :func:`node_constants`: ``(name, key, compute)``."""
     grid = nodes()
-    state = data.folder_digest(data.data_dir(), "*.csv")
 
     def compute(part: pl.DataFrame) -> pl.DataFrame:
         base = calibration.load()
@@ -274,11 +280,17 @@ def node_constants(concurrency_cap: float | str | None = "benchmark") -> pl.Data
             rows.append({**node, **fit.constants()})
         return pl.DataFrame(rows)
 
-    # in parts, which processes that ask at once share out (data.cached_frames)
     parts = [grid.slice(i, NODES_PER_PART) for i in range(0, grid.height, NODES_PER_PART)]
-    return pl.concat(data.cached_frames("jalapeno-nodes", [
-        (data.inputs_digest("jalapeno-nodes", part, repr(concurrency_cap), state), functools.partial(compute, part))
-        for part in parts]))
+    return [(f"concurrency_cap={concurrency_cap!r} nodes {i * NODES_PER_PART}-{i * NODES_PER_PART + part.height - 1}",
+             derived.key("jalapeno-nodes", part, repr(concurrency_cap)), functools.partial(compute, part))
+            for i, part in enumerate(parts)]
+
+
+def derive_nodes(root=None):
+    """Fit Jalapeño at every node over the benchmark's concurrency range and write the committed table of
+    stage ``jalapeno-nodes`` (:func:`jalapeno.derived.write`; ``root``: the data folder, default the one
+    read). Returns its path. The command ``jalapeno derive jalapeno-nodes``."""
+    return derived.write("jalapeno-nodes", [(name, k, compute()) for name, k, compute in _node_parts("benchmark")], root)
 
 
 #: Nodes fitted together in one part of :func:`node_constants` (one cached frame).

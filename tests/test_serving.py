@@ -103,12 +103,6 @@ def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
     assert float(rate) == pytest.approx(1 / float(r.prefill_s), rel=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="known: the evaluator stops the closed loop's plain iteration after 8 steps, "
-                   "up to 6 % short of its fixed point on the DeepSeek-R1 8k/1k disaggregated recipes (TPOT up to "
-                   "8 % off). Solved exactly (secant steps), the refit without the 8k/1k series ends in a flat "
-                   "collective-latency / per-layer-overhead valley that the fit's polish does not cross the same "
-                   "way under a 1e-12 perturbation (its p90 quote moved 58 -> 55 %), so the fix waits for a "
-                   "sturdier final optimiser")
 def test_disaggregated_sequences_decoding_are_the_closed_loops_fixed_point(eff):
     """DeepSeek-R1 8k/1k on GB200 with one prefill chip per decode worker: prefill holds sequences back,
     and the sequences decoding solve a = capacity x T_step(a) x (OSL - 1)."""

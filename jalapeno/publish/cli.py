@@ -1,4 +1,5 @@
-"""Command line: ``jalapeno build``, ``jalapeno refresh``, ``jalapeno params``.
+"""Command line: ``jalapeno build``, ``jalapeno refresh``, ``jalapeno params``, ``jalapeno numbers``,
+``jalapeno derive``.
 
 Examples::
 
@@ -11,6 +12,7 @@ Examples::
     jalapeno numbers --record                        # record this version's published numbers
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno refresh                                 # re-execute committed notebooks in place
+    jalapeno derive holdout                          # regenerate a committed derived table (data/derived/)
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -30,6 +32,7 @@ import threading
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
+from .. import calibration, derived, subject, uncertainty
 from ..errors import JalapenoError, shown
 
 
@@ -60,7 +63,20 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--record", action="store_true",
                    help="record them as this version's published numbers (book/published-numbers/<version>.json)")
     n.add_argument("--force", action="store_true", help="with --record: overwrite a version recorded before")
+    d = sub.add_parser("derive", help="regenerate the committed derived tables of the noisy stages (data/derived/)")
+    d.add_argument("stages", nargs="*", metavar="STAGE", help=f"default every one: {', '.join(DERIVERS)}")
     return p
+
+
+#: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
+DERIVERS = {"calibration": calibration.derive_calibration, "holdout": calibration.derive_holdout,
+            "jalapeno-fits": subject.derive_fits, "jalapeno-nodes": uncertainty.derive_nodes}
+
+
+def _derive(stages: list[str]) -> list[str]:
+    for name in stages:
+        derived.stage(name)  # UnknownNameError for an unknown stage, before anything is computed
+    return [str(DERIVERS[name]()) for name in (stages or derived.STAGES)]
 
 
 def _parameters(args: argparse.Namespace) -> dict[str, object]:
@@ -99,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(path)
         elif args.command == "params":
             print(scenarios.describe(args.notebook, args.json))
+        elif args.command == "derive":
+            for path in _derive(args.stages):
+                print(path)
         elif args.command == "numbers":
             if args.record:
                 print(pages.record_numbers(force=args.force))
