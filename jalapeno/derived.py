@@ -201,7 +201,7 @@ def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.Dat
 def write(stage_name: str, items: list[tuple[str, str, pl.DataFrame]], root: Path | None = None) -> Path:
     """Write a stage's table from ``items`` (``(frame name, key, frame)``) and its side file
     ``<stage>.json``, each whole (:func:`jalapeno.data.write_whole`). Returns the table's path."""
-    s = stage(stage_name)
+    stage(stage_name)  # UnknownNameError for an unknown stage
     path = table_path(stage_name, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     table = pl.concat([f.select(pl.lit(name).alias("frame"), pl.lit(k).alias("key"), pl.all())
