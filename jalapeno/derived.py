@@ -151,19 +151,48 @@ def side(stage_name: str, root: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def check(stage_name: str) -> None:
-    """Raise :class:`StaleTableError`, naming the command that regenerates it, when the repository's data
-    are read and the stage's committed table is missing or was derived from other input files or another
-    version of the stage (:func:`state`)."""
+def _recorded_path(stage_name: str) -> Path:
+    """The file a stage's committed state is read from: its table, or for ``calibration`` (whose table is
+    ``data/calibration.csv``) its side file."""
+    path = table_path(stage_name)
+    return path.with_suffix(".json") if stage_name == "calibration" else path
+
+
+def stale() -> list[str]:
+    """The stages (in :data:`STAGES`' order) whose committed table is missing or was derived from other
+    input files or another version of the stage (:func:`state`); none when a copy of the data is read."""
     if not _reads_repository_data():
-        return
-    recorded = side(stage_name)
-    table_missing = stage_name != "calibration" and committed(stage_name) is None
-    if recorded is None or recorded.get("state") != state(stage_name) or table_missing:
-        s = stage(stage_name)
-        why = ("is missing" if recorded is None else
-               f"was derived from other inputs or another version of its stage (version {s.version} now)")
-        raise StaleTableError(f"{table_path(stage_name)} {why}: regenerate it with `{s.command}`")
+        return []
+    out = []
+    for name in STAGES:
+        recorded = side(name)
+        missing = name != "calibration" and committed(name) is None
+        if recorded is None or recorded.get("state") != state(name) or missing:
+            out.append(name)
+    return out
+
+
+def command_for(stages: list[str]) -> str:
+    """The one command that regenerates ``stages``: ``jalapeno derive`` (every stage, in order) when the
+    calibration is among them (regenerating it rewrites ``data/calibration.csv``, an input of the others),
+    else ``jalapeno derive`` and the stages."""
+    return "jalapeno derive" if "calibration" in stages else " ".join(["jalapeno derive", *stages])
+
+
+def check(stage_name: str | None = None) -> None:
+    """Raise :class:`StaleTableError`, naming the one command that regenerates them (:func:`command_for`),
+    when the repository's data are read and a committed table (of ``stage_name``, default any stage) is
+    missing or was derived from other input files or another version of its stage (:func:`stale`). A build
+    and ``jalapeno refresh`` call it before any notebook runs."""
+    if stage_name is not None:
+        stage(stage_name)  # UnknownNameError for an unknown stage
+    bad = [n for n in stale() if stage_name is None or n == stage_name]
+    if bad:
+        what = "; ".join(f"{_recorded_path(n).relative_to(data.data_dir().parent)} "
+                         + ("is missing" if side(n) is None else
+                            f"was derived from other inputs or another version of its stage (version "
+                            f"{stage(n).version} now)") for n in bad)
+        raise StaleTableError(f"{what}: regenerate with `{command_for(stale())}`")
 
 
 #: The values of ``JALAPENO_DERIVED`` (see the module docstring); ``committed`` when unset.

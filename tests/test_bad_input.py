@@ -61,12 +61,23 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     # each inside its range, but a task longer than the model's context: refused before, not in a cell
     (["build", "agents", "-p", "steps", "10000"], "agents: the longest call of task \"this chapter's task\" (ISL + "
      "OSL) of 11,386,028 tokens exceeds gpt-oss-120b's context window of 131,072 tokens"),
+    # names a chapter checked only in a cell before: refused at the check, naming the parameter
+    (["build", "reading-the-numbers", "-p", "baseline", "gb300"],
+     "parameter 'baseline': unknown measured hardware 'gb300'; valid measured hardwares: b200, b200-trt, gb200"),
+    (["build", "reading-the-numbers", "-p", "run_id", "12345"], "parameter 'run_id': unknown run id '12345'"),
+    (["build", "agents", "-y", "profiles: [nope]"], "parameter 'profiles': unknown agent profile 'nope'"),
+    (["build", "caveats", "-p", "agent_profile", "nope"], "parameter 'agent_profile': unknown agent profile 'nope'"),
+    (["build", "claims", "-p", "show_status", "nope"], "parameter 'show_status': unknown claim status 'nope'"),
+    # a YAML error is one line, naming where it is
+    (["build", "roofline", "-y", "chips: [gb200"], "-y: not valid YAML: while parsing a flow sequence: expected ',' "
+     "or ']', but got '<stream end>' at line 1, column 14"),
 ])
 def test_bad_command_line_input_is_one_line_and_status_2(argv, fragment, tmp_path, capsys):
     status, err = run(argv, tmp_path, capsys)
     assert status == 2
     assert fragment in err, err
     assert len(err) < 2000  # a cut value, never an expansion
+    assert err.count("\n") == 1, err  # one line
 
 
 def test_negative_values_reach_the_range_check_as_numbers():

@@ -141,3 +141,28 @@ def test_the_jalapeno_fits_table_regenerates_within_its_tolerance(tmp_path):
     _assert_tables_match(new, old, stage.rtol)
     central = old.filter(pl.col("frame") == "scenario=central").drop("frame", "key").row(0, named=True)
     assert subject.fit_jalapeno("central").constants() == central
+
+
+def test_an_edited_data_file_stops_a_build_before_anything_runs_naming_the_one_command(edit_data, monkeypatch,
+                                                                                        tmp_path):
+    """A user adds a chip (README "Add a chip"): every stage reading chips.csv is stale, the calibration
+    among them, so the one command is the whole ``jalapeno derive`` (it rewrites data/calibration.csv, an
+    input of the others); the build stops before any notebook runs and writes nothing. The message names
+    the files that exist (the calibration's side file, not a table it has none of)."""
+    from jalapeno.publish import build
+
+    edit_data("chips.csv", "\ngb200,", "\nh300x,NVIDIA H300X (hypothetical),NVIDIA,gpu,announced,a test row\ngb200,")
+    monkeypatch.setattr(derived, "_reads_repository_data", lambda: True)
+    assert derived.stale() == ["calibration", "holdout", "jalapeno-fits", "jalapeno-nodes"]
+    with pytest.raises(derived.StaleTableError, match=r"data/derived/calibration\.json was derived from other "
+                       r"inputs.*regenerate with `jalapeno derive`$") as err:
+        build.build(["roofline"], out=tmp_path / "site", progress=False)
+    assert "calibration.jsonl" not in str(err.value)
+    assert not (tmp_path / "site").exists()
+
+
+def test_one_stale_stage_names_only_itself(monkeypatch):
+    monkeypatch.setitem(derived.STAGES, "jalapeno-nodes", replace(derived.STAGES["jalapeno-nodes"], version=999))
+    assert derived.stale() == ["jalapeno-nodes"]
+    with pytest.raises(derived.StaleTableError, match=r"regenerate with `jalapeno derive jalapeno-nodes`$"):
+        derived.check()

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import nbformat
 
+from .. import derived
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import execute, output, pages, params, scenarios
@@ -84,7 +85,7 @@ def _build_command(names: list[str], scenario: Scenario | None, overrides: dict[
     if overrides:
         cmd += ["-y", json.dumps(overrides, sort_keys=True)]
     if out is not None and out != output_dir(scenario).resolve():
-        cmd += ["--out", scenarios._display_path(out) if out.is_relative_to(REPO_ROOT) else out.name]
+        cmd += ["--out", scenarios._display_path(out) if out.is_relative_to(REPO_ROOT) else str(out)]
     return " ".join(shlex.quote(c) for c in cmd)
 
 
@@ -98,8 +99,8 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     then defaults to ``build/scenarios/<name>`` (else ``build/html``). ``jobs`` notebooks execute at
     once (default: one per core); ``use_cache=False`` re-executes every notebook.
 
-    Returns the path of ``index.html``. Raises UnknownNameError, ParameterError or ScenarioError before
-    anything runs, BuildError if a notebook or the render fails (``out`` is then left as it was)."""
+    Returns the path of ``index.html``. Raises UnknownNameError, ParameterError, ScenarioError or
+    :class:`jalapeno.derived.StaleTableError` (naming ``jalapeno derive``) before anything runs, BuildError if a notebook or the render fails (``out`` is then left as it was)."""
     global last_report
     started = time.monotonic()
     overrides = dict(parameters or {})
@@ -113,6 +114,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         runs = plan(notebooks, scenario.parameters, scenario.notebooks, overrides)
     else:
         runs = plan(notebooks, overrides)
+    derived.check()  # a stale committed table of a noisy stage: the command that regenerates it
     out = output.check_output(out if out is not None else output_dir(scenario), _protected())
     with output.locked(out):
         for line in output.remove_stale_stages(out):

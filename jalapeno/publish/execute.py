@@ -418,9 +418,13 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
 
 def refresh(notebooks: list[str] | None = None) -> list[Path]:
     """Re-execute committed notebooks in place with their defaults, as nbval will (kernel ``python3``,
-    working directory ``notebooks/``), and strip volatile metadata. Returns the paths written."""
+    working directory ``notebooks/``), and strip volatile metadata. Returns the paths written. Raises
+    :class:`jalapeno.derived.StaleTableError` first when a committed derived table is stale."""
     from nbclient import NotebookClient
 
+    from .. import derived
+
+    derived.check()  # the committed notebooks read the committed derived tables: stale ones first
     written = []
     for name in notebooks or scenarios.notebook_names():
         path = scenarios.notebook_path(name)

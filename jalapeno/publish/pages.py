@@ -231,8 +231,8 @@ def _diff_numbers(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]
 
 
 def _cell(text: str) -> str:
-    text = " ".join(str(text).split())
-    return (text[:117] + "...") if len(text) > 120 else text.replace("|", "\\|")
+    """A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def reasons(version: str) -> dict[str, dict[str, str]]:

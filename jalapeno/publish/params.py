@@ -122,7 +122,17 @@ def read_yaml(text: str, where: str, error: type[Exception] = ParameterError) ->
     try:
         return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
-        raise error(f"{where}: not valid YAML: {exc}") from None
+        raise error(f"{where}: not valid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong and where (line and column), without PyYAML's excerpt."""
+    problem = getattr(exc, "problem", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    context, mark = getattr(exc, "context", None), getattr(exc, "problem_mark", None)
+    place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return " ".join(f"{context + ': ' if context else ''}{problem}{place}".split())
 
 
 def read_yaml_file(path: str | Path, where: str | None = None, error: type[Exception] = ParameterError) -> object:
@@ -184,10 +194,32 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
 
 
 #: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
+def _measured_column(column: str) -> list[str]:
+    from .. import data
+
+    return sorted({str(v) for v in data.load("measured/inferencemax.csv")[column].unique()})
+
+
+def _agent_profiles() -> list[str]:
+    from .. import agents
+
+    return list(agents.PROFILES)
+
+
+def _claim_statuses() -> list[str]:
+    from .. import registry
+
+    return ["all", *registry.STATUSES]
+
+
 NAME_KINDS: dict[str, Callable[[], list[str]]] = {
     "chip": specs.chip_names, "HBM chip": specs.hbm_chip_names, "model": specs.model_names,
     "system": systems.system_names,
-    "precision": lambda: list(specs.BYTES_PER_VALUE)}
+    "precision": lambda: list(specs.BYTES_PER_VALUE),
+    "measured hardware": lambda: _measured_column("hw"),
+    "run id": lambda: ["auto", *_measured_column("run_id")],
+    "agent profile": _agent_profiles,
+    "claim status": _claim_statuses}
 
 _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
 
