@@ -32,6 +32,7 @@ from typing import Callable
 
 import nbformat
 
+from .. import derived
 from ..data import REPO_ROOT, data_dir, folder_digest
 from ..data import cache_dir as data_cache_dir
 from ..errors import BuildError, JalapenoError
@@ -421,8 +422,6 @@ def refresh(notebooks: list[str] | None = None) -> list[Path]:
     working directory ``notebooks/``), and strip volatile metadata. Returns the paths written. Raises
     :class:`jalapeno.derived.StaleTableError` first when a committed derived table is stale."""
     from nbclient import NotebookClient
-
-    from .. import derived
 
     derived.check()  # the committed notebooks read the committed derived tables: stale ones first
     written = []

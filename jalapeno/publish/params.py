@@ -42,7 +42,7 @@ from typing import Callable
 
 import yaml
 
-from .. import specs, systems
+from .. import agents, data, registry, specs, systems
 from ..errors import ParameterError, UnknownNameError, shown
 
 #: Largest text or file read as YAML (characters): parameters and scenarios are a few hundred.
@@ -195,20 +195,14 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
 
 #: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
 def _measured_column(column: str) -> list[str]:
-    from .. import data
-
     return sorted({str(v) for v in data.load("measured/inferencemax.csv")[column].unique()})
 
 
 def _agent_profiles() -> list[str]:
-    from .. import agents
-
     return list(agents.PROFILES)
 
 
 def _claim_statuses() -> list[str]:
-    from .. import registry
-
     return ["all", *registry.STATUSES]
 
 
