@@ -47,7 +47,6 @@ import polars as pl
 
 from . import calibration, data, pareto, serving, specs, subject
 from .comparison import e2e_decomposition
-from .display import number
 from .errors import UnknownNameError
 from .metrics import LENGTH_LOW_FRACTION, mean_request_length
 from .power import PowerStack
@@ -217,8 +216,8 @@ class ServingPoint:
         ctx = self._eval(context_tokens, output_tokens)
         if not ctx["fits"]:
             raise ValueError(f"{self.model.model} on {self.label or self.chip.chip} ({self.n_chips:g} chips, "
-                             f"concurrency {number(self.concurrency):g}) does not hold the KV cache of a "
-                             f"{number(context_tokens):,.0f}-token context: choose a lower concurrency or more chips")
+                             f"concurrency {self.concurrency:g}) does not hold the KV cache of a "
+                             f"{context_tokens:,.0f}-token context: choose a lower concurrency or more chips")
         prefill_s = self._eval(prefill_tokens, output_tokens)["prefill_s"]
         # evaluate()'s parts at the whole context, its interleaved prefills scaled to the new tokens only
         tpot = ctx["decode_step_s"] + ctx["prefill_interference_s"] * prefill_s / ctx["prefill_s"]

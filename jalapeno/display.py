@@ -47,7 +47,7 @@ _FORMAT = re.compile(r"(?<!\{)\{:(,?)\.(\d+)([feg%])\}")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
 
 
-def _python(value: object) -> object:
+def plain(value: object) -> object:
     """numpy scalars as Python numbers (``np.float64(1.5)`` -> ``1.5``), anything else as it is."""
     if isinstance(value, numbers.Number) and hasattr(value, "item"):
         return value.item()
@@ -78,7 +78,7 @@ def rounded(value: object, digits: int = DIGITS) -> object:
     """``value`` (a number, or dicts and lists of them, such as a chart's Vega-Lite spec) with every float
     rounded to at most ``digits`` significant digits, fewer where :data:`DISPLAY_NOISE` could flip the last
     (:func:`stable_digits`); integers, booleans and text untouched."""
-    value = _python(value)
+    value = plain(value)
     if isinstance(value, dict):
         return {k: rounded(v, digits) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -114,7 +114,7 @@ def formatted(value: object, fmt: str = "{}", noise: float = DISPLAY_NOISE) -> s
     cannot cross. The default is :data:`DISPLAY_NOISE` (last bits); a fit's result passes
     :data:`FIT_NOISE`. Above :data:`DISPLAY_NOISE` the format must have a precision: ValueError
     otherwise."""
-    value = _python(value)
+    value = plain(value)
     if not isinstance(value, float):
         return fmt.format(value)
     m = _FORMAT.search(fmt)
@@ -150,7 +150,7 @@ def cell(value: object, digits: int = 4) -> str:
     flip the last, :func:`stable_digits`: ``281.25`` -> ``281``), with thousands separators below 1e7 and in
     scientific notation from 1e7 or below 1e-3 (``4.719e+07``, ``0.0001234`` -> ``1.234e-04``); None as
     an empty text. A whole-number float below 1e7 is shown without decimals."""
-    value = _python(value)
+    value = plain(value)
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, numbers.Number):

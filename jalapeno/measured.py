@@ -17,6 +17,16 @@ from .specs import _resolve, _MODEL_ALIASES
 MODEL_PREFIX = {"gptoss": "gpt-oss-120b", "dsr1": "deepseek-r1"}
 
 
+def hardware_names() -> list[str]:
+    """The benchmark's hardware keys in ``measured/inferencemax.csv`` (``b200``, ``gb200``, ...), sorted."""
+    return sorted(data.load("measured/inferencemax.csv")["hw"].unique())
+
+
+def run_ids() -> list[str]:
+    """The run ids of ``measured/inferencemax.csv``, as text, sorted."""
+    return sorted({str(r) for r in data.load("measured/inferencemax.csv")["run_id"].unique()})
+
+
 def points(model: str | None = None, hw: str | None = None, *, isl: int | None = None, osl: int | None = None,
            spec_decoding: str | None = "none", run_id: str | None = None) -> pl.DataFrame:
     """Measured points, filtered. ``model`` accepts the book's keys or the benchmark's prefixes;
@@ -32,7 +42,7 @@ def points(model: str | None = None, hw: str | None = None, *, isl: int | None =
         key = _resolve("model", model, sorted(df["model_key"].unique()), _MODEL_ALIASES)
         df = df.filter(pl.col("model_key") == key)
     if hw is not None:
-        valid = sorted(data.load("measured/inferencemax.csv")["hw"].unique())
+        valid = hardware_names()
         if str(hw).lower() not in valid:
             raise UnknownNameError("measured hardware", hw, valid)
         df = df.filter(pl.col("hw") == str(hw).lower())

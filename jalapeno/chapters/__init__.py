@@ -16,7 +16,6 @@ the book machinery (:mod:`jalapeno.publish`); importing it imports no chapter.
 
 from __future__ import annotations
 
-import numbers as _numbers
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -47,8 +46,7 @@ class Chapter:
         """Format ``value`` with ``fmt`` under the display rule (:func:`jalapeno.display.formatted`: a
         float to at most five significant digits, an integer exactly, never a signed "-0") and keep it
         under ``key`` for the prose; returns the text. ``values[key]`` keeps the unformatted value."""
-        if isinstance(value, _numbers.Number) and hasattr(value, "item"):
-            value = value.item()
+        value = display.plain(value)
         self.values[key] = value
         self.numbers[key] = text = display.formatted(value, fmt)
         return text

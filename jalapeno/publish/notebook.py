@@ -9,14 +9,13 @@ from run to run (nbval compares them exactly).
 from __future__ import annotations
 
 import hashlib
-import numbers
 
 import great_tables as gt
 import polars as pl
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
-from ..display import cell
+from ..display import cell, formatted
 from ..errors import UnknownNameError
 from . import params
 from .scenarios import check_chapter, notebook_path
@@ -43,15 +42,12 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
 
 
 def glue(key: str, value: object, fmt: str = "{}") -> None:
-    """Format ``value`` with ``fmt`` and glue the text under ``key`` for the prose (``{glue:md}`key```).
-
-    numpy scalars are converted first so the text never shows ``np.float64(...)``."""
+    """Format ``value`` with ``fmt`` under the display rule (:func:`jalapeno.display.formatted`) and glue
+    the text under ``key`` for the prose (``{glue:md}`key```)."""
     from myst_nb import glue as _glue
 
-    if isinstance(value, numbers.Number) and hasattr(value, "item"):
-        value = value.item()
     shown = Markdown("")
-    shown.data = fmt.format(value)  # not Markdown(text): IPython reads a text that names an existing path as a file
+    shown.data = formatted(value, fmt)  # not Markdown(text): IPython reads a text that names an existing path as a file
     _glue(key, shown, display=False)
 
 

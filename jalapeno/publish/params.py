@@ -42,7 +42,7 @@ from typing import Callable
 
 import yaml
 
-from .. import agents, data, registry, specs, systems
+from .. import agents, measured, registry, specs, systems
 from ..errors import ParameterError, UnknownNameError, shown
 
 #: Largest text or file read as YAML (characters): parameters and scenarios are a few hundred.
@@ -194,10 +194,6 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
 
 
 #: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
-def _measured_column(column: str) -> list[str]:
-    return sorted({str(v) for v in data.load("measured/inferencemax.csv")[column].unique()})
-
-
 def _agent_profiles() -> list[str]:
     return list(agents.PROFILES)
 
@@ -210,8 +206,8 @@ NAME_KINDS: dict[str, Callable[[], list[str]]] = {
     "chip": specs.chip_names, "HBM chip": specs.hbm_chip_names, "model": specs.model_names,
     "system": systems.system_names,
     "precision": lambda: list(specs.BYTES_PER_VALUE),
-    "measured hardware": lambda: _measured_column("hw"),
-    "run id": lambda: ["auto", *_measured_column("run_id")],
+    "measured hardware": measured.hardware_names,
+    "run id": lambda: ["auto", *measured.run_ids()],
     "agent profile": _agent_profiles,
     "claim status": _claim_statuses}
 
