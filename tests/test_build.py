@@ -274,7 +274,7 @@ def test_provenance_pages(book):
     assert f"Version {latest}" in changelog
     numbers = json.loads((out / "numbers.json").read_text())
     assert numbers == pages.committed_numbers()  # the default build quotes what the committed notebooks do
-    diff = pages._diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
+    diff = pages.diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
     assert f"differ from version {latest}: {len(diff) or 'none'}." in changelog
 
 
@@ -291,7 +291,7 @@ def test_recorded_numbers_are_never_silently_overwritten(tmp_path, monkeypatch):
     book_dir = tmp_path / "book"
     (book_dir / "published-numbers").mkdir(parents=True)
     (book_dir / "published-numbers" / "9.9.9.json").write_text('{"roofline": {"ctx": "1"}}\n')
-    monkeypatch.setattr(scenarios, "BOOK_DIR", book_dir)
+    monkeypatch.setattr(pages, "BOOK_DIR", book_dir)
     with pytest.raises(JalapenoError, match="already records other numbers for version 9.9.9"):
         pages.record_numbers("9.9.9")
     path = pages.record_numbers("9.9.9", force=True)
@@ -317,7 +317,7 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     versions = {"0.1.0": {"ch": {"a": "1", "b": "2"}}, "0.2.0": {"ch": {"a": "1.5", "c": "3"}}}
     monkeypatch.setattr(pages, "published_numbers", lambda: versions)
     monkeypatch.setattr(pages, "reasons", lambda v: {"ch": {"a": "recalibrated", "*": "a new section"}} if v == "0.2.0" else {})
-    page = pages._changelog_page(versions["0.2.0"], None, False)
+    page = pages.changelog_page(versions["0.2.0"], None, False)
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
     assert "| ch | `a` | 1 | 1.5 | recalibrated |" in page  # only the changed number is a table row, with why
     assert "- ch (1): `c` (a new section)" in page and "Removed numbers, by chapter:" in page
@@ -335,7 +335,7 @@ def test_every_number_that_moved_in_the_latest_version_says_why():
     names = list(versions)
     latest, before = versions[names[-1]], versions[names[-2]]
     why = pages.reasons(names[-1])
-    unexplained = [(c, k) for c, k, a, b in pages._diff_numbers(before, latest) if not pages._why(why, c, k)]
+    unexplained = [(c, k) for c, k, a, b in pages.diff_numbers(before, latest) if not pages.why(why, c, k)]
     assert unexplained == []
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import shlex
 import shutil
 import subprocess
 import sys
@@ -31,14 +30,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 from .. import derived
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
-from . import execute, output, pages, params, scenarios
+from . import execute, output, pages
 from .execute import _log
-from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, load_scenario, plan
+from .scenarios import (
+    BOOK_DIR,
+    NOTEBOOKS_DIR,
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    plan,
+)
 
 DEFAULT_OUT = REPO_ROOT / "build" / "html"
 
@@ -73,20 +77,6 @@ last_report: BuildReport | None = None
 def _protected() -> dict[str, Path]:
     """Folders a build's output may not be (nor contain): the cache, the book's sources."""
     return {"the build cache": execute.cache_dir(), "the notebooks": NOTEBOOKS_DIR, "the book's sources": BOOK_DIR}
-
-
-def _build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object],
-                   out: Path | None = None) -> str:
-    """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
-    same folder (so running it never replaces another build, such as the full book in build/html)."""
-    cmd = ["jalapeno", "build", *names]
-    if scenario:
-        cmd += ["--scenario", scenario.source]
-    if overrides:
-        cmd += ["-y", json.dumps(overrides, sort_keys=True)]
-    if out is not None and out != output_dir(scenario).resolve():
-        cmd += ["--out", scenarios._display_path(out) if out.is_relative_to(REPO_ROOT) else str(out)]
-    return " ".join(shlex.quote(c) for c in cmd)
 
 
 def build(notebooks: list[str] | None = None, parameters: dict[str, object] | None = None,
@@ -204,64 +194,18 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
     Returns the figures, the warnings and each notebook's status."""
     _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
     entries, status, warnings, keys = execute._execute_all(runs, stage, use_cache, jobs, progress)
-    src = stage / "src"
-    shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))
-    (src / "chapters").mkdir()
     figures_dir = stage / "figures"
     figures_dir.mkdir()
-    figures: list[dict[str, str]] = []
-    numbers: dict[str, dict[str, str]] = {}
-    titles: dict[str, str] = {}
-    changed = scenario is not None or any(runs.values())
-    for name, values in runs.items():
-        nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
-        titles[name] = pages._chapter_title(nb, name)
-        numbers[name] = pages._glued(nb)
-        defaults = params.declared(scenarios.notebook_path(name))
-        if scenario or values:  # every page of a scenario; the pages a plain rerun changed
-            rows = [(k, values[k], defaults[k]) for k in defaults if k in values]
-            title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
-            text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
-            first = next(c for c in nb.cells if c.cell_type == "markdown")
-            first.source = pages._insert_after_title(first.source, pages._banner(
-                title, text, rows, _build_command([name], scenario, {k: v for k, v in overrides.items() if k in defaults}, out)))
-        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
-        for svg in sorted((entries[name] / "figures").glob("*.svg")):
-            fig = svg.stem
-            clash = next((f["notebook"] for f in figures if f["name"] == fig), None)
-            if clash:
-                raise BuildError(f"figure name {fig!r} is written by both {clash!r} and {name!r}")
-            for suffix in (".svg", ".png", ".csv"):
-                shutil.copy2(svg.with_suffix(suffix), figures_dir / f"{fig}{suffix}")
-            figures.append({"name": fig, "notebook": name,
-                            "caption": pages.figure_caption(svg.read_text(), fig),
-                            "command": _build_command([name], scenario, {k: v for k, v in overrides.items()
-                                                                       if k in defaults})})
-    if changed:
-        intro = src / "intro.md"
-        title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
-        text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
-        rows = sorted((f"{n}: {k}", v, params.declared(scenarios.notebook_path(n))[k])
-                      for n, vals in runs.items() for k, v in vals.items())
-        intro.write_text(pages._insert_after_title(intro.read_text(), pages._banner(
-            title, text, rows, _build_command([] if len(runs) == len(scenarios.notebook_names()) else list(runs),
-                                              scenario, overrides, out))))
-    (src / "figures.md").write_text(pages._figures_page(figures, titles, scenario))
-    (src / "environment.md").write_text(pages._environment_page())
-    (src / "cite.md").write_text(pages._cite_page())
-    (src / "changelog.md").write_text(pages._changelog_page(numbers, scenario, changed))
-    data_md = src / "data.md"
-    data_md.write_text(data_md.read_text().replace(pages._MARKER, pages._data_files_table()))
-    pages._toc(src, list(runs))
-    (src / "_static").mkdir(exist_ok=True)
-    (src / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
+    staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
+                         output_dir(scenario).resolve())
+    src, figures, numbers = stage / "src", staged.figures, staged.numbers
     _log("rendering the book")
     html, log = _render(src, out, stage / "html")
     warnings += [f"render: {line.strip()}" for line in log.splitlines() if "WARNING" in line]
     pages.check_offline(html)
     shutil.copytree(figures_dir, html / "figures")
     shutil.copytree(data_dir(), html / "data", ignore=shutil.ignore_patterns("__pycache__"))  # data/ to download
-    info = {"version": pages._version(), "scenario": None if not scenario else {
+    info = {"version": pages.version(), "scenario": None if not scenario else {
                 "name": scenario.name, "description": scenario.description, "source": scenario.source},
             "parameters": runs,
             "inputs": keys,

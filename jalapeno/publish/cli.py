@@ -4,7 +4,7 @@
 Examples::
 
     jalapeno build                                   # the whole book, default parameters -> build/html
-    jalapeno build reading-the-numbers -p baseline_tdp_w 1400 --out build/whatif
+    jalapeno build reading-the-numbers -p baseline_power_w 1400 --out build/whatif
     jalapeno build -y 'models: [gpt-oss-120b]' roofline
     jalapeno build -f my-parameters.yml
     jalapeno build --scenario scenarios/gb300-baseline.yml      # -> build/scenarios/gb300-baseline

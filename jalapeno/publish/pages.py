@@ -1,41 +1,327 @@
-"""The pages a build generates around the chapters (figures, environment, how to cite, the changelog
-of published numbers, the data files' digests, the banner of a rebuilt page), the recorded numbers of
-each version, and the check that no page loads anything from the network."""
+"""The book's sources as a build stages them: the prose of ``book/``, the executed chapters (with a
+banner on every page a scenario or changed parameters computed), their figures, and the pages generated
+from the Jinja2 templates in ``templates/`` (figures, environment, how to cite, the changelog of
+published numbers, the data files' digests); the recorded numbers of each version; and the checks of a
+rendered site (nothing loaded from the network, no cache-busting query strings)."""
 
 from __future__ import annotations
 
 import hashlib
-import html as _html
+import importlib.metadata
 import json
+import platform
 import re
+import shlex
+import shutil
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 import nbformat
 import yaml
 
 from .. import charts
-from ..data import REPO_ROOT, data_dir
+from ..data import REPO_ROOT, data_dir, write_whole
 from ..errors import BuildError, JalapenoError
-from . import scenarios
-from .execute import _installed
-from .scenarios import Scenario
+from . import params
+from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
 
-_GLUE_MIME = "application/papermill.record/text/markdown"
+GLUE_MIME = "application/papermill.record/text/markdown"
+
+#: The placeholder in ``book/data.md`` that the table of the data files replaces.
+DATA_FILES_MARKER = "<!-- jalapeno:data-files -->"
+
+TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                               trim_blocks=True, lstrip_blocks=True)
+#: A value in a Markdown table: its Python form in code, ``|`` escaped.
+TEMPLATES.filters["md_value"] = lambda v: "`" + repr(v).replace("|", "\\|").replace("`", "'") + "`"
+#: A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped.
+TEMPLATES.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
+TEMPLATES.filters["bibtex_name"] = lambda name: "{" + name + "}"
 
 
-def _toc(src: Path, chosen: list[str]) -> None:
-    toc_path = src / "_toc.yml"
+def render(template: str, **context: object) -> str:
+    """The text of ``templates/<template>`` with ``context`` (an undefined name is an error)."""
+    return TEMPLATES.get_template(template).render(**context)
+
+
+def version() -> str:
+    """The book's version, from ``pyproject.toml``."""
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+# ---- staging the book -------------------------------------------------------------------------------
+
+@dataclass
+class Staged:
+    """What :func:`stage` put into the book: each figure (``name``, ``notebook``, ``caption``,
+    ``command``) and the numbers each chapter's prose quotes (chapter -> key -> text)."""
+
+    figures: list[dict[str, str]]
+    numbers: dict[str, dict[str, str]]
+
+
+def build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object],
+                  out: Path | None = None, default_out: Path | None = None) -> str:
+    """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
+    same folder ``out`` when it is not ``default_out`` (so running it never replaces another build)."""
+    cmd = ["jalapeno", "build", *names]
+    if scenario:
+        cmd += ["--scenario", scenario.source]
+    if overrides:
+        cmd += ["-y", json.dumps(overrides, sort_keys=True)]
+    if out is not None and out != default_out:
+        cmd += ["--out", display_path(out)]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entries: dict[str, Path],
+          scenario: Scenario | None, overrides: dict[str, object], out: Path, default_out: Path) -> Staged:
+    """Write the book's sources into ``src`` and the figures' files into ``figures_dir``.
+
+    ``runs`` maps each chosen notebook to the parameters it was given, ``entries`` to the folder that
+    holds it executed (``notebook.ipynb``, ``figures/``). Raises BuildError when two notebooks write a
+    figure of the same name."""
+    shutil.copytree(BOOK_DIR, src, ignore=shutil.ignore_patterns("_build", "chapters", "published-numbers"))
+    (src / "chapters").mkdir()
+    figures: list[dict[str, str]] = []
+    numbers: dict[str, dict[str, str]] = {}
+    titles: dict[str, str] = {}
+    changed = scenario is not None or any(runs.values())
+    title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+    for name, values in runs.items():
+        nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
+        defaults = params.declared(notebook_path(name))
+        own = {k: v for k, v in overrides.items() if k in defaults}
+        if scenario or values:  # every page of a scenario; the pages a plain rerun changed
+            text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+            first = next(c for c in nb.cells if c.cell_type == "markdown")
+            first.source = insert_after_title(first.source, render(
+                "banner.md", title=title, description=text, rows=[(k, values[k], defaults[k]) for k in defaults if k in values],
+                command=build_command([name], scenario, own, out, default_out)))
+        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
+        for svg in sorted((entries[name] / "figures").glob("*.svg")):
+            clash = next((f["notebook"] for f in figures if f["name"] == svg.stem), None)
+            if clash:
+                raise BuildError(f"figure name {svg.stem!r} is written by both {clash!r} and {name!r}")
+            for suffix in (".svg", ".png", ".csv"):
+                shutil.copy2(svg.with_suffix(suffix), figures_dir / f"{svg.stem}{suffix}")
+            figures.append({"name": svg.stem, "notebook": name, "caption": figure_caption(svg.read_text(), svg.stem),
+                            "command": build_command([name], scenario, own)})
+    if changed:
+        intro = src / "intro.md"
+        text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
+        rows = sorted((f"{n}: {k}", v, params.declared(notebook_path(n))[k]) for n, vals in runs.items() for k, v in vals.items())
+        chosen = [] if len(runs) == len(notebook_names()) else list(runs)
+        intro.write_text(insert_after_title(intro.read_text(), render(
+            "banner.md", title=title, description=text, rows=rows,
+            command=build_command(chosen, scenario, overrides, out, default_out))))
+    (src / "figures.md").write_text(render("figures.md", figures=figures, titles=titles, scenario=scenario))
+    (src / "environment.md").write_text(environment_page())
+    (src / "cite.md").write_text(cite_page())
+    (src / "changelog.md").write_text(changelog_page(numbers, scenario, changed))
+    data_md = src / "data.md"
+    data_md.write_text(data_md.read_text().replace(DATA_FILES_MARKER, data_files_table()))
+    keep_chapters(src / "_toc.yml", list(runs))
+    (src / "_static").mkdir(exist_ok=True)
+    (src / "_static" / "vega-bundle.js").write_text(runtime_script())
+    return Staged(figures, numbers)
+
+
+def keep_chapters(toc_path: Path, chosen: list[str]) -> None:
+    """Rewrite the table of contents ``toc_path`` to list only the chapters ``chosen`` (and every page
+    that is not a chapter); a part left without chapters is dropped."""
     toc = yaml.safe_load(toc_path.read_text())
     keep = {f"chapters/{n}" for n in chosen}
     for part in toc.get("parts", [toc]):
         part["chapters"] = [c for c in part.get("chapters", [])
                             if not c["file"].startswith("chapters/") or c["file"] in keep]
-    toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]] if "parts" in toc else None
-    if toc["parts"] is None:
-        del toc["parts"]
+    if "parts" in toc:
+        toc["parts"] = [p for p in toc["parts"] if p["chapters"]]
     toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
 
+
+def insert_after_title(text: str, block: str) -> str:
+    """``text`` (Markdown) with ``block`` after its first ``# `` title (at its start if it has none)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# "):
+            return "\n".join(lines[:i + 1] + ["", block] + lines[i + 1:]) + "\n"
+    return block + "\n" + text
+
+
+def chapter_title(nb: nbformat.NotebookNode, default: str) -> str:
+    """The first ``# `` title of the notebook's markdown cells, else ``default``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return default
+
+
+def glued(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """The values a notebook glued for its prose: key -> the text the page shows."""
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name and GLUE_MIME in o.get("data", {}):
+                out[name] = str(o["data"][GLUE_MIME])
+    return dict(sorted(out.items()))
+
+
+_SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.S)
+
+
+def figure_caption(svg: str, default: str) -> str:
+    """A figure's caption: the title drawn in its SVG (vl-convert), else ``default``."""
+    import html
+
+    m = _SVG_TITLE.search(svg)
+    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip() if m else default
+
+
+def runtime_script() -> str:
+    """The chart runtime as the book serves it: the vl-convert bundle inside a function, so that its
+    top-level names (one is ``_``) cannot clash with Sphinx's scripts; it still sets
+    ``window.vegaEmbed``, ``window.vega`` and ``window.vegaLite``."""
+    bundle = charts.runtime_bundle()
+    return bundle if bundle.startswith("(function(){") else "(function(){\n" + bundle + "\n})();\n"
+
+
+# ---- the generated pages ----------------------------------------------------------------------------
+
+def _installed(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment_page() -> str:
+    """The environment page: each pinned package of ``pyproject.toml`` with the version installed."""
+    import vl_convert as vlc
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    packages = []
+    for extra, reqs in {"core": project["dependencies"], **project["optional-dependencies"]}.items():
+        for req in reqs:
+            name, _, pinned = req.split(";")[0].strip().partition("==")
+            installed = _installed(name)
+            packages.append({"name": name, "extra": extra, "pinned": pinned, "installed": installed,
+                             "matches": installed == pinned})
+    return render("environment.md", version=version(), python=platform.python_version(), packages=packages,
+                  vega=vlc.get_vega_version(), vega_lite=", ".join(vlc.get_vegalite_versions()[-1:]),
+                  vega_embed=vlc.get_vega_embed_version())
+
+
+def cite_page() -> str:
+    """The how-to-cite page (with BibTeX), from ``CITATION.cff``."""
+    cff = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
+    authors = [a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
+               for a in cff.get("authors", [])]
+    return render("cite.md", cff={"message": "", "url": None, "repository-code": None, "date-released": None, **cff}, authors=authors)
+
+
+def data_files_table() -> str:
+    """The table of the data files (rows, digest), each a download from the built site's ``data/``."""
+    root = data_dir()
+    files = [{"path": p.relative_to(root).as_posix(), "rows": max(0, len(p.read_text().splitlines()) - 1),
+              "digest": hashlib.sha256(p.read_bytes()).hexdigest()[:16]} for p in sorted(root.rglob("*.csv"))]
+    return render("data-files.md", files=files)
+
+
+# ---- the published numbers --------------------------------------------------------------------------
+
+def _version_key(v: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.\-]", v))
+
+
+def published_numbers() -> dict[str, dict[str, dict[str, str]]]:
+    """The recorded numbers of each published version (``book/published-numbers/<version>.json``),
+    oldest first: version -> chapter -> key -> text."""
+    files = sorted((BOOK_DIR / "published-numbers").glob("*.json"), key=lambda p: _version_key(p.stem))
+    return {p.stem: json.loads(p.read_text()) for p in files}
+
+
+def diff_numbers(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> list[tuple[str, str, str, str]]:
+    """``(chapter, key, before, after)`` of every number that differs (``(new)`` / ``(removed)``)."""
+    rows = []
+    for chapter in sorted(set(old) | set(new)):
+        a, b = old.get(chapter, {}), new.get(chapter, {})
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                rows.append((chapter, key, a.get(key, "(new)"), b.get(key, "(removed)")))
+    return rows
+
+
+def reasons(version: str) -> dict[str, dict[str, str]]:
+    """Why the numbers of ``version`` moved from the version before it: chapter -> key -> reason, from
+    ``book/published-numbers/<version>.why.yml`` (empty when the file does not exist). A key ``"*"``
+    gives the reason of every other change of that chapter."""
+    path = BOOK_DIR / "published-numbers" / f"{version}.why.yml"
+    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
+
+
+def why(reasons: dict[str, dict[str, str]], chapter: str, key: str) -> str:
+    """The reason :func:`reasons` gives for number ``key`` of ``chapter`` ("" when none)."""
+    mine = reasons.get(chapter) or {}
+    return str(mine.get(key) or mine.get("*") or "")
+
+
+def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
+    """The changelog page: each recorded version against the one before, newest first, then this
+    build's ``current`` numbers against the latest recorded version."""
+    versions, shown = published_numbers(), []
+    names = list(versions)
+    for i, name in reversed(list(enumerate(names))):
+        entry = {"name": name, "total": sum(len(c) for c in versions[name].values()),
+                 "chapters": len(versions[name]), "first": i == 0}
+        if i:
+            told = reasons(name)
+            rows = [{"chapter": c, "key": k, "before": a, "after": b, "why": why(told, c, k)}
+                    for c, k, a, b in diff_numbers(versions[names[i - 1]], versions[name])]
+            entry.update(before=names[i - 1], added=[r for r in rows if r["before"] == "(new)"],
+                         removed=[r for r in rows if r["after"] == "(removed)"],
+                         moved=[r for r in rows if "(new)" != r["before"] and r["after"] != "(removed)"])
+        shown.append(entry)
+    this_build = None
+    if names:
+        latest = versions[names[-1]]
+        how = (f"under the scenario `{scenario.name}`" if scenario else
+               "with changed parameters" if changed else "with the default parameters")
+        this_build = {"how": how, "latest": names[-1], "rows": [
+            {"chapter": c, "key": k, "before": a, "after": b}
+            for c, k, a, b in diff_numbers({c: latest.get(c, {}) for c in current}, current)]}
+    return render("changelog.md", versions=shown, this_build=this_build)
+
+
+def committed_numbers() -> dict[str, dict[str, str]]:
+    """The numbers the committed notebooks (executed with their defaults, as nbval keeps them) glue
+    into their prose: chapter -> key -> text."""
+    return {name: glued(nbformat.read(notebook_path(name), as_version=4)) for name in notebook_names()}
+
+
+def record_numbers(version_name: str | None = None, force: bool = False) -> Path:
+    """Record the numbers of the committed notebooks as those of ``version_name`` (default: the version
+    in ``pyproject.toml``) in ``book/published-numbers/<version>.json``, which the changelog page reads.
+    A recorded version is not overwritten with other numbers unless ``force`` (JalapenoError)."""
+    version_name = version_name or version()
+    target = BOOK_DIR / "published-numbers" / f"{version_name}.json"
+    text = json.dumps(committed_numbers(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if target.exists() and target.read_text() != text and not force:
+        raise JalapenoError(f"{display_path(target)} already records other numbers for version {version_name}; "
+                            "bump the version in pyproject.toml and CITATION.cff, or pass --force")
+    target.parent.mkdir(exist_ok=True)
+    write_whole(target, lambda tmp: Path(tmp).write_text(text))
+    return target
+
+
+# ---- checks of the rendered site --------------------------------------------------------------------
 
 _EXTERNAL = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
 
@@ -62,272 +348,3 @@ def strip_cache_busting(html_dir: Path) -> None:
         stripped = _CACHE_BUSTING.sub(r"\1", text)
         if stripped != text:
             page.write_text(stripped)
-
-
-def runtime_script() -> str:
-    """The chart runtime as the book serves it: the vl-convert bundle inside a function, so that its
-    top-level names (one is ``_``) cannot clash with Sphinx's scripts; it still sets
-    ``window.vegaEmbed``, ``window.vega`` and ``window.vegaLite``."""
-    bundle = charts.runtime_bundle()
-    return bundle if bundle.startswith("(function(){") else "(function(){\n" + bundle + "\n})();\n"
-
-
-def _chapter_title(nb: nbformat.NotebookNode, default: str) -> str:
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("# "):
-                    return line[2:].strip()
-    return default
-
-
-def _md_value(value: object) -> str:
-    return "`" + repr(value).replace("|", "\\|").replace("`", "'") + "`"
-
-
-def _banner(title: str, description: str, rows: list[tuple[str, object, object]], command: str) -> str:
-    """A MyST admonition naming the scenario and listing the parameters a page was computed with."""
-    lines = [":::{admonition} " + title, ":class: warning jalapeno-scenario", "", description, ""]
-    if rows:
-        lines += ["| parameter | this build | default |", "| --- | --- | --- |"]
-        lines += [f"| `{k}` | {_md_value(v)} | {_md_value(d)} |" for k, v, d in rows]
-    else:
-        lines.append("This page takes none of these parameters: it is computed with its defaults.")
-    lines += ["", f"Rebuild it: `{command}`", ":::", ""]
-    return "\n".join(lines)
-
-
-def _insert_after_title(text: str, block: str) -> str:
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("# "):
-            return "\n".join(lines[:i + 1] + ["", block] + lines[i + 1:]) + "\n"
-    return block + "\n" + text
-
-
-def _glued(nb: nbformat.NotebookNode) -> dict[str, str]:
-    """The values a notebook glued for its prose: key -> the text the page shows."""
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name and _GLUE_MIME in o.get("data", {}):
-                out[name] = str(o["data"][_GLUE_MIME])
-    return dict(sorted(out.items()))
-
-
-_SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.S)
-
-
-def figure_caption(svg: str, default: str) -> str:
-    """A figure's caption: the title drawn in its SVG (vl-convert), else ``default``."""
-    m = _SVG_TITLE.search(svg)
-    return _html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip() if m else default
-
-
-def _version() -> str:
-    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
-
-
-def _figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario: Scenario | None) -> str:
-    out = ["# Figures", "",
-           "Every figure of this build, exported under its stable name as SVG (vector, for print), PNG "
-           "(twice the screen size, for slides) and CSV (the data it draws) into the folder `figures/` of the "
-           "built site. Each entry "
-           "says which chapter draws it and the command that regenerates it.", ""]
-    if scenario:
-        out += [f"These figures were drawn under the scenario `{scenario.name}`.", ""]
-    if not figures:
-        out += ["This build has no figures.", ""]
-    for f in figures:
-        caption = _html.escape(f["caption"])
-        out += [f"## {f['caption']}", "",
-                f'<figure class="jalapeno-figure"><img src="figures/{f["name"]}.svg" alt="{caption}" '
-                f'width="100%"><figcaption>{caption}</figcaption></figure>', "",
-                f"- name: `{f['name']}`; chapter: [{titles[f['notebook']]}](chapters/{f['notebook']}.ipynb)",
-                f'- files: <a href="figures/{f["name"]}.svg">{f["name"]}.svg</a>, '
-                f'<a href="figures/{f["name"]}.png">{f["name"]}.png</a>, '
-                f'<a href="figures/{f["name"]}.csv">{f["name"]}.csv</a> (the data drawn)',
-                f"- regenerate: `{f['command']}`", ""]
-    return "\n".join(out)
-
-
-def _environment_page() -> str:
-    import platform
-
-    import vl_convert as vlc
-
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    groups = {"core": project["dependencies"], **project["optional-dependencies"]}
-    rows = []
-    for group, reqs in groups.items():
-        for req in reqs:
-            dist, _, pinned = req.partition("==")
-            have = _installed(dist)
-            rows.append(f"| `{dist}` | {group} | {pinned} | {have} | {'yes' if have == pinned else '**no**'} |")
-    mismatches = sum(r.endswith("**no** |") for r in rows)
-    return "\n".join([
-        "# Environment", "",
-        f"This book (version {_version()}) was built with Python {platform.python_version()} and the packages "
-        "below. `pyproject.toml` pins each one (`environment.yml` mirrors it for conda); the table shows the "
-        "pinned version next to the one installed when the book was built.",
-        "" if not mismatches else f"\n**{mismatches} installed versions differ from the pins**: outputs may "
-        "differ from the committed notebooks.\n", "",
-        "| package | extra | pinned | installed | matches |", "| --- | --- | --- | --- | --- |", *rows, "",
-        "The interactive charts run in the reader's browser on the chart runtime that the installed "
-        f"vl-convert-python ships: Vega {vlc.get_vega_version()}, Vega-Lite "
-        f"{', '.join(vlc.get_vegalite_versions()[-1:])}, vega-embed {vlc.get_vega_embed_version()}. The book "
-        "serves it from its own files; no page loads anything from the network.", "",
-        "Recreate the environment: `make test` (creates `.venv` and installs the pins), or "
-        "`conda env create -f environment.yml` then `pip install -e .`.", ""])
-
-
-def _cite_page() -> str:
-    cff = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
-    authors = [a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
-               for a in cff.get("authors", [])]
-    key = "jalapeno_book_" + str(cff["version"]).replace(".", "_")
-    bib = ["@misc{" + key + ",", "  title = {" + cff["title"] + "},",
-           "  author = {" + " and ".join("{" + a + "}" for a in authors) + "},",
-           "  version = {" + str(cff["version"]) + "},"]
-    if cff.get("date-released"):
-        bib.append("  year = {" + str(cff["date-released"])[:4] + "},")
-    if cff.get("repository-code") or cff.get("url"):
-        bib.append("  url = {" + str(cff.get("repository-code") or cff.get("url")) + "},")
-    bib.append("  note = {Reproducible analysis book; cite the version you used}")
-    bib.append("}")
-    return "\n".join([
-        "# How to cite", "", cff.get("message", "").strip(), "",
-        f"- title: {cff['title']}", f"- version: {cff['version']}", f"- authors: {', '.join(authors)}",
-        f"- licence: {cff.get('license', 'not stated')}", "",
-        "The citation metadata lives in `CITATION.cff` at the root of the repository (Citation File "
-        "Format); this page is generated from it at every build. As BibTeX:", "",
-        "```bibtex", *bib, "```", "",
-        "Cite the data the book uses as well: see [Data and sources](data.md). When you quote a number "
-        "from a rebuilt scenario, name the scenario and its parameters (the banner on each page lists them).",
-        ""])
-
-
-def _version_key(v: str) -> tuple:
-    return tuple(int(x) if x.isdigit() else x for x in re.split(r"[.\-]", v))
-
-
-def published_numbers() -> dict[str, dict[str, dict[str, str]]]:
-    """The recorded numbers of each published version (``book/published-numbers/<version>.json``),
-    oldest first: version -> chapter -> key -> text."""
-    folder = scenarios.BOOK_DIR / "published-numbers"
-    files = sorted(folder.glob("*.json"), key=lambda p: _version_key(p.stem))
-    return {p.stem: json.loads(p.read_text()) for p in files}
-
-
-def _diff_numbers(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> list[tuple[str, str, str, str]]:
-    rows = []
-    for chapter in sorted(set(old) | set(new)):
-        a, b = old.get(chapter, {}), new.get(chapter, {})
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                rows.append((chapter, key, a.get(key, "(new)"), b.get(key, "(removed)")))
-    return rows
-
-
-def _cell(text: str) -> str:
-    """A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def reasons(version: str) -> dict[str, dict[str, str]]:
-    """Why the numbers of ``version`` moved from the version before it: chapter -> key -> reason, from
-    ``book/published-numbers/<version>.why.yml`` (empty when the file does not exist). A key ``"*"``
-    gives the reason of every other change of that chapter."""
-    path = scenarios.BOOK_DIR / "published-numbers" / f"{version}.why.yml"
-    return yaml.safe_load(path.read_text()) or {} if path.exists() else {}
-
-
-def _why(why: dict[str, dict[str, str]], chapter: str, key: str) -> str:
-    mine = why.get(chapter) or {}
-    return str(mine.get(key) or mine.get("*") or "")
-
-
-def _changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
-    versions = published_numbers()
-    out = ["# Changelog of published numbers", "",
-           "Every number the prose of a chapter quotes is computed and glued into the page. At each "
-           "release the numbers of the default build are recorded (`jalapeno numbers --record`, into "
-           "`book/published-numbers/`); this page compares the releases with each other and with this "
-           "build, so a reader can see which published result moved, from what, to what.", ""]
-    if not versions:
-        out += ["No version has been recorded yet.", ""]
-    names = list(versions)
-    for i, v in reversed(list(enumerate(names))):
-        nums = versions[v]
-        total = sum(len(c) for c in nums.values())
-        out += [f"## Version {v}", "", f"{total} numbers in {len(nums)} chapters recorded."]
-        if i == 0:
-            out += ["This is the first recorded version.", ""]
-            continue
-        rows = _diff_numbers(versions[names[i - 1]], nums)
-        moved = [r for r in rows if r[2] != "(new)" and r[3] != "(removed)"]
-        added = [r for r in rows if r[2] == "(new)"]
-        removed = [r for r in rows if r[3] == "(removed)"]
-        out += [f"Changes from version {names[i - 1]}: {len(moved)} changed, {len(added)} new, "
-                f"{len(removed)} removed.", ""]
-        why = reasons(v)
-        if moved:
-            out += ["| chapter | number | before | after | why |", "| --- | --- | --- | --- | --- |"]
-            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} | {_cell(_why(why, c, k))} |" for c, k, a, b in moved] + [""]
-        for label, group in (("New", added), ("Removed", removed)):
-            by_chapter: dict[str, list[str]] = {}
-            for r in group:
-                reason = _why(why, r[0], r[1])
-                by_chapter.setdefault(r[0], []).append(f"`{r[1]}`" + (f" ({reason})" if reason else ""))
-            if by_chapter:
-                out += [f"{label} numbers, by chapter:", ""]
-                out += [f"- {c} ({len(keys)}): {'; '.join(keys)}" for c, keys in by_chapter.items()] + [""]
-    if names:
-        latest = versions[names[-1]]
-        rows = _diff_numbers({c: latest.get(c, {}) for c in current}, current)
-        why = (f"under the scenario `{scenario.name}`" if scenario else
-               "with changed parameters" if changed else "with the default parameters")
-        out += ["## This build", "",
-                f"This build was computed {why}. Numbers of its chapters that differ from version "
-                f"{names[-1]}: {len(rows) or 'none'}.", ""]
-        if rows:
-            out += [f"| chapter | number | version {names[-1]} | this build |", "| --- | --- | --- | --- |"]
-            out += [f"| {c} | `{k}` | {_cell(a)} | {_cell(b)} |" for c, k, a, b in rows] + [""]
-    return "\n".join(out)
-
-
-def _data_files_table() -> str:
-    root = data_dir()
-    rows = ["| file | rows | SHA-256 (first 16 hex digits) |", "| --- | --- | --- |"]
-    for path in sorted(root.rglob("*.csv")):
-        n = max(0, len(path.read_text().splitlines()) - 1)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        rel = path.relative_to(root).as_posix()
-        rows.append(f'| <a href="data/{rel}">{rel}</a> | {n:,} | `{digest}` |')
-    return "\n".join(["The data files of this build, each a download, with their digests (compare them with your "
-                      'copy); the <a href="data/README.md">README</a> describes every column:', "", *rows, ""])
-
-
-_MARKER = "<!-- jalapeno:data-files -->"
-
-
-def committed_numbers() -> dict[str, dict[str, str]]:
-    """The numbers the committed notebooks (executed with their defaults, as nbval keeps them) glue
-    into their prose: chapter -> key -> text."""
-    return {name: _glued(nbformat.read(scenarios.notebook_path(name), as_version=4)) for name in scenarios.notebook_names()}
-
-
-def record_numbers(version: str | None = None, force: bool = False) -> Path:
-    """Record the numbers of the committed notebooks as those of ``version`` (default: the version in
-    ``pyproject.toml``) in ``book/published-numbers/<version>.json``, which the changelog page reads.
-    A recorded version is not overwritten with other numbers unless ``force``."""
-    version = version or _version()
-    target = scenarios.BOOK_DIR / "published-numbers" / f"{version}.json"
-    text = json.dumps(committed_numbers(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    if target.exists() and target.read_text() != text and not force:
-        raise JalapenoError(f"{scenarios._display_path(target)} already records other numbers for version {version}; "
-                            "bump the version in pyproject.toml and CITATION.cff, or pass --force")
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(text)
-    return target

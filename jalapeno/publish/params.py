@@ -38,11 +38,10 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
-from .. import agents, measured, registry, specs, systems
+from ..chapters.names import NAME_KINDS
 from ..errors import ParameterError, UnknownNameError, shown
 
 #: Largest text or file read as YAML (characters): parameters and scenarios are a few hundred.
@@ -192,24 +191,6 @@ def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
         out.append((name.strip(), value.strip(), comment.strip()))
     return out
 
-
-#: The kinds a parameter may declare with ``names:``, each with the function that lists valid names.
-def _agent_profiles() -> list[str]:
-    return list(agents.PROFILES)
-
-
-def _claim_statuses() -> list[str]:
-    return ["all", *registry.STATUSES]
-
-
-NAME_KINDS: dict[str, Callable[[], list[str]]] = {
-    "chip": specs.chip_names, "HBM chip": specs.hbm_chip_names, "model": specs.model_names,
-    "system": systems.system_names,
-    "precision": lambda: list(specs.BYTES_PER_VALUE),
-    "measured hardware": measured.hardware_names,
-    "run id": lambda: ["auto", *measured.run_ids()],
-    "agent profile": _agent_profiles,
-    "claim status": _claim_statuses}
 
 _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
 
@@ -388,7 +369,7 @@ def check_declared(name: str, value: object, declaration: Declaration) -> None:
             one_of(f"{name} value", x, d.choices)
         if isinstance(x, str) and d.names:
             valid = NAME_KINDS[d.names]()
-            if x not in valid and d.names == "HBM chip" and x in specs.chip_names():
+            if x not in valid and d.names == "HBM chip" and x in NAME_KINDS["chip"]():
                 raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
                                      f"which this chapter times; valid HBM chips: {', '.join(valid)}")
             if x not in valid:

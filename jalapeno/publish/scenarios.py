@@ -73,7 +73,8 @@ def scenario_names() -> list[str]:
     return [p.stem for p in sorted(SCENARIOS_DIR.glob("*.yml"))]
 
 
-def _display_path(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it, else absolute (how messages name it)."""
     path = path.resolve()
     try:
         return str(path.relative_to(REPO_ROOT))
@@ -96,7 +97,7 @@ def load_scenario(path: str | Path) -> Scenario:
         else:
             raise ScenarioError(f"scenario file {shown(str(path))} does not exist; shipped scenarios: "
                                 f"{', '.join(scenario_names())}")
-    where = _display_path(p)
+    where = display_path(p)
     data = params.read_yaml_file(p, where, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{where}: a scenario must be a mapping with keys {', '.join(_SCENARIO_KEYS)}")
