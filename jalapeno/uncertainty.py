@@ -39,6 +39,7 @@ from typing import Callable
 
 import numpy as np
 import polars as pl
+from scipy.interpolate import RegularGridInterpolator
 
 from . import calibration, caveats, data, derived, display, pareto, subject
 from .errors import UnknownNameError
@@ -185,32 +186,22 @@ def surface(values: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
     nodes of each ``log-uniform`` unknown (held at the end nodes outside them), the node itself for a
     ``log-uniform-powers-of-two`` unknown (which takes only node values). NaN where a neighbour is NaN."""
     logv = np.log(np.asarray(values, dtype=float))
-    n = len(next(iter(inputs.values())))
-    # per unknown: (lower index, upper index, weight of the upper) of each point
-    corners = []
+    points = []
     for p in UNKNOWNS:
         lv, x = levels(p), np.asarray(inputs[p], dtype=float)
         if _row(p)["distribution"] == "log-uniform":
-            lx, ll = np.log(x), np.log(lv)
-            i = np.clip(np.searchsorted(ll, lx, side="right") - 1, 0, lv.size - 2)
-            t = np.clip((lx - ll[i]) / (ll[i + 1] - ll[i]), 0.0, 1.0)
-            corners.append((i, i + 1, t))
-        else:
-            i = np.searchsorted(lv, x * (1 - 1e-12))
-            if np.any(i >= lv.size) or np.any(np.abs(lv[np.minimum(i, lv.size - 1)] / x - 1) > 1e-9):
+            x = np.clip(x, lv[0], lv[-1])
+        else:  # a node value (to 1e-9), taken exactly
+            i = np.minimum(np.searchsorted(lv, x * (1 - 1e-12)), lv.size - 1)
+            if np.any(np.abs(lv[i] / x - 1) > 1e-9):
                 raise ValueError(f"surface: {p} takes only the values {lv.tolist()}")
-            corners.append((i, i, np.zeros(n)))
-    out = np.zeros((n,) + logv.shape[len(UNKNOWNS):])
-    for bits in np.ndindex(*(2,) * len(UNKNOWNS)):
-        w = np.ones(n)
-        idx = []
-        for b, (lo, hi, t) in zip(bits, corners):
-            w = w * (t if b else 1 - t)
-            idx.append(hi if b else lo)
-        term = logv[tuple(idx)]
-        wb = w.reshape((n,) + (1,) * (term.ndim - 1))
-        out = out + np.where(wb > 0, wb * term, 0.0)  # a NaN corner of zero weight does not count
-    return np.exp(out)
+            x = lv[i]
+        points.append(np.log(x))
+    grid = [np.log(levels(p)) for p in UNKNOWNS]
+    missing = np.isnan(logv)
+    interpolate = lambda v: RegularGridInterpolator(grid, v, method="linear")(np.stack(points, axis=-1))  # noqa: E731
+    out = interpolate(np.where(missing, 0.0, logv))
+    return np.where(interpolate(missing.astype(float)) > 0, np.nan, np.exp(out))  # a NaN corner of weight > 0
 
 
 # ---- bands ----------------------------------------------------------------------------------------------
