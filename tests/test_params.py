@@ -55,8 +55,8 @@ def test_parameters_cell_must_be_literals():
 def test_none_defaults_take_their_declared_type():
     nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
         "power_w = None  # float or None (W)\n", "label = None\n"]}]}
-    types = params.declared_types(nb)
-    assert types == {"power_w": float}
+    types = params.declarations(nb)
+    assert {k: d.type for k, d in types.items() if d.type} == {"power_w": float}
     assert params.check({"power_w": 1400}, params.declared(nb), types)["power_w"] == 1400.0
     assert params.check({"power_w": None, "label": 3}, params.declared(nb), types)["label"] == 3
     with pytest.raises(jp.ParameterError, match="parameter 'power_w' must be a number; got 'high'"):
@@ -66,12 +66,12 @@ def test_none_defaults_take_their_declared_type():
 def test_string_parameters_take_their_declared_choices():
     nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
         'basis = "rated"  # one of: rated, sustained, all-in\n', 'label = "x"  # any text\n']}]}
-    choices = params.declared_choices(nb)
-    assert choices == {"basis": ("rated", "sustained", "all-in")}
-    assert params.check({"basis": "all-in", "label": "y"}, params.declared(nb), choices=choices)["basis"] == "all-in"
+    choices = params.declarations(nb)
+    assert {k: d.choices for k, d in choices.items() if d.choices} == {"basis": ("rated", "sustained", "all-in")}
+    assert params.check({"basis": "all-in", "label": "y"}, params.declared(nb), choices)["basis"] == "all-in"
     for bad in ("peak", 5):  # a wrong type is named as a bad choice too, with the valid ones
         with pytest.raises(jp.UnknownNameError, match=f"unknown basis value {bad!r}; valid basis values: rated, sustained, all-in"):
-            params.check({"basis": bad}, params.declared(nb), choices=choices)
+            params.check({"basis": bad}, params.declared(nb), choices)
 
 
 DECLARED = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": [
@@ -82,8 +82,7 @@ DECLARED = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}
 
 def check(**values):
     nb = DECLARED
-    return params.check(values, params.declared(nb), params.declared_types(nb), params.declared_choices(nb),
-                        params.declarations(nb))
+    return params.check(values, params.declared(nb), params.declarations(nb))
 
 
 @pytest.mark.parametrize("values, fragment", [

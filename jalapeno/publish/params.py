@@ -265,17 +265,6 @@ def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
     return {name: _declaration(name, comment) for name, _, comment in _annotated(notebook) if name}
 
 
-def declared_types(notebook: dict | str | Path) -> dict[str, type]:
-    """Types declared for parameters whose default is ``None``: ``baseline_power_w = None  # float or
-    None (W)`` declares a float. Other parameters take the type of their default."""
-    return {name: d.type for name, d in declarations(notebook).items() if d.type is not None}
-
-
-def declared_choices(notebook: dict | str | Path) -> dict[str, tuple[str, ...]]:
-    """Choices declared with ``# one of: a, b``: that parameter takes only those strings."""
-    return {name: d.choices for name, d in declarations(notebook).items() if d.choices}
-
-
 def _type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
@@ -284,7 +273,7 @@ def check_value(name: str, value: object, default: object, declared_type: type |
     """Check one parameter value against its default's type and return it (ints accepted for floats).
 
     A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
-    :func:`declared_types`), or anything when no type is declared. A list's elements are checked the same
+    :func:`declarations`), or anything when no type is declared. A list's elements are checked the same
     way against the type of the default's first element (a number is text only at the top level, such
     as a run id); a list holds at most :data:`MAX_LIST_ELEMENTS`. Raises ParameterError naming the
     parameter (``name[i]`` for an element), the value received (cut to a few dozen characters) and the
@@ -377,22 +366,20 @@ def check_declared(name: str, value: object, declaration: Declaration) -> None:
 
 
 def check(values: dict[str, object], defaults: dict[str, object],
-          types: dict[str, type] | None = None, choices: dict[str, tuple[str, ...]] | None = None,
           declared_: dict[str, Declaration] | None = None) -> dict[str, object]:
-    """Check a set of parameter values against the declared defaults (and the :func:`declared_types` of
-    ``None`` defaults, the :func:`declared_choices` of string parameters, the intervals and kinds of
-    name of :func:`declarations`): an unknown name, or a value outside its declared choices or names,
-    raises UnknownNameError listing the valid ones; a wrong type, NaN, an infinity or a number outside
-    its interval raises ParameterError. Returns the effective parameters (defaults overridden by
-    ``values``)."""
+    """Check a set of parameter values against the declared defaults and what :func:`declarations`
+    states (the type of a ``None`` default, the choices of a text, intervals, kinds of name): an unknown
+    name, or a value outside its declared choices or names, raises UnknownNameError listing the valid
+    ones; a wrong type, NaN, an infinity or a number outside its interval raises ParameterError. Returns
+    the effective parameters (defaults overridden by ``values``)."""
     for name in values:
         if name not in defaults:
             raise UnknownNameError("parameter", name, list(defaults))
-    types, choices, declared_ = types or {}, choices or {}, declared_ or {}
-    for name, valid in choices.items():  # before the type, so a wrong type is named with the choices
-        if name in values and not isinstance(values[name], (list, tuple)):
-            one_of(f"{name} value", values[name], valid)
-    out = {name: check_value(name, values.get(name, default), default, types.get(name))
+    declared_ = declared_ or {}
+    for name, d in declared_.items():  # the choices before the type, so a wrong type is named with them
+        if d.choices and name in values and not isinstance(values[name], (list, tuple)):
+            one_of(f"{name} value", values[name], d.choices)
+    out = {name: check_value(name, values.get(name, default), default, declared_.get(name, Declaration()).type)
            for name, default in defaults.items()}
     for name, d in declared_.items():
         if name in values:
@@ -404,7 +391,7 @@ def check_notebook(values: dict[str, object], path: str | Path) -> dict[str, obj
     """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices,
     intervals, kinds of name)."""
     nb = json.loads(Path(path).read_text())
-    return check(values, declared(nb), declared_types(nb), declared_choices(nb), declarations(nb))
+    return check(values, declared(nb), declarations(nb))
 
 
 def defined_names(notebook: dict | str | Path) -> set[str]:

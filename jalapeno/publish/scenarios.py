@@ -200,13 +200,13 @@ def describe(name: str, as_json: bool = False) -> str:
     """The parameters notebook ``name`` declares: name, type, default and what it accepts (interval and
     unit, choices, kind of name), as an aligned text table or (``as_json``) JSON."""
     path = notebook_path(name)
-    defaults, types, decl = params.declared(path), params.declared_types(path), params.declarations(path)
+    defaults, decl = params.declared(path), params.declarations(path)
     rows = []
     for key, default in defaults.items():
-        kind = types.get(key, type(default)).__name__
+        kind = (decl[key].type or type(default)).__name__
         if isinstance(default, list) and default:
             kind = f"list of {type(default[0]).__name__}"
-        if default is None and key in types:
+        if default is None and decl[key].type:
             kind += " or None"
         rows.append({"parameter": key, "type": kind, "default": default, "accepts": decl[key].describe()})
     if as_json:
