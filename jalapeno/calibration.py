@@ -614,11 +614,6 @@ def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None
                        TOLERANCES)
 
 
-def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:
-    """:func:`holdout` by chip: the model's error on a chip it has not seen (one row per series)."""
-    return holdout(configs, by="chip")
-
-
 def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
     """Per leave-out scheme of ``held`` (rows of :func:`holdout`, one or several schemes): ``scheme``,
     ``folds``, ``series``, ``frontier_points`` (measured envelope points scored), and the ``median`` and
@@ -671,11 +666,6 @@ def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -
     out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
     out["mla_prior"] = f"{number(PRIORS['mla_layer_factor']):.2f}"
     return out
-
-
-def log_ratio(a, b) -> float:
-    """``|ln(a / b)|``: a symmetric relative error."""
-    return abs(math.log(a / b))
 
 
 def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:

@@ -2,8 +2,7 @@
 each chip's roofline, the speed-of-light batch-1 decode bound of each model on each chip, how close the
 best single-user speeds come to it, the prefill bound, and what holding the weights in SRAM costs.
 
-Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.roofline`, imported here as
-``bounds`` so that it is not confused with this module); the measured and published speeds are those of
+Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.bounds`); the measured and published speeds are those of
 :func:`jalapeno.comparison.published_vs_roofline`.
 """
 
@@ -12,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .. import charts, comparison, pareto, serving, specs, subject
-from .. import roofline as bounds
+from .. import bounds, charts, comparison, pareto, serving, specs, subject
 from ..data import claim_value
 from ..metrics import mean_request_length
 from . import Chapter
@@ -29,7 +27,7 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
                concurrency: int, context_tokens: int) -> pl.DataFrame:
     """What holding each model in on-chip SRAM takes: its weights at ``weight_bits`` plus the KV cache of
     ``concurrency`` sequences of ``context_tokens`` at ``kv_precision``, over ``chip``'s SRAM per chip
-    (:func:`jalapeno.roofline.sram_chips`), in racks of ``groq-lpx-chips-per-rack`` chips (a claim).
+    (:func:`jalapeno.bounds.sram_chips`), in racks of ``groq-lpx-chips-per-rack`` chips (a claim).
 
     Columns: ``model``, ``weight_GB`` and ``kv_GB`` (1e9 bytes), ``lpus`` (chips), ``racks`` (fractional).
     Raises ValueError for a chip without SRAM."""
@@ -48,7 +46,7 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
 def worked_step(config: dict) -> dict[str, serving.Evaluation]:
     """One decode step of :data:`jalapeno.subject.WORKED_MODEL` in ``config`` (one of
     :func:`jalapeno.subject.worked_configurations`), evaluated twice by :func:`jalapeno.subject.worked_evaluation`:
-    ``ideal`` (the roofline: :data:`jalapeno.roofline.SPEED_OF_LIGHT` constants, free collectives) and
+    ``ideal`` (the roofline: :data:`jalapeno.bounds.SPEED_OF_LIGHT` constants, free collectives) and
     ``fitted`` (the configuration's calibrated or fitted constants: the serving model's prediction, whose
     step is ``kv + max(weights, compute) + collectives + overhead``)."""
     return {"ideal": subject.worked_evaluation(config, **{k: v for k, v in bounds.SPEED_OF_LIGHT.items() if k != "stack"}),
@@ -148,7 +146,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("prefill_intensity", phases["intensity_flop_per_byte"][-1], "{:,.0f}")
     ch.quote("decode1_intensity", phases["intensity_flop_per_byte"][0], "{:.1f}")
     ch.quote("focus_ridge", focus_c.ridge_point_flop_per_byte(weight_precision), "{:,.0f}")
-    ch.figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
+    ch.add_figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
 
     # The batch-1 bound, chip by chip
     ch.quote("focus_label", f"{focus_m.display_name} on {focus_c.display_name}")
@@ -164,7 +162,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
                                context_tokens=context_tokens, weight_precision=weight_precision,
                                kv_precision=kv_precision)
-    ch.figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
+    ch.add_figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
 
     # How close the best single-user speeds come
     frac = comparison.published_vs_roofline(context_tokens=context_tokens, weight_precision=weight_precision,
@@ -185,7 +183,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"])
     ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}")
     ch.tables["fraction"] = frac
-    ch.figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
+    ch.add_figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
 
     # The prefill bound
     ch.quote("prefill_ms", 1e3 * bounds.prefill_time_s(focus_m, focus_c, context_tokens,

@@ -53,7 +53,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
     ch.tables["fit_errors"] = fit_errors.drop("point_distances")
-    ch.figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
+    ch.add_figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
     held = pl.concat([calibration.holdout(configs, by=b) for b in holdout_by])
     for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
         ch.numbers[key] = text
@@ -66,7 +66,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
         pl.col("frontier_points").alias("measured frontier points"),
         (100 * pl.col("median")).alias("median distance (%)"), (100 * pl.col("p90")).alias("p90 distance (%)"))
     long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
-    ch.figure("schemes", charts.validation_schemes(
+    ch.add_figure("schemes", charts.validation_schemes(
         long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
                     (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
         "serving-model-validation")
