@@ -22,8 +22,8 @@ physical: a constant the training rows inform barely moves (the measured points'
 curvature of tens to thousands per constant, the prior adds 1 / w**2 = 0.012), while a
 direction they do not inform (a peak-FLOP/s efficiency when no training row is compute-bound, a
 collective latency traded against the per-layer overheads) gets a unique minimum instead of a flat
-valley. It is as wide as that allows: at ``ln 10**6`` the refit without H200 still ended 1e-4 apart on
-two numeric paths; at ``ln 1000`` it moved more of the chapter's hold-out quotes.
+valley. It is as wide as that allows: a wider prior (``ln 10**6``) leaves the refit without H200 1e-4
+apart on two numeric paths, a narrower one (``ln 1000``) moves more of the chapter's hold-out quotes.
 
 The fit is one ``scipy.optimize.least_squares`` call (:func:`fit`). In a direction only the prior
 informs (curvature ``1 / w**2``) its Gauss-Newton steps approach the minimum slowly and it stops where a

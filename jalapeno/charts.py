@@ -150,6 +150,17 @@ def source_dash(field: str = "source", title: str | None = "source") -> alt.Stro
         legend=alt.Legend(symbolType="stroke", symbolSize=500, symbolStrokeColor="#333333", symbolStrokeWidth=2))
 
 
+def _item(obj: object, key: str) -> object:
+    """Property ``key`` of an Altair object (``obj[key]``), or ``alt.Undefined`` when ``obj`` is not one or
+    does not hold it."""
+    if not isinstance(obj, alt.SchemaBase):
+        return alt.Undefined
+    try:
+        return obj[key]
+    except KeyError:
+        return alt.Undefined
+
+
 def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """``chart`` sized to its container's width (Vega-Lite ``width: "container"``, autosize ``fit-x``
     including the axes and legends), for a single or layered chart; a concatenated chart, which Vega-Lite
@@ -158,10 +169,10 @@ def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     chart = chart.copy(deep=True)
     for view in _views(chart):
         for channel in ("x", "y"):
-            enc = view.encoding._kwds.get(channel, alt.Undefined) if view.encoding is not alt.Undefined else alt.Undefined
-            title = enc._kwds.get("title") if isinstance(enc, alt.SchemaBase) else None
+            enc = _item(view.encoding, channel)
+            title = _item(enc, "title")
             if isinstance(title, str) and len(title) > _AXIS_TITLE_CHARS:  # an axis title in lines
-                enc._kwds["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
+                enc["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
     if isinstance(chart, (alt.Chart, alt.LayerChart)):
         chart = chart.properties(width="container",
                                  autosize=alt.AutoSizeParams(type="fit-x", contains="padding", resize=True))

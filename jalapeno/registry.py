@@ -68,6 +68,13 @@ def published_point(low: float, high: float, band: tuple[float, float]) -> float
 
 # ---- the claims a check reads ---------------------------------------------------------------------------
 
+def claim_date(value: float) -> datetime.date:
+    """A claim's value stored as a date ``YYYYMMDD`` (``20260825``, unit ``date (YYYYMMDD)``) as a
+    :class:`datetime.date`; ValueError if it is not a valid date."""
+    d = int(value)
+    return datetime.date(d // 10000, d // 100 % 100, d % 100)
+
+
 class ClaimsView:
     """The claims a check reads: ``data/claims.csv`` by default, or any table with its columns (a copy
     with one value changed, for a test). ``value(id)``, ``high(id)`` (the high end, else the value),
@@ -90,8 +97,7 @@ class ClaimsView:
         return float(r["value_high"] if r["value_high"] is not None else r["value"])
 
     def date(self, claim_id: str) -> datetime.date:
-        d = int(self.value(claim_id))
-        return datetime.date(d // 10000, d // 100 % 100, d % 100)
+        return claim_date(self.value(claim_id))
 
 
 @dataclass(frozen=True)
@@ -628,8 +634,7 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
 
     def one(x: float) -> str:
         if unit.startswith("date"):
-            d = f"{int(x):08d}"
-            return f"{d[:4]}-{d[4:6]}-{d[6:]}"
+            return claim_date(x).isoformat()
         if "year" in unit and unit != "years":
             return f"{int(x)}"
         if unit in ("USD", "params") and abs(x) >= 1e9:

@@ -256,3 +256,11 @@ def test_an_unknown_claim_is_named():
 ])
 def test_claimed_text(value, high, unit, text):
     assert registry.claimed_text(value, high, unit) == text
+
+
+def test_each_check_is_named_after_its_claim():
+    shared = {"jalapeno-hbm-capacity", "jalapeno-hbm4-stacks"}  # one check relates the two claims
+    names = {cid: c.fn.__name__ for cid, c in registry.CHECKS.items()}
+    assert {cid: n for cid, n in names.items() if cid not in shared} == \
+        {cid: "check_" + cid.replace("-", "_") for cid in names if cid not in shared}
+    assert {names[cid] for cid in shared} == {"check_jalapeno_hbm_per_stack"}

@@ -13,6 +13,7 @@ import polars as pl
 
 from .. import bounds, charts, comparison, pareto, serving, specs, subject
 from ..data import claim_value
+from ..display import plain
 from ..metrics import mean_request_length
 from . import Chapter
 
@@ -71,25 +72,22 @@ def _worked_example(ch: Chapter) -> None:
         chip, eff, kw = config["chip"], config["eff"], config["kw"]
         ev = worked_step(config)
         ideal, fitted = ev["ideal"], ev["fitted"]
-
-        def v(x) -> float:
-            return float(np.asarray(x))
         bw = chip.hbm_bandwidth_bytes_per_s
-        flops_peak = v(ideal.flops) / v(ideal.compute_s)  # the FLOP/s the evaluator used (the experts' precision)
+        flops_peak = plain(ideal.flops) / plain(ideal.compute_s)  # the FLOP/s the evaluator used (the experts' precision)
         ch.quote(f"we_{k}_chip", chip.display_name)
         ch.quote(f"we_{k}_chips", int(kw["n_chips"]))
         ch.quote(f"we_{k}_ep", "expert parallel" if kw["ep"] else "tensor parallel, experts included")
         ch.quote(f"we_{k}_bw_tb", bw / 1e12, "{:.1f}")
         ch.quote(f"we_{k}_pflops", flops_peak / 1e15, "{:.1f}")
         # the roofline at peak (ideal constants)
-        ch.quote(f"we_{k}_weight_mb", v(ideal.weight_bytes_read) / 1e6, "{:,.1f}")
-        ch.quote(f"we_{k}_weights_us", v(ideal.weights_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_kv_mb", v(ideal.kv_bytes_read) / 1e6, "{:,.2f}")
-        ch.quote(f"we_{k}_kv_us", v(ideal.kv_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_gflop", v(ideal.flops) / 1e9, "{:.2f}")
-        ch.quote(f"we_{k}_compute_us", v(ideal.compute_s) * 1e6, "{:.3f}")
-        ch.quote(f"we_{k}_roofline_us", v(ideal.roofline_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_roofline_tok_s", 1 / v(ideal.roofline_s), "{:,.0f}")
+        ch.quote(f"we_{k}_weight_mb", plain(ideal.weight_bytes_read) / 1e6, "{:,.1f}")
+        ch.quote(f"we_{k}_weights_us", plain(ideal.weights_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_kv_mb", plain(ideal.kv_bytes_read) / 1e6, "{:,.2f}")
+        ch.quote(f"we_{k}_kv_us", plain(ideal.kv_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_gflop", plain(ideal.flops) / 1e9, "{:.2f}")
+        ch.quote(f"we_{k}_compute_us", plain(ideal.compute_s) * 1e6, "{:.3f}")
+        ch.quote(f"we_{k}_roofline_us", plain(ideal.roofline_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_roofline_tok_s", 1 / plain(ideal.roofline_s), "{:,.0f}")
         # the constants and what they add
         ch.quote(f"we_{k}_constants", config["constants"])
         ch.quote(f"we_{k}_stack", kw["stack"])
@@ -98,14 +96,14 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_beta_us", eff.beta_s * 1e6, "{:.2f}")
         ch.quote(f"we_{k}_alpha_us", eff.alpha_s * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_fit_roofline_us", v(fitted.roofline_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_fit_compute_us", v(fitted.compute_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_allreduce_us", v(fitted.allreduce_s) * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_all_to_all_us", v(fitted.all_to_all_s) * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_overhead_us", v(fitted.overhead_s) * 1e6, "{:,.1f}")
-        ch.quote(f"we_{k}_total_ms", v(fitted.decode_step_s) * 1e3, "{:.2f}")
-        ch.quote(f"we_{k}_total_tok_s", 1 / v(fitted.tpot_s), "{:,.0f}")
-        ch.quote(f"we_{k}_overhead_pct", 100 * v(fitted.overhead_s) / v(fitted.decode_step_s), "{:.0f}")
+        ch.quote(f"we_{k}_fit_roofline_us", plain(fitted.roofline_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_fit_compute_us", plain(fitted.compute_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_allreduce_us", plain(fitted.allreduce_s) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_all_to_all_us", plain(fitted.all_to_all_s) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_overhead_us", plain(fitted.overhead_s) * 1e6, "{:,.1f}")
+        ch.quote(f"we_{k}_total_ms", plain(fitted.decode_step_s) * 1e3, "{:.2f}")
+        ch.quote(f"we_{k}_total_tok_s", 1 / plain(fitted.tpot_s), "{:,.0f}")
+        ch.quote(f"we_{k}_overhead_pct", 100 * plain(fitted.overhead_s) / plain(fitted.decode_step_s), "{:.0f}")
         ch.quote(f"we_{k}_target_ms", config["target_ms"], "{:.2f}")
 
 
