@@ -184,7 +184,7 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
     ch.tables["power-bases"] = bases
     ch.add_figure("power-bases", charts.ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
-                                               "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
+                                                   "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
 
 
 def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
@@ -196,7 +196,7 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
     long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
                       value_name="ratio")
     ch.add_figure("shape-sweep", charts.ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
-                                               "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
+                                                   "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
     for metric, key in (("per_kw_at_peak", "sh"), ("single_user", "sh_su")):
         ranked = sw.sort(metric)
         best, worst = ranked.row(-1, named=True), ranked.row(0, named=True)

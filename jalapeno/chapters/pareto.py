@@ -461,6 +461,6 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
         line=pl.format("{} {}", pl.col("precision").str.to_uppercase(),
                        pl.when(pl.col("spec_decoding") == "mtp").then(pl.lit("with MTP")).otherwise(pl.lit("no MTP"))))
     ch.add_figure("ratio-vs-fastest", charts.ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
-                                                               published=claim_value("dsr1-matched-tbt-ratio"),
-                                                               seeds_speed=claim_value("dsr1-baseline-single-user")),
-              "pareto-ratio-vs-fastest")
+                                                                   published=claim_value("dsr1-matched-tbt-ratio"),
+                                                                   seeds_speed=claim_value("dsr1-baseline-single-user")),
+                  "pareto-ratio-vs-fastest")

@@ -116,8 +116,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
     ch.add_figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
-                                                           jalapeno_allin_w=start["all-in-proportional"]),
-              f"power-bases-{model}-{baseline}")
+                                                               jalapeno_allin_w=start["all-in-proportional"]),
+                  f"power-bases-{model}-{baseline}")
 
     # What the end-to-end latencies imply
     dec = comparison.e2e_decomposition(osl)

@@ -67,7 +67,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
     ch.add_figure("schemes", charts.validation_schemes(
         long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
-                    (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
+                        (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
         "serving-model-validation")
     ch.tables["holdout"] = held.select("held_out", "series", "points", "tpot_err_median", "tput_err_median",
                                        "frontier_distance", "held_at_prior")

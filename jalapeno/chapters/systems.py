@@ -180,7 +180,7 @@ def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
             what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
             title = f"{label}: {number(t.n_chips):,} chips as a {_shape(t.shape)} {what}, {hops}"
         ch.add_figure(slot, charts.topology_diagram(diagrams.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
-                  name)
+                      name)
 
 
 def _candidate_drawings(topologies: dict[str, network.Topology], budget_us: dict[str, float | None]) -> dict:
