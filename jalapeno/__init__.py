@@ -9,10 +9,11 @@ The public API (see the README)::
     jp.claims()                                            # the claims registry with a status each
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
-network, power and measured data; the serving evaluator (``serving``; the roofline is it with ideal
-constants); calibration; Pareto frontiers (``pareto``); the subject chip's builder and fit
-(``subject``) and the published comparison; the analyses of agents, caveats and systems; charts; the
-claims registry (``registry``); the chapters (``chapters``); the book machinery (``publish``).
+network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
+bounds (``bounds``: the evaluator with ideal constants); calibration; Pareto frontiers (``pareto``); the
+subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
+caveats and systems; error bands (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
+the claims registry (``registry``); the chapters (``chapters``); the book machinery (``publish``).
 """
 
 import os as _os

@@ -13,7 +13,7 @@ the fields of :class:`BaselineAssumptions`:
   it, it is extended by its final slope in log-log space (:func:`value_at`).
 
 :data:`ASSUMPTION_SETS` names the combinations the book discusses, each with its basis;
-:func:`ratio_table` gives each published ratio under each set (the baseline chip and the construction
+:func:`ratios_by_assumption` gives each published ratio under each set (the baseline chip and the construction
 are those of :data:`jalapeno.pareto.PUBLISHED_RATIOS` and :func:`jalapeno.pareto.baseline_frontier`:
 measured where InferenceMAX measured the pair, else transferred from measured layouts; Jalapeño is
 :func:`jalapeno.subject.jalapeno_frontier`, power basis ``rated`` as in the Pareto chapter), and
@@ -22,7 +22,7 @@ measured where InferenceMAX measured the pair, else transferred from measured la
 :func:`gb300_checks` sets the transferred GB300 DeepSeek-R1 frontier and GB200's measured one against the
 public GB300 / GB200 points and ratios of ``data/gb300_points.csv`` (:func:`jalapeno.data.gb300_points`).
 
-Which sets reproduce which published ratio (:func:`ratio_table` computes them; the figures in brackets
+Which sets reproduce which published ratio (:func:`ratios_by_assumption` computes them; the figures in brackets
 are its output when this was written, rated power, agreement within ±15 %, quoted only to explain the
 construction):
 
@@ -237,7 +237,7 @@ def fastest_interactivity(model: str, front: pl.DataFrame, assumptions: str | Ba
     return float(a.fastest_point)
 
 
-def ratio_table(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), sets=None, *, scenarios=("central",),
+def ratios_by_assumption(models=("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"), sets=None, *, scenarios=("central",),
                 power_basis: str = "rated", isl: int = 8192, osl: int = 1024, fits: dict | None = None,
                 tolerance: float = DEFAULT_TOLERANCE) -> pl.DataFrame:
     """Each published matched ratio (:data:`jalapeno.pareto.PUBLISHED_RATIOS`) recomputed under each

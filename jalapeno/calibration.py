@@ -22,8 +22,8 @@ physical: a constant the training rows inform barely moves (the measured points'
 curvature of tens to thousands per constant, the prior adds 1 / w**2 = 0.012), while a
 direction they do not inform (a peak-FLOP/s efficiency when no training row is compute-bound, a
 collective latency traded against the per-layer overheads) gets a unique minimum instead of a flat
-valley. It is as wide as that allows: at ``ln 10**6`` the refit without H200 still ended 1e-4 apart on
-two numeric paths; at ``ln 1000`` it moved more of the chapter's hold-out quotes.
+valley. It is as wide as that allows: a wider prior (``ln 10**6``) leaves the refit without H200 1e-4
+apart on two numeric paths, a narrower one (``ln 1000``) moves more of the chapter's hold-out quotes.
 
 The fit is one ``scipy.optimize.least_squares`` call (:func:`fit`). In a direction only the prior
 informs (curvature ``1 / w**2``) its Gauss-Newton steps approach the minimum slowly and it stops where a
@@ -614,11 +614,6 @@ def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None
                        TOLERANCES)
 
 
-def leave_one_chip_out(configs: pl.DataFrame | None = None) -> pl.DataFrame:
-    """:func:`holdout` by chip: the model's error on a chip it has not seen (one row per series)."""
-    return holdout(configs, by="chip")
-
-
 def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
     """Per leave-out scheme of ``held`` (rows of :func:`holdout`, one or several schemes): ``scheme``,
     ``folds``, ``series``, ``frontier_points`` (measured envelope points scored), and the ``median`` and
@@ -671,11 +666,6 @@ def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -
     out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
     out["mla_prior"] = f"{number(PRIORS['mla_layer_factor']):.2f}"
     return out
-
-
-def log_ratio(a, b) -> float:
-    """``|ln(a / b)|``: a symmetric relative error."""
-    return abs(math.log(a / b))
 
 
 def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:

@@ -6,8 +6,9 @@ Sections (the caveats chapter follows them):
 - **Vera Rubin** (:func:`vera_rubin_chip`, :func:`vera_rubin_table`): NVIDIA's next GPU, from its
   preliminary specs (``chip_specs.csv``) with its unpublished power, its bandwidth and its FP4 rate as
   ranges (``whatif_ranges.csv``), projected into the serving model's frontier.
-- **Power bases** (:func:`power_basis_table`): rated TDP, sustained power, all-in IT power (host and
-  network, both rules of :mod:`jalapeno.power`) and facility power (x PUE, cooling and power delivery).
+- **Power bases** (:func:`jalapeno.comparison.power_basis_table` over all its rows): rated TDP,
+  sustained power, all-in IT power (host and network, both rules of :mod:`jalapeno.power`) and facility
+  power (x PUE, cooling and power delivery).
 - **Workload shape** (:func:`shape_sweep`): the advantage at other input/output lengths than 8k/1k.
 - **Baselines** (:func:`measured_chip_comparison`): the published Jalapeño numbers against every
   measured chip, not only the one the vendor chose.
@@ -30,68 +31,10 @@ import numpy as np
 import polars as pl
 
 from . import calibration, measured, metrics, pareto, power, serving, specs, subject
-from .comparison import baseline_summary
 from .data import claim_value, fact, whatif
 from .errors import UnknownNameError
 from .metrics import mean_request_length
-from .power import PowerStack
 from .specs import ChipSpec, ModelSpec
-
-# ---- power bases ------------------------------------------------------------------------------------
-
-def power_basis_table(summary: dict[str, object] | None = None, *, pue: float | None = None,
-                      jalapeno_sustained_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
-    """Per-kW throughput at peak of Jalapeño and the baseline, and their ratio, under seven power bases.
-
-    Throughputs per chip: Jalapeño's published tok/s/kW x its rated TDP (claim
-    ``gptoss-jalapeno-tok-per-kw``); the baseline's highest measured tok/s per GPU
-    (:func:`jalapeno.comparison.baseline_summary`, ``summary``). Bases (watts per chip, from
-    :mod:`jalapeno.power`; the labels name its bases):
-
-    1. ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW);
-    2. ``sustained, Jalapeño only``: Jalapeño's measured sustained power, the baseline's rated TDP;
-    3. ``sustained, both``: the baseline also at Jalapeño's sustained / rated fraction;
-    4. ``all-in, proportional``: InferenceX's all-in power for the baseline, Jalapeño's TDP scaled by the
-       same factor (1,225 W);
-    5. ``all-in, per chip``: the baseline's host and network watts added to Jalapeño's TDP (1,600 W);
-    6. ``all-in, per chip, sustained``: as 5 on Jalapeño's sustained power;
-    7. ``facility``: as 5 times ``pue`` on both sides (default: the central PUE of
-       ``whatif_ranges.csv``).
-
-    Columns: ``basis``, ``jalapeno_w``, ``baseline_w``, ``jalapeno_tok_s_kw``, ``baseline_tok_s_kw``,
-    ``ratio``, ``ratio_vs_rated``."""
-    summary = summary or baseline_summary(hw=baseline_hw)
-    pue = whatif("pue") if pue is None else pue
-    j = specs.chip("jalapeno")
-    b = specs.chip(baseline_hw.removesuffix("-trt"))
-    j_tdp = power.power_w(j, "rated")
-    j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
-    j_sus = power.power_w(j, "sustained", sustained_w=jalapeno_sustained_w)
-    b_tdp, b_tput = float(summary["power_w"]), float(summary["peak_tput_per_gpu"])
-    if not b.allin_power_w:
-        raise ValueError(f"no all-in power is published for {b.chip!r}")
-    label = power.BASIS_LABELS
-    per = power.host_network_w(j, "per-chip", reference=b.chip)
-    b_allin = power.power_stack(b, "all-in-per-chip", reference=b.chip)
-    rows = [
-        ("rated", PowerStack(j_tdp), PowerStack(b_tdp)),
-        ("sustained, Jalapeño only", PowerStack(j_sus), PowerStack(b_tdp)),
-        ("sustained, both", PowerStack(j_sus), PowerStack(b_tdp * j_sus / j_tdp)),
-        (label["all-in-proportional"], power.power_stack(j, "all-in-proportional", reference=b.chip),
-         power.power_stack(b, "all-in-proportional", reference=b.chip)),
-        (label["all-in-per-chip"], power.power_stack(j, "all-in-per-chip", reference=b.chip), b_allin),
-        (f"{label['all-in-per-chip']}, sustained", PowerStack(j_sus, per), b_allin),
-        ("facility", power.power_stack(j, "facility", pue=pue, reference=b.chip),
-         power.power_stack(b, "facility", pue=pue, reference=b.chip)),
-    ]
-    out = []
-    for basis, js, bs in rows:
-        jk, bk = metrics.throughput_per_kw(j_tput, js.total_w), metrics.throughput_per_kw(b_tput, bs.total_w)
-        out.append({"basis": basis, "jalapeno_w": js.total_w, "baseline_w": bs.total_w, "jalapeno_tok_s_kw": jk,
-                    "baseline_tok_s_kw": bk, "ratio": jk / bk})
-    df = pl.DataFrame(out)
-    return df.with_columns((pl.col("ratio") / df["ratio"][0]).alias("ratio_vs_rated"))
-
 
 # ---- frontier comparisons ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ chart runtime (``vega-bundle.js``, written into the book's static files at build
 (JupyterLab, a feed reader) the SVG stays. The element id is a hash of the spec, never random, so
 nbval compares the outputs exactly; no CDN is referenced.
 
-:func:`figure` also writes ``<name>.svg`` into ``$JALAPENO_FIGURES_DIR`` when that is set (the book
+:func:`export` also writes ``<name>.svg`` into ``$JALAPENO_FIGURES_DIR`` when that is set (the book
 build sets it).
 """
 
@@ -150,6 +150,17 @@ def source_dash(field: str = "source", title: str | None = "source") -> alt.Stro
         legend=alt.Legend(symbolType="stroke", symbolSize=500, symbolStrokeColor="#333333", symbolStrokeWidth=2))
 
 
+def _item(obj: object, key: str) -> object:
+    """Property ``key`` of an Altair object (``obj[key]``), or ``alt.Undefined`` when ``obj`` is not one or
+    does not hold it."""
+    if not isinstance(obj, alt.SchemaBase):
+        return alt.Undefined
+    try:
+        return obj[key]
+    except KeyError:
+        return alt.Undefined
+
+
 def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """``chart`` sized to its container's width (Vega-Lite ``width: "container"``, autosize ``fit-x``
     including the axes and legends), for a single or layered chart; a concatenated chart, which Vega-Lite
@@ -158,10 +169,10 @@ def fit_width(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     chart = chart.copy(deep=True)
     for view in _views(chart):
         for channel in ("x", "y"):
-            enc = view.encoding._kwds.get(channel, alt.Undefined) if view.encoding is not alt.Undefined else alt.Undefined
-            title = enc._kwds.get("title") if isinstance(enc, alt.SchemaBase) else None
+            enc = _item(view.encoding, channel)
+            title = _item(enc, "title")
             if isinstance(title, str) and len(title) > _AXIS_TITLE_CHARS:  # an axis title in lines
-                enc._kwds["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
+                enc["title"] = wrap_title(title, _AXIS_TITLE_CHARS)
     if isinstance(chart, (alt.Chart, alt.LayerChart)):
         chart = chart.properties(width="container",
                                  autosize=alt.AutoSizeParams(type="fit-x", contains="padding", resize=True))
@@ -238,7 +249,7 @@ def _render(spec: dict, **_: object) -> dict:
     the book's own chart runtime, its numbers under the display rule (:mod:`jalapeno.display`; the id hashes
     that same spec). No static SVG inside: its text layout depends on the fonts the
     rendering process finds, which nbval would see as a changed output (the SVG is exported beside the
-    chapter instead, by :func:`figure`)."""
+    chapter instead, by :func:`export`)."""
     spec = _stable_spec(spec)
     element = spec_id(spec)
     payload = json.dumps(spec, sort_keys=True).replace("</", "<\\/")
@@ -276,7 +287,7 @@ class Shown:
         return repr(self.chart)
 
 
-def figure(chart: alt.TopLevelMixin, name: str) -> Shown:
+def export(chart: alt.TopLevelMixin, name: str) -> Shown:
     """``chart`` sized to its container (:func:`fit_width`), ready for display (:class:`Shown`) and, when
     ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.svg`` (:data:`EXPORT_WIDTH_PX` wide) and
     ``<name>.csv`` (:func:`figure_data`).
@@ -362,8 +373,8 @@ def power_bases(bases: pl.DataFrame) -> alt.Chart:
 
 
 def roofline(curves: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
-    """Roofline lines (:func:`jalapeno.roofline.roofline_curves`) with the phases of one model on one
-    chip (:func:`jalapeno.roofline.phase_points`) as labelled points."""
+    """Roofline lines (:func:`jalapeno.bounds.roofline_curves`) with the phases of one model on one
+    chip (:func:`jalapeno.bounds.phase_points`) as labelled points."""
     color = chip_color(curves["chip"].to_list() + points["chip"].to_list(), legend=_LINE_LEGEND)
     x = alt.X("intensity_flop_per_byte:Q", title="arithmetic intensity (FLOP per HBM byte)", scale=alt.Scale(type="log"))
     y = alt.Y("attainable_flops_per_s:Q", title="attainable FLOP/s", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
@@ -387,7 +398,7 @@ def roofline(curves: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
 
 def batch_sweep(sweep: pl.DataFrame, model: str) -> alt.Chart:
     """Speed-of-light output throughput per chip against interactivity over the decode batch
-    (:func:`jalapeno.roofline.batch_sweep`), one line per chip."""
+    (:func:`jalapeno.bounds.batch_sweep`), one line per chip."""
     return alt.Chart(sweep).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity bound (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y("output_tok_s_chip:Q", title="output throughput bound per chip (tok/s)", scale=alt.Scale(type="log")),
@@ -885,7 +896,7 @@ def ratio_against_fastest(df: pl.DataFrame, *, published: float, seeds_speed: fl
         title="DeepSeek-R1: the matched ratio against the baseline's fastest point")
 
 
-# ---- diagrams of fabrics, drawn from the topology (jalapeno.network.drawing) ---------------------------
+# ---- diagrams of fabrics, drawn from the topology (jalapeno.diagrams.drawing) ---------------------------
 
 #: Stroke of each kind of link in a fabric diagram (a Dragonfly's levels from dark to light).
 _LINK_STROKES = {"link": "#7f7f7f", "switch link": "#7f7f7f", "wraparound": "#7f7f7f",
@@ -895,7 +906,7 @@ _LINK_STROKES = {"link": "#7f7f7f", "switch link": "#7f7f7f", "wraparound": "#7f
 def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[str] | None = None,
                      panel_titles: dict[str, str] | None = None, size: int = 260,
                      columns: int | None = None) -> alt.HConcatChart | alt.VConcatChart:
-    """A node-link diagram of a fabric from :func:`jalapeno.network.drawing` (``nodes``, ``links``,
+    """A node-link diagram of a fabric from :func:`jalapeno.diagrams.drawing` (``nodes``, ``links``,
     ``panels``, ``notes``): one square panel of ``size`` px per panel of the drawing, side by side; chips
     (and units) filled by their hop count from the ringed reference chip on one scale for every panel,
     a switch as a black square, wraparound links as dashed stubs, a Dragonfly's levels from dark (level 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import measured, metrics, power, roofline, specs
+from . import bounds, measured, metrics, power, specs
 from .data import claim_value
 from .display import number
 from .errors import UnknownNameError
@@ -23,7 +23,12 @@ PUBLISHED_RUNS = {("gpt-oss-120b", "gb200", 8192, 1024): "20786863188"}
 #: The workload of Jalapeño's published absolute numbers (model, ISL, OSL): only gpt-oss-120b at 8k/1k.
 PUBLISHED_WORKLOAD = ("gpt-oss-120b", 8192, 1024)
 
-#: The power bases of :func:`power_basis_table` (names of :data:`jalapeno.power.POWER_BASES`).
+#: Every row :func:`power_basis_table` can give, by the name its column ``basis`` shows: the bases of
+#: :data:`jalapeno.power.POWER_BASES`, and two mixes of Jalapeño's sustained power with another basis.
+POWER_BASIS_ROWS = ("rated", "sustained", "sustained, both", "all-in-proportional", "all-in-per-chip",
+                    "all-in-per-chip, sustained", "facility")
+
+#: The bases the comparison of *Reading the numbers* shows (:func:`power_basis_table`'s default).
 COMPARISON_BASES = ("rated", "sustained", "all-in-proportional")
 
 
@@ -77,7 +82,7 @@ def runs_table(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 819
         (pl.col("tpot_s") * 1e3).alias("tpot_ms"), "e2e_s", "ttft_s")
 
 
-def headline_ratios() -> pl.DataFrame:
+def headline_ratio_arithmetic() -> pl.DataFrame:
     """Each headline ratio of the seeds next to the ratio the published absolute numbers give.
 
     Columns: ``ratio``, ``numerator``, ``denominator`` (claim ids), ``computed``, ``published_low``,
@@ -107,29 +112,61 @@ def headline_ratios() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def power_basis_table(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,
-                      jalapeno_allin_w: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
-    """Tokens/s/kW of Jalapeño and the baseline under three bases of :mod:`jalapeno.power`, and their ratio.
+def power_basis_table(baseline: dict[str, object] | None = None, *, bases: tuple[str, ...] = COMPARISON_BASES,
+                      jalapeno_sustained_w: float | None = None, jalapeno_allin_w: float | None = None,
+                      pue: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
+    """Tokens/s/kW at peak of Jalapeño and the baseline under each of ``bases``, and their ratio: one row
+    per basis, in the order given.
 
-    Jalapeño's throughput per chip is its published tok/s/kW times its rated TDP (both from the claims).
-    Bases (:data:`COMPARISON_BASES`): ``rated`` (TDP; the baseline at ``baseline["power_w"]``, by default
-    its TDP); ``sustained`` (Jalapeño's measured sustained power, default the published 550 W; the
-    baseline's sustained draw is not published, so the baseline stays at its rated power: a generous
-    assumption for Jalapeño); ``all-in-proportional`` (InferenceX's all-in power for the baseline;
-    Jalapeño's all-in is not published, so its TDP is scaled by GB200's all-in / TDP ratio: 1,225 W,
-    unless ``jalapeno_allin_w`` says otherwise)."""
+    Throughputs per chip: Jalapeño's published tok/s/kW times its rated TDP (claims
+    ``gptoss-jalapeno-tok-per-kw``, ``jalapeno-tdp``); the baseline's highest measured tok/s per GPU
+    (``baseline``, default :func:`baseline_summary` of ``baseline_hw``). Watts per chip come from
+    :mod:`jalapeno.power` (host and network from its reference chip, GB200). The bases
+    (:data:`POWER_BASIS_ROWS`):
+
+    - ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW); the baseline at
+      ``baseline["power_w"]``, by default its TDP;
+    - ``sustained``: Jalapeño's measured sustained power (default the published 550 W,
+      ``jalapeno_sustained_w`` otherwise); the baseline's sustained draw is not published, so it stays at
+      its rated power: a generous assumption for Jalapeño;
+    - ``sustained, both``: the baseline also at Jalapeño's sustained / rated fraction;
+    - ``all-in-proportional``: InferenceX's all-in power for the baseline; Jalapeño's all-in is not
+      published, so its TDP is scaled by GB200's all-in / TDP ratio (1,225 W), unless
+      ``jalapeno_allin_w`` says otherwise;
+    - ``all-in-per-chip``: the baseline's all-in power; GB200's host and network watts added to
+      Jalapeño's TDP (1,600 W);
+    - ``all-in-per-chip, sustained``: as ``all-in-per-chip`` on Jalapeño's sustained power;
+    - ``facility``: ``all-in-per-chip`` times ``pue`` on both sides (default: the central PUE of
+      ``whatif_ranges.csv``).
+
+    Columns: ``basis``, ``jalapeno_w``, ``baseline_w`` (W), ``jalapeno_tok_s_kw``, ``baseline_tok_s_kw``,
+    ``ratio`` (Jalapeño / baseline). UnknownNameError for a basis not in :data:`POWER_BASIS_ROWS`,
+    ValueError when the baseline chip has no published all-in power."""
+    unknown = [b for b in bases if b not in POWER_BASIS_ROWS]
+    if unknown:
+        raise UnknownNameError("power basis", unknown[0], POWER_BASIS_ROWS)
+    baseline = baseline or baseline_summary(hw=baseline_hw)
     chip = specs.chip(baseline_hw.removesuffix("-trt"))
     if chip.allin_power_w is None:
         raise ValueError(f"no all-in power is published for {chip.chip!r}")
     j_tdp = power.power_w("jalapeno", "rated")
     j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
-    b_tput, b_rated = baseline["peak_tput_per_gpu"], baseline["power_w"]
-    rows = [("rated", j_tdp, b_rated),
-            ("sustained", power.power_w("jalapeno", "sustained", sustained_w=jalapeno_sustained_w), b_rated),
-            ("all-in-proportional", jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional"),
-             power.power_w(chip, "all-in-proportional"))]
+    j_sus = power.power_w("jalapeno", "sustained", sustained_w=jalapeno_sustained_w)
+    b_tput, b_rated = float(baseline["peak_tput_per_gpu"]), float(baseline["power_w"])
+    watts = {  # basis -> (Jalapeño's watts, the baseline's), computed when asked for
+        "rated": lambda: (j_tdp, b_rated),
+        "sustained": lambda: (j_sus, b_rated),
+        "sustained, both": lambda: (j_sus, b_rated * j_sus / j_tdp),
+        "all-in-proportional": lambda: (jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional"),
+                                        power.power_w(chip, "all-in-proportional")),
+        "all-in-per-chip": lambda: (power.power_w("jalapeno", "all-in-per-chip"), power.power_w(chip, "all-in-per-chip")),
+        "all-in-per-chip, sustained": lambda: (power.PowerStack(j_sus, power.host_network_w("jalapeno", "per-chip")).total_w,
+                                               power.power_w(chip, "all-in-per-chip")),
+        "facility": lambda: (power.power_w("jalapeno", "facility", pue=pue), power.power_w(chip, "facility", pue=pue)),
+    }
     out = []
-    for basis, jw, bw in rows:
+    for basis in bases:
+        jw, bw = watts[basis]()
         j_kw, b_kw = metrics.throughput_per_kw(j_tput, jw), metrics.throughput_per_kw(b_tput, bw)
         out.append({"basis": basis, "jalapeno_w": jw, "baseline_w": bw, "jalapeno_tok_s_kw": j_kw,
                     "baseline_tok_s_kw": b_kw, "ratio": j_kw / b_kw})
@@ -233,9 +270,9 @@ def published_vs_roofline(*, context_tokens: int = 8192, weight_precision: str =
         cases.append((m, "gb200", "measured (best, no MTP)", float((1.0 / pts["mean_tpot"]).max())))
     rows = []
     for m, c, source, speed in cases:
-        if not roofline.has_precision(specs.chip(c), weight_precision):
+        if not bounds.has_precision(specs.chip(c), weight_precision):
             continue
-        b = roofline.decode_bounds([specs.model(m)], [specs.chip(c)], context_tokens=context_tokens,
+        b = bounds.decode_bounds([specs.model(m)], [specs.chip(c)], context_tokens=context_tokens,
                                    weight_precision=weight_precision, kv_precision=kv_precision).row(0, named=True)
         rows.append({"model": m, "chip": c, "source": source, "tok_s_user": speed, "min_chips": b["min_chips"],
                      "bound_tok_s_user": b["batch1_interactivity_tok_s_user"],

@@ -12,7 +12,6 @@ The data folder is found through the package (``<repo>/data``), or through the e
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import io
 import os
@@ -200,18 +199,6 @@ def _c(kind: str = "str", required: bool = False, choices: str | None = None,
 TREATMENTS = ("reproduce", "arithmetic", "restate", "predict", "fit_target", "conflict", "not_checkable")
 
 
-def chapters() -> list[str]:
-    """The book's chapters in their order: the ``chapters/<name>`` entries of ``book/_toc.yml``, the one
-    list of chapters (each is ``notebooks/<name>.ipynb``, computed by ``jalapeno/chapters/<module>.py``)."""
-    import yaml
-
-    toc = yaml.safe_load((REPO_ROOT / "book" / "_toc.yml").read_text())
-    entries = [c["file"] for part in toc.get("parts", [toc]) for c in part.get("chapters", [])]
-    return [e.removeprefix("chapters/") for e in entries if e.startswith("chapters/")]
-
-
-CHAPTERS = " ".join(chapters())
-
 SPEC_QUANTITIES = {
     # quantity: (dimension, allowed source units)
     "peak_dense_flops_fp4": ("FLOP/s", "TFLOP/s PFLOP/s"),
@@ -278,7 +265,7 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "comparator": _c(), "model": _c(), "seeds": _c(required=True), "quote": _c(required=True),
         "origin": _c(required=True, choices="reported derived"), "derived_from": _c(),
         "treatment": _c(required=True, choices=" ".join(TREATMENTS)),
-        "chapter": _c(required=True, choices=CHAPTERS), "reason": _c(), "conflicts_with": _c(),
+        "chapter": _c(required=True), "reason": _c(), "conflicts_with": _c(),
     },
     "chips.csv": {
         "chip": _c(required=True), "display_name": _c(required=True), "vendor": _c(required=True),
@@ -694,13 +681,6 @@ SCHEMAS["model_constants.csv"] = {
     "basis": _c(required=True), "source": _c(required=True),
 }
 KEYS["model_constants.csv"] = ("constant",)
-
-
-def date_of_claim(claim_id: str) -> datetime.date:
-    """A claim stored as a date ``YYYYMMDD`` (e.g. ``benchmark-release-date``) as a :class:`datetime.date`;
-    ValueError if it is not a valid date."""
-    d = int(claim_value(claim_id))
-    return datetime.date(d // 10000, d // 100 % 100, d % 100)
 
 
 def claim_unit(claim_id: str) -> str:

@@ -48,8 +48,9 @@ _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*)?\.?\d+(?:[eE][-+]?\d+)?")
 
 
 def plain(value: object) -> object:
-    """numpy scalars as Python numbers (``np.float64(1.5)`` -> ``1.5``), anything else as it is."""
-    if isinstance(value, numbers.Number) and hasattr(value, "item"):
+    """numpy scalars and zero-dimensional arrays as Python numbers (``np.float64(1.5)`` and
+    ``np.asarray(1.5)`` -> ``1.5``), anything else as it is: the package's one conversion of numpy numbers."""
+    if (isinstance(value, numbers.Number) or getattr(value, "shape", None) == ()) and hasattr(value, "item"):
         return value.item()
     return value
 

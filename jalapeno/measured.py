@@ -11,7 +11,7 @@ import polars as pl
 
 from . import data
 from .errors import UnknownNameError
-from .specs import _resolve, _MODEL_ALIASES
+from .specs import MODEL_ALIASES, resolve_name
 
 #: Model keys of the book for the benchmark's ``infmax_model_prefix``.
 MODEL_PREFIX = {"gptoss": "gpt-oss-120b", "dsr1": "deepseek-r1"}
@@ -39,7 +39,7 @@ def points(model: str | None = None, hw: str | None = None, *, isl: int | None =
         .otherwise(pl.col("tp")),
     )
     if model is not None:
-        key = _resolve("model", model, sorted(df["model_key"].unique()), _MODEL_ALIASES)
+        key = resolve_name("model", model, sorted(df["model_key"].unique()), MODEL_ALIASES)
         df = df.filter(pl.col("model_key") == key)
     if hw is not None:
         valid = hardware_names()

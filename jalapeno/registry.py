@@ -11,7 +11,8 @@ seed articles* (``data/seeds.csv``), never OpenAI's own material. This module gi
   published specs, public facts), with interval arithmetic on the printed rounding (0.69 ms stands for
   [0.685, 0.695) ms);
 - ``predicted, agrees`` / ``predicted, disagrees``: a model's prediction (a band over Jalapeño's
-  scenarios) judged against the published value by :func:`judge`, the one place that decides it;
+  scenarios) judged against the published value by :func:`jalapeno.uncertainty.judge`, the one place that
+  decides it;
 - ``fit target``: a value Jalapeño's constants are fitted to (the claims
   :attr:`jalapeno.subject.JalapenoFit.target_claims` names): reproduced by construction, no evidence;
 - ``restated``: both ends of the comparison share one source (a spec row transcribed from the claim
@@ -24,13 +25,14 @@ only a check that computed a value can give one.
 
 Each check is a function of this module registered under the claim id it checks, with its kind
 (:data:`KIND_STATUSES`). A check reads the claims it relates through a :class:`ClaimsView`, never a
-literal copied from them, so that :func:`claims` and :func:`evaluate` can run every check on a modified
+literal copied from them, so that :func:`claims` and :func:`claim_status` can run every check on a modified
 claims table in memory (``claims(table)``) without writing a file.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -56,22 +58,22 @@ KIND_STATUSES = {"reproduce": ("reproduced", "not reproduced"), "arithmetic": ("
                  "restate": ("restated", "inconsistent"), "predict": ("predicted, agrees", "predicted, disagrees")}
 
 
-# ---- the one judge of a prediction --------------------------------------------------------------------
-
-def judge(published: float, band: tuple[float, float]) -> str:
-    """``"agrees"`` when a prediction's band ``(low, high)`` holds the ``published`` value, else
-    ``"disagrees"``: :func:`jalapeno.uncertainty.judge`, the book's one judge of a prediction (its bands
-    include Jalapeño's unknowns and the model's own error on a chip it has not seen)."""
-    return uncertainty.judge(published, band)
-
+# ---- a published range met by a prediction -------------------------------------------------------------
 
 def published_point(low: float, high: float, band: tuple[float, float]) -> float:
-    """The point of a published range ``[low, high]`` nearest a model's ``band``: what :func:`judge` is
-    given for a range claim (a band overlapping the range meets it at a point inside both)."""
+    """The point of a published range ``[low, high]`` nearest a model's ``band``: what is
+    given for a range claim by :func:`jalapeno.uncertainty.judge` (a band overlapping the range meets it at a point inside both)."""
     return min(max(0.5 * (band[0] + band[1]), low), high)
 
 
 # ---- the claims a check reads ---------------------------------------------------------------------------
+
+def claim_date(value: float) -> datetime.date:
+    """A claim's value stored as a date ``YYYYMMDD`` (``20260825``, unit ``date (YYYYMMDD)``) as a
+    :class:`datetime.date`; ValueError if it is not a valid date."""
+    d = int(value)
+    return datetime.date(d // 10000, d // 100 % 100, d % 100)
+
 
 class ClaimsView:
     """The claims a check reads: ``data/claims.csv`` by default, or any table with its columns (a copy
@@ -95,8 +97,7 @@ class ClaimsView:
         return float(r["value_high"] if r["value_high"] is not None else r["value"])
 
     def date(self, claim_id: str) -> datetime.date:
-        d = int(self.value(claim_id))
-        return datetime.date(d // 10000, d // 100 % 100, d % 100)
+        return claim_date(self.value(claim_id))
 
 
 @dataclass(frozen=True)
@@ -140,33 +141,23 @@ def _cmp(computed: float, printed: float, decimals: int, how: str, fmt: str = "{
 def _predicted(band: tuple[float, float], published: float, how: str, fmt: str = "{:.2f}") -> Result:
     lo, hi = band
     return Result(f"{formatted(lo, fmt)}–{formatted(hi, fmt)}" if formatted(lo, fmt) != formatted(hi, fmt) else formatted(lo, fmt),
-                  judge(published, band) == "agrees", how)
-
-
-_MODEL_CACHE: dict[tuple, object] = {}
+                  uncertainty.judge(published, band) == "agrees", how)
 
 
 def _data_stamp() -> tuple:
-    """The data files' names, sizes and modification times: a model result kept under it is recomputed
-    when ``data/`` (or the folder ``JALAPENO_DATA_DIR`` names) changes."""
+    """The data files' names, sizes and modification times. The model results below are memoised
+    (``functools.cache``) under it, so they are recomputed when ``data/`` (or the folder
+    ``JALAPENO_DATA_DIR`` names) changes, and the registry can be re-evaluated on a changed claims table
+    in a fraction of a second: none of them reads a claim it is compared with."""
     folder = data.data_dir()
     return (str(folder),) + tuple(sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
                                          for p in folder.rglob("*.csv")))
 
 
-def _cached(key: str, compute: Callable[[], object]) -> object:
-    """``compute()`` (a model result that reads no claim it is compared with), once per state of ``data/``:
-    the registry can then be re-evaluated on a changed claims table in a fraction of a second."""
-    k = (key, _data_stamp())
-    if k not in _MODEL_CACHE:
-        _MODEL_CACHE[k] = compute()
-    return _MODEL_CACHE[k]
-
-
 # ---- reproduced from the measured data --------------------------------------------------------------
 
 @check("gptoss-gb200-tok-per-kw", "reproduce")
-def _(c: ClaimsView) -> Result:
+def check_gptoss_gb200_tok_per_kw(c: ClaimsView) -> Result:
     h = baseline_summary(power_w=c.value("gb200-tdp"))
     return _cmp(h["tok_s_per_kw"], c.value("gptoss-gb200-tok-per-kw"), 0,
                 f"run {h['run_id']}: highest tput_per_gpu {number(h['peak_tput_per_gpu']):.1f} tok/s (conc "
@@ -174,46 +165,52 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("gptoss-gb200-tbt", "reproduce")
-def _(c: ClaimsView) -> Result:
+def check_gptoss_gb200_tbt(c: ClaimsView) -> Result:
     h = baseline_summary()
     return _cmp(h["tpot_s"] * 1e3, c.value("gptoss-gb200-tbt"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean TPOT")
 
 
 @check("gptoss-gb200-e2e", "reproduce")
-def _(c: ClaimsView) -> Result:
+def check_gptoss_gb200_e2e(c: ClaimsView) -> Result:
     h = baseline_summary()
     return _cmp(h["e2e_s"], c.value("gptoss-gb200-e2e"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean E2E")
 
 
 @check("gptoss-gb200-single-user", "reproduce")
-def _(c: ClaimsView) -> Result:
+def check_gptoss_gb200_single_user(c: ClaimsView) -> Result:
     h = baseline_summary()
     return _cmp(h["interactivity_tok_s_user"], c.value("gptoss-gb200-single-user"), 0,
                 f"run {h['run_id']}, conc {h['single_conc']}: 1 / mean TPOT", "{:.1f}")
 
 
-def _workload_check(claim_id: str, column: str) -> Callable[[ClaimsView], Result]:
-    def fn(c: ClaimsView) -> Result:
-        length = c.value(claim_id)
-        pts = measured.points("gpt-oss-120b", "gb200", **{column: int(length)}) if length.is_integer() else \
-            measured.points("gpt-oss-120b", "gb200").clear()
-        runs = sorted(set(pts["run_id"]))
-        return Result(f"{pts.height} points", pts.height > 0,
-                      f"InferenceMAX points of the published pair (gpt-oss-120b on GB200) with nominal "
-                      f"{column.upper()} {number(length):,.0f} (measured/inferencemax.csv; runs {', '.join(runs) or 'none'}); "
-                      f"the benchmark draws each length uniformly in [0.8 L, L], so the mean is "
-                      f"{number(metrics.mean_request_length(int(length))):,.1f}")
-    return fn
+def _workload_points(c: ClaimsView, claim_id: str, column: str) -> Result:
+    """The measured points of the published pair (gpt-oss-120b on GB200) at the nominal length
+    ``claim_id`` states in ``column`` (``isl`` or ``osl``): the claim holds when there are any."""
+    length = c.value(claim_id)
+    pts = measured.points("gpt-oss-120b", "gb200", **{column: int(length)}) if length.is_integer() else \
+        measured.points("gpt-oss-120b", "gb200").clear()
+    runs = sorted(set(pts["run_id"]))
+    return Result(f"{pts.height} points", pts.height > 0,
+                  f"InferenceMAX points of the published pair (gpt-oss-120b on GB200) with nominal "
+                  f"{column.upper()} {number(length):,.0f} (measured/inferencemax.csv; runs {', '.join(runs) or 'none'}); "
+                  f"the benchmark draws each length uniformly in [0.8 L, L], so the mean is "
+                  f"{number(metrics.mean_request_length(int(length))):,.1f}")
 
 
-CHECKS["workload-isl"] = Check("reproduce", _workload_check("workload-isl", "isl"))
-CHECKS["workload-osl"] = Check("reproduce", _workload_check("workload-osl", "osl"))
+@check("workload-isl", "reproduce")
+def check_workload_isl(c: ClaimsView) -> Result:
+    return _workload_points(c, "workload-isl", "isl")
+
+
+@check("workload-osl", "reproduce")
+def check_workload_osl(c: ClaimsView) -> Result:
+    return _workload_points(c, "workload-osl", "osl")
 
 
 # ---- consistency by arithmetic ------------------------------------------------------------------------
 
 @check("gptoss-jalapeno-single-user", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_gptoss_jalapeno_single_user(c: ClaimsView) -> Result:
     tbt = c.value("gptoss-jalapeno-tbt")
     low, high = 1e3 / (tbt + half_ulp(2)), 1e3 / (tbt - half_ulp(2))
     claimed = c.value("gptoss-jalapeno-single-user")
@@ -222,7 +219,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("headline-e2e-reduction-pct", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_headline_e2e_reduction_pct(c: ClaimsView) -> Result:
     low, high = 100 * (1 - 1 / c.value("headline-e2e-ratio")), 100 * (1 - 1 / c.high("headline-e2e-ratio"))
     ok = rounds_to(low, c.value("headline-e2e-reduction-pct"), 0) and rounds_to(high, c.high("headline-e2e-reduction-pct"), 0)
     return Result(f"{number(low):.1f}–{number(high):.1f}", ok,
@@ -230,13 +227,13 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("single-user-speed-ratio-gptoss", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_single_user_speed_ratio_gptoss(c: ClaimsView) -> Result:
     j, g = c.value("gptoss-jalapeno-single-user"), c.value("gptoss-gb200-single-user")
     return _cmp(j / g, c.value("single-user-speed-ratio-gptoss"), 1, f"{number(j):,.0f} / {number(g):,.0f} tok/s/user", "{:.3f}")
 
 
 @check("single-user-speed-ratio-dsr1", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_single_user_speed_ratio_dsr1(c: ClaimsView) -> Result:
     j, b = c.value("dsr1-jalapeno-single-user"), c.value("dsr1-baseline-single-user")
     return _cmp(j / b, c.value("single-user-speed-ratio-dsr1"), 1, f"{number(j):,.0f} / {number(b):,.0f} tok/s/user", "{:.3f}")
 
@@ -245,30 +242,33 @@ def _(c: ClaimsView) -> Result:
 _RANGE_HALF_ULP = half_ulp(1)
 
 
-def _in_printed_range(claim_id: str, num_id: str, den_id: str, what: str, fmt: str) -> Callable[[ClaimsView], Result]:
-    """A check that ``num_id / den_id`` lies in the range ``claim_id`` prints (one decimal each end)."""
-    def fn(c: ClaimsView) -> Result:
-        num, den = c.value(num_id), c.value(den_id)
-        r, low, high = num / den, c.value(claim_id), c.high(claim_id)
-        return Result(f"{number(r):.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
-                      f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} must lie in the {number(low):g}–{number(high):g}x range as printed")
-    return fn
+def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: str, what: str, fmt: str) -> Result:
+    """Whether ``num_id / den_id`` lies in the range ``claim_id`` prints (one decimal each end)."""
+    num, den = c.value(num_id), c.value(den_id)
+    r, low, high = num / den, c.value(claim_id), c.high(claim_id)
+    return Result(f"{number(r):.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
+                  f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} must lie in the {number(low):g}–{number(high):g}x range as printed")
 
 
-CHECKS["headline-per-watt-ratio"] = Check("arithmetic", _in_printed_range(
-    "headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw", "tok/s/kW", "{:,.0f}"))
-CHECKS["headline-e2e-ratio"] = Check("arithmetic", _in_printed_range(
-    "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "s", "{:.2f}"))
+@check("headline-per-watt-ratio", "arithmetic")
+def check_headline_per_watt_ratio(c: ClaimsView) -> Result:
+    return _ratio_in_printed_range(c, "headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw",
+                                   "tok/s/kW", "{:,.0f}")
+
+
+@check("headline-e2e-ratio", "arithmetic")
+def check_headline_e2e_ratio(c: ClaimsView) -> Result:
+    return _ratio_in_printed_range(c, "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "s", "{:.2f}")
 
 
 @check("groq-lpx-rack-sram", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpx_rack_sram(c: ClaimsView) -> Result:
     n, mb = c.value("groq-lpx-chips-per-rack"), c.value("groq-lpu-sram")
     return _cmp(n * mb / 1e3, c.value("groq-lpx-rack-sram"), 0, f"{number(n):,.0f} LPUs x {number(mb):,.0f} MB (GB = 1e9 B)", "{:.0f}")
 
 
 @check("groq-lpx-chips-deepseek-v3", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpx_chips_deepseek_v3(c: ClaimsView) -> Result:
     params = specs.model("deepseek-r1").total_params()
     n = params * 1.0 / (c.value("groq-lpu-sram") * 1e6)
     return _cmp(n, c.value("groq-lpx-chips-deepseek-v3"), 0,
@@ -277,7 +277,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("groq-lpx-racks-deepseek-v3", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpx_racks_deepseek_v3(c: ClaimsView) -> Result:
     chips, per_rack = c.value("groq-lpx-chips-deepseek-v3"), c.value("groq-lpx-chips-per-rack")
     racks = chips / per_rack
     return Result(f"{number(racks):.2f}", racks > c.value("groq-lpx-racks-deepseek-v3"),
@@ -289,7 +289,7 @@ _SECONDS = {"ms": 1e-3, "s": 1.0}
 
 
 @check("agent-30-step-saving", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_agent_30_step_saving(c: ClaimsView) -> Result:
     steps, per = c.value("agent-30-steps"), c.value("agent-30-step-per-step-saving")
     saved = steps * per * _SECONDS[c.row("agent-30-step-per-step-saving")["unit"]]
     return _cmp(saved, c.value("agent-30-step-saving"), 0,
@@ -302,7 +302,7 @@ NEARLY = 0.75
 
 
 @check("agent-50-step-saving", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_agent_50_step_saving(c: ClaimsView) -> Result:
     steps, per = c.value("agent-50-steps"), c.value("agent-50-step-per-step-saving")
     saved = steps * per * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
     claimed = c.value("agent-50-step-saving")
@@ -310,7 +310,10 @@ def _(c: ClaimsView) -> Result:
                   f"{number(steps):.0f} steps x {number(per):g} s saved each: 'nearly' {number(claimed):g} s means {number(NEARLY):.0%} of it or more")
 
 
-def _hbm_stack_check(c: ClaimsView) -> Result:
+@check("jalapeno-hbm-capacity", "arithmetic")
+@check("jalapeno-hbm4-stacks", "arithmetic")
+def check_jalapeno_hbm_per_stack(c: ClaimsView) -> Result:
+    """Jalapeño's HBM capacity over its stack count against a shipped 12-high HBM4 stack (both claims)."""
     cap, stacks = c.value("jalapeno-hbm-capacity"), c.value("jalapeno-hbm4-stacks")
     shipped_gb = fact("hbm4_12high_stack_capacity") / 1e9
     low, high = (cap - half_ulp(0)) / stacks, (cap + half_ulp(0)) / stacks
@@ -319,12 +322,8 @@ def _hbm_stack_check(c: ClaimsView) -> Result:
                   "shipped (public_facts.csv: SK hynix)")
 
 
-CHECKS["jalapeno-hbm-capacity"] = Check("arithmetic", _hbm_stack_check)
-CHECKS["jalapeno-hbm4-stacks"] = Check("arithmetic", _hbm_stack_check)
-
-
 @check("jalapeno-hbm-vs-gb300", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_jalapeno_hbm_vs_gb300(c: ClaimsView) -> Result:
     g = specs.chip("gb300")
     r = c.value("jalapeno-hbm-capacity") * 1e9 / g.hbm_capacity_bytes
     return Result(f"{number(r):.2f}", r <= c.value("jalapeno-hbm-vs-gb300"),
@@ -333,7 +332,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("jalapeno-compute-vs-gb300", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_jalapeno_compute_vs_gb300(c: ClaimsView) -> Result:
     g = specs.chip("gb300")
     r = c.value("jalapeno-mxfp4-pflops") * 1e15 / g.peak_flops_per_s("fp4")
     return Result(f"{number(r):.2f}", r <= c.value("jalapeno-compute-vs-gb300"),
@@ -346,77 +345,107 @@ def _(c: ClaimsView) -> Result:
 NOMINAL_SIZE_TOLERANCE = 0.05
 
 
-def _size_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
-    def fn(c: ClaimsView) -> Result:
-        total = specs.model(model).total_params()
-        ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
-        return Result(f"{number(total / 1e9):,.1f} B", ok,
-                      f"total parameters from the {model} config (text model), against the nominal size within "
-                      f"{number(NOMINAL_SIZE_TOLERANCE):.0%}")
-    return fn
+def _nominal_size(c: ClaimsView, claim_id: str, model: str) -> Result:
+    """``model``'s total parameters (its config, text model) against the nominal size ``claim_id`` states."""
+    total = specs.model(model).total_params()
+    ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
+    return Result(f"{number(total / 1e9):,.1f} B", ok,
+                  f"total parameters from the {model} config (text model), against the nominal size within "
+                  f"{number(NOMINAL_SIZE_TOLERANCE):.0%}")
 
 
-for _id, _model in (("gptoss-params", "gpt-oss-120b"), ("dsr1-params", "deepseek-r1"),
-                    ("kimi-params", "kimi-k2.5"), ("gemma4-params", "gemma-4-31b")):
-    CHECKS[_id] = Check("arithmetic", _size_check(_id, _model))
+@check("gptoss-params", "arithmetic")
+def check_gptoss_params(c: ClaimsView) -> Result:
+    return _nominal_size(c, "gptoss-params", "gpt-oss-120b")
+
+
+@check("dsr1-params", "arithmetic")
+def check_dsr1_params(c: ClaimsView) -> Result:
+    return _nominal_size(c, "dsr1-params", "deepseek-r1")
+
+
+@check("kimi-params", "arithmetic")
+def check_kimi_params(c: ClaimsView) -> Result:
+    return _nominal_size(c, "kimi-params", "kimi-k2.5")
+
+
+@check("gemma4-params", "arithmetic")
+def check_gemma4_params(c: ClaimsView) -> Result:
+    return _nominal_size(c, "gemma4-params", "gemma-4-31b")
 
 
 # ---- predictions of the serving model ------------------------------------------------------------------
 
-def _ratio_band(model: str) -> dict:
-    def compute() -> dict:
-        t = uncertainty.headline_ratios(uncertainty.ensemble(), [model]).row(0, named=True)
-        src = subject.ratio_table([model])
-        return {"band": (t["ratio_low"], t["ratio_high"]), "baseline": t["baseline"],
-                "source": src["baseline_source"][0]}
-    return _cached(f"ratio:{model}", compute)
+@functools.cache
+def _matched_ratio_band(model: str, stamp: tuple) -> dict:
+    """The band of ``model``'s matched-interactivity ratio (:func:`jalapeno.uncertainty.headline_ratios`),
+    its baseline and the baseline's source, for the state of ``data/`` that ``stamp`` (:func:`_data_stamp`)
+    names."""
+    t = uncertainty.headline_ratios(uncertainty.ensemble(), [model]).row(0, named=True)
+    src = subject.ratio_table([model])
+    return {"band": (t["ratio_low"], t["ratio_high"]), "baseline": t["baseline"], "source": src["baseline_source"][0]}
 
 
-def _ratio_check(claim_id: str, model: str) -> Callable[[ClaimsView], Result]:
-    def fn(c: ClaimsView) -> Result:
-        r = _ratio_band(model)
-        return _predicted(r["band"], c.value(claim_id),
-                          f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's unseen-chip "
-                          f"error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} band) against {r['baseline']} "
-                          f"({r['source']}) at the baseline's best interactivity; judged by uncertainty.judge", "{:.0f}")
-    return fn
+def _matched_ratio(c: ClaimsView, claim_id: str, model: str) -> Result:
+    r = _matched_ratio_band(model, _data_stamp())
+    return _predicted(r["band"], c.value(claim_id),
+                      f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's unseen-chip "
+                      f"error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} band) against {r['baseline']} "
+                      f"({r['source']}) at the baseline's best interactivity; judged by uncertainty.judge", "{:.0f}")
 
 
-for _id, _model in (("gptoss-matched-tbt-ratio", "gpt-oss-120b"), ("dsr1-matched-tbt-ratio", "deepseek-r1"),
-                    ("kimi-matched-tbt-ratio", "kimi-k2.5")):
-    CHECKS[_id] = Check("predict", _ratio_check(_id, _model))
+@check("gptoss-matched-tbt-ratio", "predict")
+def check_gptoss_matched_tbt_ratio(c: ClaimsView) -> Result:
+    return _matched_ratio(c, "gptoss-matched-tbt-ratio", "gpt-oss-120b")
 
 
-def kimi_ratio_band(metric: str, *, concurrency_cap: float | str | None = "benchmark") -> tuple[float, float]:
+@check("dsr1-matched-tbt-ratio", "predict")
+def check_dsr1_matched_tbt_ratio(c: ClaimsView) -> Result:
+    return _matched_ratio(c, "dsr1-matched-tbt-ratio", "deepseek-r1")
+
+
+@check("kimi-matched-tbt-ratio", "predict")
+def check_kimi_matched_tbt_ratio(c: ClaimsView) -> Result:
+    return _matched_ratio(c, "kimi-matched-tbt-ratio", "kimi-k2.5")
+
+
+@functools.cache
+def _kimi_ratio_band(metric: str, stamp: tuple) -> tuple[float, float]:
+    b = uncertainty.front_ratio_band(uncertainty.ensemble(), "kimi-k2.5", metric)
+    return b.low, b.high
+
+
+def kimi_ratio_band(metric: str) -> tuple[float, float]:
     """The band (low, high) of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's Kimi K2.5 frontier
-    against its published baseline's (:func:`jalapeno.uncertainty.front_ratio_band`, over
-    ``concurrency_cap``)."""
-    def compute() -> tuple[float, float]:
-        b = uncertainty.front_ratio_band(uncertainty.ensemble(concurrency_cap), "kimi-k2.5", metric,
-                                         concurrency_cap=concurrency_cap)
-        return b.low, b.high
-    if concurrency_cap == "benchmark":
-        return _cached(f"kimi:{metric}", compute)
-    return compute()
+    against its published baseline's (:func:`jalapeno.uncertainty.front_ratio_band`, over the benchmark's
+    concurrency range), once per state of ``data/``."""
+    return _kimi_ratio_band(metric, _data_stamp())
 
 
-def _kimi_check(claim_id: str, metric: str, label: str) -> Callable[[ClaimsView], Result]:
-    def fn(c: ClaimsView) -> Result:
-        return _predicted(kimi_ratio_band(metric), c.value(claim_id),
-                          f"serving model: {label}, Jalapeño (its unknowns drawn from their ranges, with the model's "
-                          f"unseen-chip error) against GB300 transferred from GB200's measured DeepSeek-R1 layouts; "
-                          f"judged by uncertainty.judge")
-    return fn
+def _kimi_ratio(c: ClaimsView, claim_id: str, metric: str, label: str) -> Result:
+    return _predicted(kimi_ratio_band(metric), c.value(claim_id),
+                      f"serving model: {label}, Jalapeño (its unknowns drawn from their ranges, with the model's "
+                      f"unseen-chip error) against GB300 transferred from GB200's measured DeepSeek-R1 layouts; "
+                      f"judged by uncertainty.judge")
 
 
-for _id, _metric, _label in (("kimi-per-watt-ratio", "per_kw_at_peak", "highest tok/s/kW at rated power"),
-                             ("kimi-tbt-ratio", "single_user", "best TBT (highest interactivity)"),
-                             ("kimi-e2e-ratio", "e2e", "lowest E2E")):
-    CHECKS[_id] = Check("predict", _kimi_check(_id, _metric, _label))
+@check("kimi-per-watt-ratio", "predict")
+def check_kimi_per_watt_ratio(c: ClaimsView) -> Result:
+    return _kimi_ratio(c, "kimi-per-watt-ratio", "per_kw_at_peak", "highest tok/s/kW at rated power")
+
+
+@check("kimi-tbt-ratio", "predict")
+def check_kimi_tbt_ratio(c: ClaimsView) -> Result:
+    return _kimi_ratio(c, "kimi-tbt-ratio", "single_user", "best TBT (highest interactivity)")
+
+
+@check("kimi-e2e-ratio", "predict")
+def check_kimi_e2e_ratio(c: ClaimsView) -> Result:
+    return _kimi_ratio(c, "kimi-e2e-ratio", "e2e", "lowest E2E")
 
 
 @check("headline-interactive-ratio", "predict")
-def _(c: ClaimsView) -> Result:
+def check_headline_interactive_ratio(c: ClaimsView) -> Result:
     band = kimi_ratio_band("single_user")
     low, high = c.value("headline-interactive-ratio"), c.high("headline-interactive-ratio")
     targets = subject.fit_jalapeno().target_claims
@@ -427,14 +456,19 @@ def _(c: ClaimsView) -> Result:
                       f"({', '.join(t for t in targets if t in ('gptoss-jalapeno-tbt', 'dsr1-jalapeno-single-user'))})")
 
 
+@functools.cache
+def _dsr1_fastest_baselines(stamp: tuple) -> dict:
+    """The fastest point (tok/s/user) of GB300's DeepSeek-R1 8k/1k frontier with its source, and GB200's
+    fastest measured point, for the state of ``data/`` ``stamp`` names."""
+    gb300 = pareto.baseline_frontier("deepseek-r1", "gb300")
+    gb200 = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
+    return {"gb300": float(gb300["interactivity_tok_s_user"].max()), "source": gb300["source"][0],
+            "gb200": float((1.0 / gb200["mean_tpot"]).max())}
+
+
 @check("dsr1-baseline-single-user", "predict")
-def _(c: ClaimsView) -> Result:
-    def compute() -> dict:
-        gb300 = pareto.baseline_frontier("deepseek-r1", "gb300")
-        gb200 = measured.points("deepseek-r1", "gb200", isl=8192, osl=1024)
-        return {"gb300": float(gb300["interactivity_tok_s_user"].max()), "source": gb300["source"][0],
-                "gb200": float((1.0 / gb200["mean_tpot"]).max())}
-    r = _cached("dsr1-baseline", compute)
+def check_dsr1_baseline_single_user(c: ClaimsView) -> Result:
+    r = _dsr1_fastest_baselines(_data_stamp())
     return _predicted((r["gb300"], r["gb300"]), c.value("dsr1-baseline-single-user"),
                       f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier ({r['source']} from GB200's measured "
                       f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by registry.judge; "
@@ -444,7 +478,7 @@ def _(c: ClaimsView) -> Result:
 # ---- the systems chapter: racks, pods and their fabrics ---------------------------------------------------
 
 @check("groq-lpu-sram", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpu_sram(c: ClaimsView) -> Result:
     chip = specs.chip("groq-3-lpu")
     return _cmp(chip.sram_bytes / 1e6, c.value("groq-lpu-sram"), 0,
                 f"on-chip SRAM per LPU in chip_specs.csv ({chip.provenance['sram_capacity'][0]}: NVIDIA's Groq 3 LPU spec)",
@@ -452,7 +486,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("groq-lpx-chips-per-rack", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpx_chips_per_rack(c: ClaimsView) -> Result:
     t = systems.system("groq-3-lpx").topology
     return _cmp(t.n_chips, c.value("groq-lpx-chips-per-rack"), 0,
                 f"systems.csv: the LPX rack's shape {'x'.join(map(str, t.shape))} (LPUs per tray x trays, NVIDIA)",
@@ -460,7 +494,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("groq-lpx-rack-sram-bandwidth", "restate")
-def _(c: ClaimsView) -> Result:
+def check_groq_lpx_rack_sram_bandwidth(c: ClaimsView) -> Result:
     t = systems.lpx_rack_totals()
     return _cmp(t["sram_bandwidth_bytes_per_s"] / 1e15, c.value("groq-lpx-rack-sram-bandwidth"), 0,
                 f"{t['chips']} LPUs x {number(t['sram_bandwidth_bytes_per_s'] / t['chips'] / 1e12):.2f} TB/s SRAM bandwidth per "
@@ -469,7 +503,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("tpu8t-torus-hops", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_tpu8t_torus_hops(c: ClaimsView) -> Result:
     t = systems.system("tpu-8t-1024").topology
     d = t.diameter_hops()
     compact = network.most_compact_torus(t.n_chips, len(t.shape))
@@ -479,7 +513,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("tpu8i-boardfly-hops", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_tpu8i_boardfly_hops(c: ClaimsView) -> Result:
     pod = systems.system("tpu-8i-pod").topology
     same_size = systems.tpu_topologies(1024)["tpu-8i-pod"].topology
     d_pod, d_1024 = pod.diameter_hops(), same_size.diameter_hops()
@@ -490,14 +524,14 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("tpu8i-hbm-stacks", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_tpu8i_hbm_stacks(c: ClaimsView) -> Result:
     chip = specs.chip("tpu-8i")
     return _cmp(chip.hbm_stacks, c.value("tpu8i-hbm-stacks"), 0,
                 f"HBM stacks per TPU 8i in chip_specs.csv ({chip.provenance['hbm_stacks'][0]}; SemiAnalysis, relayed)", "{:.0f}")
 
 
 @check("tpu8i-extra-hbm-stacks", "restate")
-def _(c: ClaimsView) -> Result:
+def check_tpu8i_extra_hbm_stacks(c: ClaimsView) -> Result:
     i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
     return _cmp(i.hbm_stacks - t.hbm_stacks, c.value("tpu8i-extra-hbm-stacks"), 0,
                 f"TPU 8i {number(i.hbm_stacks):.0f} minus TPU 8t {number(t.hbm_stacks):.0f} HBM stacks (chip_specs.csv), where the 8t "
@@ -505,7 +539,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("tpu8i-more-sram", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_tpu8i_more_sram(c: ClaimsView) -> Result:
     i, t = specs.chip("tpu-8i"), specs.chip("tpu-8t")
     r = i.sram_bytes / t.sram_bytes
     return Result(f"{number(r):.1f}x", r > c.value("tpu8i-more-sram"),
@@ -514,16 +548,23 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("jalapeno-mxfp4-pflops", "restate")
-def _(c: ClaimsView) -> Result:
+def check_jalapeno_mxfp4_pflops(c: ClaimsView) -> Result:
     j = specs.chip("jalapeno")
     return _cmp(j.peak_flops_per_s("fp4") / 1e15, c.value("jalapeno-mxfp4-pflops"), 1,
                 "Jalapeño's FP4 rate in chip_specs.csv, transcribed from this same sentence of seed 001 (no other "
                 "source): a transcription check", "{:.1f} PFLOP/s")
 
 
+@functools.cache
+def _fastest_gemma4_lpu(stamp: tuple) -> dict:
+    """:func:`jalapeno.systems.best_lpu_speed` of Gemma 4 31B on one LPX rack, for the state of ``data/``
+    ``stamp`` names."""
+    return systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx")
+
+
 @check("groq-gemma4-tok-s", "arithmetic")
-def _(c: ClaimsView) -> Result:
-    best = _cached("gemma4-lpu", lambda: systems.best_lpu_speed(specs.model("gemma-4-31b"), "groq-3-lpx"))
+def check_groq_gemma4_tok_s(c: ClaimsView) -> Result:
+    best = _fastest_gemma4_lpu(_data_stamp())
     return Result(f"up to {number(best['interactivity_tok_s_user']):,.0f} tok/s",
                   best["interactivity_tok_s_user"] >= c.value("groq-gemma4-tok-s"),
                   f"LPU decode bound (systems.lpu_decode: weights and KV in SRAM, pipeline stages x tensor-parallel "
@@ -534,7 +575,7 @@ def _(c: ClaimsView) -> Result:
 # ---- agents and caveats chapters ----------------------------------------------------------------------
 
 @check("tpu-maturity-years", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_tpu_maturity_years(c: ClaimsView) -> Result:
     first = fact("tpu_first_deployed_year")
     lo = fact("tpu_ironwood_announced_year") - first
     hi = c.date("benchmark-release-date").year - first
@@ -543,14 +584,14 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("cuda-ecosystem-years", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_cuda_ecosystem_years(c: ClaimsView) -> Result:
     years = c.date("benchmark-release-date").year - fact("cuda_introduced_year")
     return _cmp(years, c.value("cuda-ecosystem-years"), 0, "CUDA introduced November 2006 (public_facts.csv) to the "
                 "benchmark's year", "{:.0f} years")
 
 
 @check("financing-weeks-before-benchmark", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_financing_weeks_before_benchmark(c: ClaimsView) -> Result:
     start, end = c.date("nvidia-openai-financing-date"), c.date("benchmark-release-date")
     days = (end - start).days
     return _cmp(days / 7, c.value("financing-weeks-before-benchmark"), 0,
@@ -559,7 +600,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("nvidia-revenue-yoy-growth", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_nvidia_revenue_yoy_growth(c: ClaimsView) -> Result:
     expected, reported = c.value("nvidia-revenue-expectation"), fact("nvidia_q2_fy2026_revenue")
     lo = 100 * ((expected - 0.5e9) / (reported + 0.05e9) - 1)  # billions printed as 92 and 46.7
     hi = 100 * ((expected + 0.5e9) / (reported - 0.05e9) - 1)
@@ -570,7 +611,7 @@ def _(c: ClaimsView) -> Result:
 
 
 @check("semianalysis-beat-every-chip", "arithmetic")
-def _(c: ClaimsView) -> Result:
+def check_semianalysis_beat_every_chip(c: ClaimsView) -> Result:
     t = measured_chip_comparison("gpt-oss-120b")
     beaten = t.filter((pl.col("per_kw_ratio") > 1) & (pl.col("single_user_ratio") > 1)).height
     share = 100 * beaten / t.height
@@ -593,8 +634,7 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
 
     def one(x: float) -> str:
         if unit.startswith("date"):
-            d = f"{int(x):08d}"
-            return f"{d[:4]}-{d[4:6]}-{d[6:]}"
+            return claim_date(x).isoformat()
         if "year" in unit and unit != "years":
             return f"{int(x)}"
         if unit in ("USD", "params") and abs(x) >= 1e9:
@@ -605,18 +645,18 @@ def claimed_text(value: float, high: float | None, unit: str) -> str:
     return text + suffix
 
 
-def fit_targets() -> tuple[str, ...]:
+def target_claims() -> tuple[str, ...]:
     """The claims Jalapeño's constants are fitted to, as the fit names them
     (:attr:`jalapeno.subject.JalapenoFit.target_claims` of the central scenario's fit)."""
     return subject.fit_jalapeno("central").target_claims
 
 
-def evaluate(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | None = None) -> dict[str, str | None]:
+def claim_status(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | None = None) -> dict[str, str | None]:
     """One claim's ``status``, ``computed`` (None when nothing was computed) and ``check`` (how, or why
     not) against the claims of ``view``. ``targets``: the fit's target claims (default
-    :func:`fit_targets`). UnknownNameError for an unknown claim or a ``conflicts_with`` naming one."""
+    :func:`target_claims`). UnknownNameError for an unknown claim or a ``conflicts_with`` naming one."""
     row = view.row(claim_id)
-    if claim_id in (fit_targets() if targets is None else targets):
+    if claim_id in (target_claims() if targets is None else targets):
         return {"status": "fit target", "computed": None,
                 "check": row["reason"] or "a value Jalapeño's constants are fitted to (jalapeno.subject.fit_jalapeno)"}
     if row["treatment"] == "conflict":
@@ -657,8 +697,8 @@ def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
 
 def _evaluated(table: pl.DataFrame | None) -> pl.DataFrame:
     view = ClaimsView(table)
-    targets = fit_targets()
-    rows = [evaluate(cid, view, targets) for cid in view.table["claim_id"]]
+    targets = target_claims()
+    rows = [claim_status(cid, view, targets) for cid in view.table["claim_id"]]
     claimed = [claimed_text(r["value"], r["value_high"], r["unit"]) for r in view.table.iter_rows(named=True)]
     return view.table.with_columns(
         pl.Series("claimed", claimed, dtype=pl.Utf8), pl.Series("status", [r["status"] for r in rows], dtype=pl.Utf8),
@@ -673,7 +713,7 @@ def claim(claim_id: str, table: pl.DataFrame | None = None) -> dict:
     if table is None:  # the book's own claims: one row of the kept evaluation
         return claims().filter(pl.col("claim_id") == claim_id).row(0, named=True)
     row["claimed"] = claimed_text(row["value"], row["value_high"], row["unit"])
-    return {**row, **evaluate(claim_id, view)}
+    return {**row, **claim_status(claim_id, view)}
 
 
 def status_counts(reg: pl.DataFrame) -> dict[str, int]:

@@ -38,11 +38,12 @@ BYTES_PER_VALUE = {"fp4": 0.5, "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8, "fp8": 1.0, 
 #: Which peak-FLOP/s column serves a precision.
 COMPUTE_PRECISIONS = ("fp4", "fp8", "bf16")
 
-_CHIP_ALIASES = {"b200-trt": "b200", "jalapeño": "jalapeno", "rubin": "vera-rubin", "ironwood": "tpu7x",
-                 "groq-3": "groq-3-lpu", "lpu": "groq-3-lpu"}
-_MODEL_ALIASES = {"gptoss": "gpt-oss-120b", "gpt-oss": "gpt-oss-120b", "dsr1": "deepseek-r1",
-                  "deepseek-r1-0528": "deepseek-r1", "deepseek-v3": "deepseek-r1", "kimi-k2.5-1t": "kimi-k2.5",
-                  "kimi": "kimi-k2.5", "llama-3.1-70b-instruct": "llama-3.1-70b"}
+#: Other names a chip or a model is asked for by (lower case), and the name of ``data/`` each stands for.
+CHIP_ALIASES = {"b200-trt": "b200", "jalapeño": "jalapeno", "rubin": "vera-rubin", "ironwood": "tpu7x",
+                "groq-3": "groq-3-lpu", "lpu": "groq-3-lpu"}
+MODEL_ALIASES = {"gptoss": "gpt-oss-120b", "gpt-oss": "gpt-oss-120b", "dsr1": "deepseek-r1",
+                 "deepseek-r1-0528": "deepseek-r1", "deepseek-v3": "deepseek-r1", "kimi-k2.5-1t": "kimi-k2.5",
+                 "kimi": "kimi-k2.5", "llama-3.1-70b-instruct": "llama-3.1-70b"}
 
 
 def bytes_per_value(precision: str) -> float:
@@ -317,7 +318,9 @@ _SPEC_FIELD = {
 }
 
 
-def _resolve(kind: str, name: object, valid: list[str], aliases: dict[str, str]) -> str:
+def resolve_name(kind: str, name: object, valid: list[str], aliases: dict[str, str]) -> str:
+    """``name`` as one of ``valid``: lower-cased, stripped and looked up in ``aliases`` (:data:`CHIP_ALIASES`,
+    :data:`MODEL_ALIASES`) first; UnknownNameError naming the ``kind`` and listing ``valid`` otherwise."""
     key = str(name).strip().lower()
     key = aliases.get(key, key)
     if key not in valid:
@@ -346,7 +349,7 @@ def chip(name: str | ChipSpec) -> ChipSpec:
     such as ``b200-trt`` accepted). A ChipSpec passes through. Raises UnknownNameError listing the chips."""
     if isinstance(name, ChipSpec):
         return name
-    return _chip(_resolve("chip", name, chip_names(), _CHIP_ALIASES), str(_data.data_dir()))
+    return _chip(resolve_name("chip", name, chip_names(), CHIP_ALIASES), str(_data.data_dir()))
 
 
 @lru_cache(maxsize=None)
@@ -369,7 +372,7 @@ def model(name: str | ModelSpec) -> ModelSpec:
     prefixes ``gptoss`` and ``dsr1`` accepted). Raises UnknownNameError listing the models."""
     if isinstance(name, ModelSpec):
         return name
-    return _model(_resolve("model", name, model_names(), _MODEL_ALIASES), str(_data.data_dir()))
+    return _model(resolve_name("model", name, model_names(), MODEL_ALIASES), str(_data.data_dir()))
 
 
 @lru_cache(maxsize=None)

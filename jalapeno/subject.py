@@ -280,29 +280,6 @@ def fastest_layout(model: str, scenario: str = "central", *, fit: JalapenoFit | 
     return {k: row[k] for k in ("n_chips", "dp", "concurrency", "interactivity_tok_s_user", "tpot_s")}
 
 
-def min_chips_for_speed(model: str, scenario: str = "central", *, fit: JalapenoFit | None = None,
-                        claim_id: str | None = None, kind: str | None = None) -> int | None:
-    """The fewest Jalapeño chips per worker (powers of two up to the domain) on which the fitted serving
-    model serves one ``model`` sequence at the published speed (:data:`SPEED_TARGETS`; ``claim_id`` and
-    ``kind`` override), None if no worker size does. The chips that *hold* the weights are fewer: this
-    is the calibrated answer to "how many chips does the published speed take", where the roofline's
-    speed-of-light bound gives a lower one."""
-    if claim_id is None:
-        targets = {m: (c, k) for m, c, k in SPEED_TARGETS}
-        claim_id, kind = targets[specs.model(model).model]
-    target = target_tpot_s(claim_id, kind)
-    fit = fit or fit_jalapeno(scenario)
-    chip, m = jalapeno_chip(scenario), specs.model(model)
-    sizes = [2 ** i for i in range(0, 8) if 2 ** i <= chip.scale_up_domain_chips]
-    for n in sizes:
-        r = serving.evaluate(m, chip, n_chips=float(n), concurrency=1.0, precision=pareto.DEFAULT_PRECISION.get(m.model, "fp8"),
-                             eff=fit.efficiency, stack="jalapeno")
-        if bool(np.asarray(r["fits"])) and float(np.asarray(r["tpot_s"])) <= target * (1 + 1e-9):
-            return n
-    return None
-
-
-
 # ---- the worked example of the roofline and serving-model chapters ---------------------------------------
 
 #: The worked example: gpt-oss-120b, Jalapeño's unknowns in this scenario, the benchmark's 8k/1k workload

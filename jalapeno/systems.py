@@ -6,7 +6,7 @@ with the system's hop latency and the chip's injection bandwidth). On top of it 
 
 - **capacity**: chips needed to hold the weights plus the KV cache of ``concurrency`` sequences of a
   context, per memory tier (on-chip SRAM, HBM (+ SRAM), HBM + host memory):
-  ``chips = ceil((W + c x KV(S)) / bytes per chip)`` (:func:`jalapeno.roofline.chips_to_hold`);
+  ``chips = ceil((W + c x KV(S)) / bytes per chip)`` (:func:`jalapeno.bounds.chips_to_hold`);
 - **LPU decode** (:func:`lpu_decode`): a model spread over ``stages`` pipeline stages of ``tp`` chips each,
   weights and KV cache in SRAM: the serving model (:func:`jalapeno.serving.evaluate`) with the SRAM
   memory tier, ``pp = stages``, ideal constants and the system's fabric. Per stage and micro-batch of
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from . import calibration, pareto, network, roofline, serving, specs, subject
+from . import bounds, calibration, network, pareto, serving, specs, subject
 from . import data as _data
 from .errors import UnknownNameError
 from .pareto import best_stack  # noqa: F401  (re-exported: tests/test_systems.py uses it from here)
@@ -163,14 +163,14 @@ def lpx_rack_totals(name: str = "groq-3-lpx") -> dict[str, float]:
 def sram_capacity_table(models: list[ModelSpec], name: str = "groq-3-lpx", *, weight_bits: int = 8,
                         concurrency: int = 0, context_tokens: int = 8192, kv_precision: str = "fp8") -> pl.DataFrame:
     """Chips (and racks) whose SRAM holds each model's weights at ``weight_bits`` plus the KV cache of
-    ``concurrency`` sequences of ``context_tokens`` (:func:`jalapeno.roofline.sram_chips`): ``model``,
+    ``concurrency`` sequences of ``context_tokens`` (:func:`jalapeno.bounds.sram_chips`): ``model``,
     ``weight_bytes``, ``kv_bytes``, ``chips``, ``chips_exact`` (``(weight + KV bytes) / SRAM bytes per
     chip``, before rounding up to whole chips), ``racks`` (fractional), ``whole_racks``."""
     s = system(name)
     rows = []
     for m in models:
         kv = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
-        n = roofline.sram_chips(m, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv)
+        n = bounds.sram_chips(m, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv)
         w = m.total_params() * weight_bits / 8
         rows.append({"model": m.model, "weight_bytes": w, "kv_bytes": float(kv), "chips": n,
                      "chips_exact": (w + kv) / s.chip.sram_bytes, "racks": n / s.n_chips,
@@ -200,7 +200,7 @@ def capacity_table(models: list[ModelSpec], names: list[str], *, contexts=(8192,
                     per_chip = s.memory_per_chip_bytes(tier)
                     if not per_chip:
                         continue
-                    n = roofline.chips_to_hold(need, per_chip)
+                    n = bounds.chips_to_hold(need, per_chip)
                     rows.append({"system": s.system, "model": m.model, "context_tokens": int(ctx), "tier": tier,
                                  "bytes_needed": float(need), "bytes_per_chip": float(per_chip), "chips": n,
                                  "systems_needed": n / s.n_chips})
@@ -219,7 +219,7 @@ def jalapeno_capacity(models: list[ModelSpec], *, contexts=(8192, 32768, 131072)
             need = w + concurrency * m.kv_bytes_per_sequence(int(ctx), kv_precision)
             rows.append({"system": "jalapeno", "model": m.model, "context_tokens": int(ctx), "tier": "hbm",
                          "bytes_needed": float(need), "bytes_per_chip": c.hbm_capacity_bytes,
-                         "chips": roofline.chips_to_hold(need, c.hbm_capacity_bytes), "systems_needed": None})
+                         "chips": bounds.chips_to_hold(need, c.hbm_capacity_bytes), "systems_needed": None})
     return pl.DataFrame(rows, schema_overrides={"systems_needed": pl.Float64})
 
 
@@ -357,7 +357,7 @@ def lpx_for(model: ModelSpec, *, weight_bits: int = 8, kv_bytes: float = 0.0, na
     """The LPX system of as many racks as hold ``model`` at ``weight_bits`` plus ``kv_bytes`` (one rack, or
     racks joined as one more Dragonfly level)."""
     s = system(name)
-    racks = math.ceil(roofline.sram_chips(model, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes) / s.n_chips)
+    racks = math.ceil(bounds.sram_chips(model, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes) / s.n_chips)
     return s.with_top_level(racks, add=True)
 
 
@@ -564,7 +564,7 @@ def jalapeno_requirements(models: list[ModelSpec], *, concurrency: int = 64, con
     rows = []
     for m in models:
         need = m.weight_bytes(weight_precision) + concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
-        n = roofline.chips_to_hold(need, c.hbm_capacity_bytes)
+        n = bounds.chips_to_hold(need, c.hbm_capacity_bytes)
         target = targets.get(m.model)
         req = None
         if m.is_moe and n > 1 and target:

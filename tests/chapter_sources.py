@@ -29,9 +29,10 @@ def shown_slots(name: str) -> tuple[set[str], set[str]]:
     return set(re.findall(r'ch\.tables\["([^"]+)"\]', code)), set(re.findall(r'figure\(ch, "([^"]+)"\)', code))
 
 
-def fixtures(name: str, module):
+def fixtures(name: str, module, **extra):
     """Module-scoped pytest fixtures ``defaults`` (the notebook's parameters) and ``ch`` (its chapter
-    module's ``compute(**defaults)``, computed once): ``defaults, ch = fixtures("pareto", chapter)``."""
+    module's ``compute(**defaults, **extra)``, computed once; ``extra``: what the notebook passes besides
+    its parameters): ``defaults, ch = fixtures("pareto", chapter)``."""
 
     @pytest.fixture(scope="module", name="defaults")
     def defaults_():
@@ -39,7 +40,7 @@ def fixtures(name: str, module):
 
     @pytest.fixture(scope="module")
     def ch(defaults):
-        return module.compute(**defaults)
+        return module.compute(**defaults, **extra)
 
     return defaults_, ch
 

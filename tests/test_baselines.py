@@ -182,7 +182,7 @@ def test_assumptions_refuse_bad_values_naming_the_valid_ones():
         with pytest.raises(ValueError, match="positive number"):
             BaselineAssumptions(fastest_point=bad)
     with pytest.raises(jp.UnknownNameError, match="benchmark FP4 endpoint"):
-        baselines.ratio_table(["deepseek-r1"], ["FP2 only"])
+        baselines.ratios_by_assumption(["deepseek-r1"], ["FP2 only"])
 
 
 def test_the_named_sets_cover_precision_mtp_and_fastest_point_each_with_a_basis():
@@ -229,14 +229,14 @@ def test_the_benchmark_endpoint_ratio_is_the_pareto_chapters_matched_ratio():
     # the book's DeepSeek-R1 baseline (every precision, no MTP) ends at an FP4 point, so the named FP4
     # endpoint must give the ratio the Pareto chapter computes, through its own construction
     book = subject.ratio_table(["deepseek-r1"]).filter(pl.col("scenario") == "central")["ratio"][0]
-    t = baselines.ratio_table(["deepseek-r1"], ["benchmark FP4 endpoint"])
+    t = baselines.ratios_by_assumption(["deepseek-r1"], ["benchmark FP4 endpoint"])
     assert t["ratio"][0] == pytest.approx(book, rel=1e-9)
     assert t["published_ratio"][0] == data.claim_value("dsr1-matched-tbt-ratio")
     assert t["reproduces"][0] == (abs(t["ratio"][0] / t["published_ratio"][0] - 1) <= baselines.DEFAULT_TOLERANCE)
 
 
 def test_a_set_that_does_not_apply_gives_no_ratio():
-    t = baselines.ratio_table(["kimi-k2.5"], ["seeds' single-user speed, final slope extended"])
+    t = baselines.ratios_by_assumption(["kimi-k2.5"], ["seeds' single-user speed, final slope extended"])
     assert math.isnan(t["ratio"][0]) and not t["reproduces"][0]
 
 

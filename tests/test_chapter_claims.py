@@ -10,12 +10,14 @@ import pytest
 
 from jalapeno import data, registry
 from jalapeno.chapters import claims as chapter
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import DataError, UnknownNameError
+from jalapeno.publish.scenarios import notebook_names
 
 NAME = "claims"
+ORDER = notebook_names()  # what the notebook passes: the book's chapters in order
 
 
-defaults, ch = chapter_sources.fixtures(NAME, chapter)
+defaults, ch = chapter_sources.fixtures(NAME, chapter, chapter_order=ORDER)
 
 
 def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
@@ -35,7 +37,7 @@ def test_counts_cover_every_claim_of_the_csv(ch):
 
 
 def test_tables_follow_the_books_order_of_chapters(ch):
-    order = data.chapters()
+    order = ORDER
     for name in ("by-chapter", "claims"):
         seen = ch.tables[name]["chapter"].unique(maintain_order=True).to_list()
         assert seen == [c for c in order if c in seen]
@@ -43,7 +45,7 @@ def test_tables_follow_the_books_order_of_chapters(ch):
 
 def test_a_status_filter_shows_only_that_status(ch):
     status = next(s for s in chapter.STATUSES if ch.values[chapter.key(s)])
-    only = chapter.compute(show_status=status)
+    only = chapter.compute(show_status=status, chapter_order=ORDER)
     rows, key = only.tables["claims"], chapter.key(status)
     assert set(rows["status"]) == {status}
     assert rows.height == only.values[key] == ch.values[key]
@@ -53,7 +55,7 @@ def test_a_status_filter_shows_only_that_status(ch):
 
 def test_an_unknown_status_is_named():
     with pytest.raises(UnknownNameError, match="'done'"):
-        chapter.compute(show_status="done")
+        chapter.compute(show_status="done", chapter_order=ORDER)
 
 
 def test_every_status_of_the_registry_is_shown_with_its_count(ch):
@@ -73,9 +75,19 @@ def test_the_seeds_are_listed_by_file_name_with_a_title(ch):
 
 def test_a_failing_claim_is_shown_not_raised(edit_data):
     edit_data("claims.csv", "gptoss-gb200-tok-per-kw,44960,", "gptoss-gb200-tok-per-kw,44961,")
-    failing = chapter.compute(show_status="all")
+    failing = chapter.compute(show_status="all", chapter_order=ORDER)
     assert failing.values["n_not_reproduced"] == 1
     row = failing.tables["claims"].filter(failing.tables["claims"]["claim_id"] == "gptoss-gb200-tok-per-kw")
     assert row["status"].to_list() == ["not reproduced"]
-    only = chapter.compute(show_status="not reproduced")
+    only = chapter.compute(show_status="not reproduced", chapter_order=ORDER)
     assert only.tables["claims"]["claim_id"].to_list() == ["gptoss-gb200-tok-per-kw"]
+
+
+def test_every_claim_belongs_to_a_chapter_of_the_book():
+    assert set(data.claims_table()["chapter"]) <= set(ORDER)
+
+
+def test_a_claim_of_a_chapter_the_book_does_not_have_is_refused(edit_data):
+    edit_data("claims.csv", ",reading-the-numbers,", ",reading-the-figures,")
+    with pytest.raises(DataError, match="reading-the-figures"):
+        chapter.compute(show_status="all", chapter_order=ORDER)

@@ -14,13 +14,12 @@ defaults, ch = chapter_sources.fixtures(NAME, chapter)
 
 #: What the chapter claims of the model, as ceilings (percent frontier distance of the measured frontier
 #: points to the frontier the prediction procedure draws): a change that makes a scheme worse fails.
-#: ``ho_chip_p90`` was 60 (the aim of issue 12, met at 59 % by the three-phase fit): the one
-#: ``least_squares`` call of issue 21 ends the refit without GB200 at its objective's minimum with the FLOP/s
-#: efficiency at the prior's centre (0.5), not in the compute-bound region the data-only first phase chose,
-#: and the held-out DeepSeek-R1 disaggregated GB200 series are predicted worse (p90 75 %, worst series 65 %).
+#: ``ho_chip_p90`` sits above its aim (:data:`AIM`): the refit without GB200 ends at its objective's minimum
+#: with the FLOP/s efficiency at the prior's centre (0.5), outside the compute-bound region, and the held-out
+#: DeepSeek-R1 disaggregated GB200 series are predicted worse (p90 75 %, worst series 65 %).
 CEILINGS = {"in_frontier_median": 20, "ho_chip_median": 30, "ho_chip_p90": 80, "ho_model_chip_median": 30,
             "ho_model_chip_p90": 85, "ho_shape_median": 20, "ho_shape_p90": 70}
-#: The aims of issue 12 for a chip the fit has not seen (leave one chip out): median 20 %, p90 60 %.
+#: The aims for a chip the fit has not seen (leave one chip out): median 20 %, p90 60 %.
 AIM = {"ho_chip_median": 20, "ho_chip_p90": 60}
 
 
@@ -35,7 +34,7 @@ def test_validation_figures_stay_under_their_ceilings(ch, key, ceiling):
 
 
 @pytest.mark.xfail(strict=True, reason="the serving model does not yet transfer to an unseen chip this well "
-                                       "(issue 12 item 2); strict: passing means the aim is met, make it a ceiling")
+                                       "(its aim, AIM); strict: passing means the aim is met, make it a ceiling")
 def test_unseen_chips_are_predicted_to_the_aim(ch):
     assert all(float(ch.numbers[k]) <= v for k, v in AIM.items())
 

@@ -5,7 +5,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from jalapeno import charts, comparison, measured, roofline, specs
+from jalapeno import bounds, charts, comparison, measured, specs
 
 
 def test_renderer_is_deterministic_and_offline():
@@ -37,13 +37,13 @@ def test_default_transformer_still_refuses_huge_frames():
 def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
     chart = alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
     monkeypatch.setenv("JALAPENO_FIGURES_DIR", str(tmp_path))
-    shown = charts.figure(chart, "two-points")
+    shown = charts.export(chart, "two-points")
     assert (tmp_path / "two-points.svg").read_text().startswith("<svg")
     # the page shows the spec the files were made from, validated once, and reads as the chart
     assert shown._repr_mimebundle_() == charts.fit_width(chart)._repr_mimebundle_()
     assert repr(shown) == "alt.Chart(...)"
     with pytest.raises(ValueError, match="figure name"):
-        charts.figure(chart, "Bad Name")
+        charts.export(chart, "Bad Name")
 
 
 def test_the_chart_runtime_is_kept_under_vl_converts_version(tmp_path, monkeypatch):
@@ -113,8 +113,8 @@ def test_frontier_sources_have_the_books_line_styles():
 
 
 def test_roofline_draws_a_chip_with_the_same_line_as_another_on_top_of_it():
-    curves = roofline.roofline_curves([specs.chip(c) for c in ("gb200", "mi355x", "jalapeno")], "fp4")
-    points = roofline.phase_points(specs.model("gpt-oss-120b"), specs.chip("jalapeno"))
+    curves = bounds.roofline_curves([specs.chip(c) for c in ("gb200", "mi355x", "jalapeno")], "fp4")
+    points = bounds.phase_points(specs.model("gpt-oss-120b"), specs.chip("jalapeno"))
     spec = charts.roofline(curves, points).to_dict()
     drawn = [{r["chip"] for r in spec["datasets"][layer["data"]["name"]]} for layer in spec["layer"][:2]]
     # GB200 and MI355X have the same peak and bandwidth: MI355X dashed over GB200, so both colours show

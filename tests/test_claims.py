@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import comparison, data, metrics, registry, subject
+from jalapeno import comparison, data, metrics, registry, subject, uncertainty
 
 SEEDS = {"000_8705a119be375ace.txt", "001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt",
          "003_243afe2b3792c736.txt", "004_702e02e5d1f097e4.txt"}
@@ -183,10 +183,10 @@ def test_the_agent_savings_read_their_claims():
 
 def test_judge_is_the_band_of_the_prediction_ends_included():
     # the band already holds Jalapeño's unknowns and the model's unseen-chip error (jalapeno.uncertainty)
-    assert registry.judge(100.0, (80.0, 120.0)) == "agrees"
-    assert registry.judge(100.0, (100.0, 120.0)) == "agrees"      # an end counts
-    assert registry.judge(100.0, (100.5, 120.0)) == "disagrees"
-    assert registry.judge(100.0, (60.0, 99.9)) == "disagrees"
+    assert uncertainty.judge(100.0, (80.0, 120.0)) == "agrees"
+    assert uncertainty.judge(100.0, (100.0, 120.0)) == "agrees"      # an end counts
+    assert uncertainty.judge(100.0, (100.5, 120.0)) == "disagrees"
+    assert uncertainty.judge(100.0, (60.0, 99.9)) == "disagrees"
     assert registry.published_point(2.1, 4.1, (4.58, 4.79)) == 4.1
     assert registry.published_point(2.1, 4.1, (1.0, 1.2)) == 2.1
 
@@ -201,7 +201,7 @@ def test_printed_rounding_intervals():
 # ---- what the published ratios and power bases are --------------------------------------------------------
 
 def test_headline_ratios():
-    r = {row["ratio"]: row for row in comparison.headline_ratios().iter_rows(named=True)}
+    r = {row["ratio"]: row for row in comparison.headline_ratio_arithmetic().iter_rows(named=True)}
     assert float(r["per-watt throughput, gpt-oss"]["computed"]) == pytest.approx(85448 / 44960, abs=1e-3)
     assert float(r["E2E latency, gpt-oss"]["computed"]) == pytest.approx(1.80 / 1.03, abs=1e-3)
     assert float(r["single-user speed, DeepSeek-R1"]["computed"]) == pytest.approx(700 / 169, abs=1e-3)
@@ -256,3 +256,11 @@ def test_an_unknown_claim_is_named():
 ])
 def test_claimed_text(value, high, unit, text):
     assert registry.claimed_text(value, high, unit) == text
+
+
+def test_each_check_is_named_after_its_claim():
+    shared = {"jalapeno-hbm-capacity", "jalapeno-hbm4-stacks"}  # one check relates the two claims
+    names = {cid: c.fn.__name__ for cid, c in registry.CHECKS.items()}
+    assert {cid: n for cid, n in names.items() if cid not in shared} == \
+        {cid: "check_" + cid.replace("-", "_") for cid in names if cid not in shared}
+    assert {names[cid] for cid in shared} == {"check_jalapeno_hbm_per_stack"}

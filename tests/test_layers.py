@@ -52,3 +52,24 @@ def test_the_readme_public_api_runs_as_shown():
     assert {"chip", "model", "evaluate", "frontier", "claims"} <= set(jp.__all__)
     r = namespace["r"]
     assert float(r.tpot_s) > 0 and float(r.decode_step_s) == float(r.roofline_s + r.collectives_s + r.overhead_s)
+
+
+def test_no_module_below_the_book_machinery_uses_a_private_name_of_another():
+    """A name with a leading underscore stays in its module: what two modules share is public."""
+    used = []
+    for path in sorted((ROOT / "jalapeno").rglob("*.py")):
+        if "publish" in path.relative_to(ROOT).parts:
+            continue
+        tree = ast.parse(path.read_text())
+        modules = set()  # the names this module binds to modules of the package
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("jalapeno")):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        used.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports {alias.name}")
+                    modules.add(alias.asname or alias.name)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                used.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert used == []

@@ -7,11 +7,12 @@ A notebook keeps its parameters cell, one call and the display::
     ch = chapter.compute(**P)        # P: the checked parameters (jalapeno.publish.notebook.setup)
     glue_all(ch)                     # every quoted number, for {glue:md}`key` in the prose
     table(ch.tables["ridges"])       # one line per table or figure, where the prose shows it
-    figure(ch, "roofline")
+    figure(ch, "roofline")           # (jalapeno.publish.notebook.figure)
 
-The order of the chapters is the book's table of contents (``book/_toc.yml``, read by
-:func:`jalapeno.data.chapters`). This package sits above the physics and the claims registry and below
-the book machinery (:mod:`jalapeno.publish`); importing it imports no chapter.
+The order of the chapters is the book's table of contents (``book/_toc.yml``), which only the book
+machinery reads (:func:`jalapeno.publish.scenarios.notebook_names`): the claims chapter, which lists the
+claims chapter by chapter, is given it. This package sits above the physics and the claims registry and
+below the book machinery (:mod:`jalapeno.publish`); importing it imports no chapter.
 """
 
 from __future__ import annotations
@@ -51,11 +52,7 @@ class Chapter:
         self.numbers[key] = text = display.formatted(value, fmt)
         return text
 
-    def figure(self, slot: str, chart: Any, name: str | None = None) -> None:
+    def add_figure(self, slot: str, chart: Any, name: str | None = None) -> None:
         """Keep ``chart`` in ``slot``, exported as ``name`` (default: the slot)."""
         self.figures[slot] = Figure(name or slot, chart)
 
-
-def module_name(chapter: str) -> str:
-    """The module of a chapter: ``reading-the-numbers`` -> ``jalapeno.chapters.reading_the_numbers``."""
-    return f"{__name__}.{chapter.replace('-', '_')}"

@@ -169,8 +169,8 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: 
     ch.quote("model_slower", ", ".join(model_slower) if model_slower else "none")
     ch.quote("j_request_ms", 1e3 * fit.efficiency.request_latency_s, "{:.0f}")
     ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
-    ch.figure("task-latency", charts.agent_task_latency(task_model.compare(tasks, servers)),
-              f"agent-task-latency-{model}-{baseline}")
+    ch.add_figure("task-latency", charts.agent_task_latency(task_model.compare(tasks, servers)),
+                  f"agent-task-latency-{model}-{baseline}")
 
 
 def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: str) -> None:
@@ -181,9 +181,9 @@ def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: s
     lat = {r["server"]: r["latency_s"] for r in sweep.filter(pl.col("steps") == n_max).iter_rows(named=True)}
     ch.quote("sweep_saving_100", lat[baseline] - lat["jalapeno"], "{:,.1f}")
     ch.quote("sweep_ratio_100", lat[baseline] / lat["jalapeno"], "{:.2f}")
-    ch.figure("steps-sweep", charts.agent_sweep(sweep, "steps", "latency_s", "Task latency grows with the number of steps",
-                                                "dependent steps", "expected task latency (s)"),
-              f"agent-steps-{model}-{baseline}")
+    ch.add_figure("steps-sweep", charts.agent_sweep(sweep, "steps", "latency_s", "Task latency grows with the number of steps",
+                                                    "dependent steps", "expected task latency (s)"),
+                  f"agent-steps-{model}-{baseline}")
     calls = pl.concat([r.steps.select("call_s") for r in runs.values()])["call_s"]
     grid = np.geomspace(float(calls.min()) * TIMEOUT_FROM_SHORTEST, float(calls.max()) * TIMEOUT_TO_LONGEST,
                         TIMEOUT_POINTS)
@@ -199,10 +199,10 @@ def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: s
              f"timeout more often and its tasks complete where {other}'s die")
     ch.quote("task_steps", task.steps)
     ch.quote("task_attempts", task.max_attempts)
-    ch.figure("timeouts", charts.agent_sweep(tsweep, "timeout_s", "completion_rate",
-                                             "Tasks completed as the timeout tightens", "timeout per call (s)",
-                                             "share of tasks completed", log_x=True),
-              f"agent-timeouts-{model}-{baseline}")
+    ch.add_figure("timeouts", charts.agent_sweep(tsweep, "timeout_s", "completion_rate",
+                                                 "Tasks completed as the timeout tightens", "timeout per call (s)",
+                                                 "share of tasks completed", log_x=True),
+                  f"agent-timeouts-{model}-{baseline}")
 
 
 def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .. import agents, caveats, charts, data, pareto, power, registry, specs, subject
-from ..comparison import baseline_summary
+from .. import agents, caveats, charts, comparison, data, pareto, power, registry, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -122,7 +121,7 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
     vr = caveats.vera_rubin_table(models, fit=fit, scenario=scenario, cases=cases, max_chips=max_chips)
     ch.tables["vera-rubin"] = _shown(vr.select("model", "metric", "case", "baseline", "vs_baseline", "vs_vera_rubin",
                                                "remaining", "published", "published_projected"))
-    ch.figure("vera-rubin-remaining", charts.remaining_share(vr), "caveats-vera-rubin-remaining")
+    ch.add_figure("vera-rubin-remaining", charts.remaining_share(vr), "caveats-vera-rubin-remaining")
 
     def value(model, metric, case, col="vs_vera_rubin"):
         rows = vr.filter((pl.col("model") == model) & (pl.col("metric") == metric) & (pl.col("case") == case))
@@ -160,9 +159,18 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
              "{:.0f}")
 
 
+#: The rows of the power-bases table (:data:`jalapeno.comparison.POWER_BASIS_ROWS`, all of them) and how the
+#: table names each.
+POWER_BASIS_LABELS = {"rated": "rated", "sustained": "sustained, Jalapeño only", "sustained, both": "sustained, both",
+                      "all-in-proportional": "all-in, proportional", "all-in-per-chip": "all-in, per chip",
+                      "all-in-per-chip, sustained": "all-in, per chip, sustained", "facility": "facility"}
+
+
 def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     _qualifies(ch, reg, "power")
-    bases = caveats.power_basis_table(baseline_summary(), pue=pue, jalapeno_sustained_w=jalapeno_sustained_w)
+    bases = comparison.power_basis_table(bases=tuple(POWER_BASIS_LABELS), pue=pue, jalapeno_sustained_w=jalapeno_sustained_w)
+    bases = bases.with_columns(pl.col("basis").replace_strict(POWER_BASIS_LABELS),
+                               (pl.col("ratio") / bases["ratio"][0]).alias("ratio_vs_rated"))
     ch.quote("pue_used", pue, "{:.2f}")
     row = {r["basis"]: r for r in bases.iter_rows(named=True)}
     ch.quote("pb_j_rated", row["rated"]["jalapeno_tok_s_kw"], "{:,.0f}")
@@ -175,8 +183,8 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     ch.quote("pb_hn_w", power.host_network_w("jalapeno", "per-chip"), "{:,.0f}")
     ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
     ch.tables["power-bases"] = bases
-    ch.figure("power-bases", charts.ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
-                                               "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
+    ch.add_figure("power-bases", charts.ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
+                                                   "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
 
 
 def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
@@ -187,8 +195,8 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
     ch.tables["shape-sweep"] = _shown(sw)
     long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
                       value_name="ratio")
-    ch.figure("shape-sweep", charts.ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
-                                               "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
+    ch.add_figure("shape-sweep", charts.ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
+                                                   "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
     for metric, key in (("per_kw_at_peak", "sh"), ("single_user", "sh_su")):
         ranked = sw.sort(metric)
         best, worst = ranked.row(-1, named=True), ranked.row(0, named=True)
@@ -227,7 +235,7 @@ def _kernels(ch, reg, model, fit, scenario) -> None:
     ch.tables["kernels"] = _shown(kt)
     pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
                                pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
-    ch.figure("amdahl", charts.amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
+    ch.add_figure("amdahl", charts.amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
     ch.quote("k_model", model)
     bt, pk = kt.row(0, named=True), kt.row(1, named=True)  # best TBT, peak throughput
     ch.quote("k_share_bt", 100 * bt["kernel_share"], "{:.0f}")
@@ -256,7 +264,7 @@ def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
     _qualifies(ch, reg, "hbm")
     hbm = caveats.hbm_table(chips, supply_share=supply_share, power_basis=basis, pue=pue)
     ch.tables["hbm"] = _shown(hbm)
-    ch.figure("hbm-per-gw", charts.hbm_per_gw(hbm), "caveats-hbm-per-gw")
+    ch.add_figure("hbm-per-gw", charts.hbm_per_gw(hbm), "caveats-hbm-per-gw")
     j = hbm.filter(pl.col("chip") == "jalapeno").row(0, named=True)
     ch.quote("hbm_basis", power.BASIS_LABELS[basis])
     ch.quote("hbm_per_stack", caveats.hbm_per_stack_bytes("jalapeno") / 1e9, "{:.0f}")  # GB
@@ -279,7 +287,7 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "pareto-shape")
     shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
     ch.tables["pareto-shape"] = _shown(shape_t)
-    ch.figure("pareto-shape", charts.ratio_curves(curves), "caveats-pareto-shape")
+    ch.add_figure("pareto-shape", charts.ratio_curves(curves), "caveats-pareto-shape")
     m = shape_t["model"][0]
     at = {round(r["fraction"], 2): r["ratio"] for r in shape_t.filter(pl.col("model") == m).iter_rows(named=True)}
     near, half = PARETO_SHAPE_FRACTIONS

@@ -10,10 +10,12 @@ and the date each states). Every status of :data:`jalapeno.registry.STATUSES` is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from .. import data, registry
-from ..errors import UnknownNameError
+from ..errors import DataError, UnknownNameError
 from . import Chapter
 
 #: The statuses the page shows, in the order of its columns and its prose: every status of the registry.
@@ -39,18 +41,25 @@ def key(status: str) -> str:
     return "n_" + status.replace(",", "").replace(" ", "_")
 
 
-def compute(*, show_status: str) -> Chapter:
+def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
     """The claims chapter.
 
     ``show_status``: ``all`` (every claim in the full table) or one of :data:`STATUSES` (only the claims
-    with that status). The counts are over all claims whatever ``show_status``.
+    with that status). The counts are over all claims whatever ``show_status``. ``chapter_order``: the
+    book's chapters in their order (:func:`jalapeno.publish.scenarios.notebook_names`, from the table of
+    contents), the order of the tables' rows.
 
     Returns a :class:`jalapeno.chapters.Chapter` (keys and slots in the module's docstring). Raises
-    UnknownNameError for another ``show_status`` and what :func:`jalapeno.registry.claims` raises."""
+    UnknownNameError for another ``show_status``, DataError for a claim of a chapter not in
+    ``chapter_order``, and what :func:`jalapeno.registry.claims` raises."""
     if show_status != "all" and show_status not in STATUSES:
         raise UnknownNameError("status", show_status, ["all", *STATUSES])
     reg = registry.claims()
-    order = {c: i for i, c in enumerate(data.chapters())}  # the book's order of the chapters
+    order = {c: i for i, c in enumerate(chapter_order)}
+    strays = reg.filter(~pl.col("chapter").is_in(list(order)))
+    if strays.height:
+        raise DataError(f"claims.csv: claim {strays['claim_id'][0]!r} belongs to chapter {strays['chapter'][0]!r}, "
+                        f"which the book does not have; its chapters: {', '.join(order)}")
     counts = registry.status_counts(reg)
     ch = Chapter()
     for status, n in counts.items():

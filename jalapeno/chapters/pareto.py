@@ -187,7 +187,7 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
     for m in models:
         chart = charts.frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
                                             scenario="central", title=f"{m}: Pareto frontiers")
-        ch.figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
+        ch.add_figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
     ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
     ch.quote("fixed_levels", ", ".join(f"{number(v):,}" for v in FIXED_LEVELS))
 
@@ -339,7 +339,7 @@ def _ratio_curves(ch: Chapter, fits, *, models, power_basis, isl, osl, baseline_
     ch.quote("ratio_end", first["ratio"][-1], "{:.0f}")
     ch.quote("first_model", models[0])
     ch.quote("dsr_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
-    ch.figure("ratio-curves", charts.ratio_curves(curves), "pareto-ratio-curves")
+    ch.add_figure("ratio-curves", charts.ratio_curves(curves), "pareto-ratio-curves")
 
 
 def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis, baseline_max_chips,
@@ -418,7 +418,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
                       ("chk_mtp", "GB300 FP4 with MTP / without, at 150 tok/s/user")):
         ch.quote(f"{key}_pub", by[name]["public_value"], "{:.2f}" if by[name]["public_value"] < 10 else "{:.0f}")
         ch.quote(f"{key}_mod", by[name]["modeled_value"], "{:.2f}" if by[name]["modeled_value"] < 10 else "{:.0f}")
-    table = baselines.ratio_table(models, power_basis=power_basis, fits={"central": fits["central"]})
+    table = baselines.ratios_by_assumption(models, power_basis=power_basis, fits={"central": fits["central"]})
     rows = []
     for r in table.iter_rows(named=True):
         b = uncertainty.Band(math.nan, math.nan, math.nan)
@@ -460,7 +460,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
         ratio_high=pl.col("j_high") / pl.col("baseline_tok_s_kw"),
         line=pl.format("{} {}", pl.col("precision").str.to_uppercase(),
                        pl.when(pl.col("spec_decoding") == "mtp").then(pl.lit("with MTP")).otherwise(pl.lit("no MTP"))))
-    ch.figure("ratio-vs-fastest", charts.ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
-                                                               published=claim_value("dsr1-matched-tbt-ratio"),
-                                                               seeds_speed=claim_value("dsr1-baseline-single-user")),
-              "pareto-ratio-vs-fastest")
+    ch.add_figure("ratio-vs-fastest", charts.ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
+                                                                   published=claim_value("dsr1-matched-tbt-ratio"),
+                                                                   seeds_speed=claim_value("dsr1-baseline-single-user")),
+                  "pareto-ratio-vs-fastest")

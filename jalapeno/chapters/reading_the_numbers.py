@@ -69,7 +69,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              else f"{n_agree} of the four published GB200 numbers are reproduced (the published ones are for "
                   "GB200, gpt-oss-120b, 8k/1k, run 20786863188)")
     pts = measured.points(model, baseline, isl=isl, osl=osl)
-    ch.figure("measured", charts.measured_points(pts, s["run_id"]), f"measured-{model}-{baseline}-{isl}-{osl}")
+    ch.add_figure("measured", charts.measured_points(pts, s["run_id"]), f"measured-{model}-{baseline}-{isl}-{osl}")
 
     # Run-to-run spread
     runs = comparison.runs_table(model, baseline, isl=isl, osl=osl, power_w=baseline_power_w)
@@ -96,7 +96,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_tdp_kw", claim("jalapeno-tdp") / 1e3, "{:.1f}")
     ch.quote("b_tdp_kw", s["power_w"] / 1e3, "{:.1f}")
     ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}")
-    ratios = comparison.headline_ratios()
+    ratios = comparison.headline_ratio_arithmetic()
     ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}")
     ch.quote("e2e_ratio", float(ratios.filter(pl.col("ratio") == "E2E latency, gpt-oss")["computed"][0]), "{:.2f}")
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
@@ -115,9 +115,9 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     grid = comparison.power_basis_grid(s, jalapeno_sustained_w=jalapeno_sustained_w,
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
-    ch.figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
-                                                           jalapeno_allin_w=start["all-in-proportional"]),
-              f"power-bases-{model}-{baseline}")
+    ch.add_figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
+                                                               jalapeno_allin_w=start["all-in-proportional"]),
+                  f"power-bases-{model}-{baseline}")
 
     # What the end-to-end latencies imply
     dec = comparison.e2e_decomposition(osl)

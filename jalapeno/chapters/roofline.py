@@ -2,8 +2,7 @@
 each chip's roofline, the speed-of-light batch-1 decode bound of each model on each chip, how close the
 best single-user speeds come to it, the prefill bound, and what holding the weights in SRAM costs.
 
-Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.roofline`, imported here as
-``bounds`` so that it is not confused with this module); the measured and published speeds are those of
+Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.bounds`); the measured and published speeds are those of
 :func:`jalapeno.comparison.published_vs_roofline`.
 """
 
@@ -12,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .. import charts, comparison, pareto, serving, specs, subject
-from .. import roofline as bounds
+from .. import bounds, charts, comparison, pareto, serving, specs, subject
 from ..data import claim_value
+from ..display import plain
 from ..metrics import mean_request_length
 from . import Chapter
 
@@ -29,7 +28,7 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
                concurrency: int, context_tokens: int) -> pl.DataFrame:
     """What holding each model in on-chip SRAM takes: its weights at ``weight_bits`` plus the KV cache of
     ``concurrency`` sequences of ``context_tokens`` at ``kv_precision``, over ``chip``'s SRAM per chip
-    (:func:`jalapeno.roofline.sram_chips`), in racks of ``groq-lpx-chips-per-rack`` chips (a claim).
+    (:func:`jalapeno.bounds.sram_chips`), in racks of ``groq-lpx-chips-per-rack`` chips (a claim).
 
     Columns: ``model``, ``weight_GB`` and ``kv_GB`` (1e9 bytes), ``lpus`` (chips), ``racks`` (fractional).
     Raises ValueError for a chip without SRAM."""
@@ -48,7 +47,7 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
 def worked_step(config: dict) -> dict[str, serving.Evaluation]:
     """One decode step of :data:`jalapeno.subject.WORKED_MODEL` in ``config`` (one of
     :func:`jalapeno.subject.worked_configurations`), evaluated twice by :func:`jalapeno.subject.worked_evaluation`:
-    ``ideal`` (the roofline: :data:`jalapeno.roofline.SPEED_OF_LIGHT` constants, free collectives) and
+    ``ideal`` (the roofline: :data:`jalapeno.bounds.SPEED_OF_LIGHT` constants, free collectives) and
     ``fitted`` (the configuration's calibrated or fitted constants: the serving model's prediction, whose
     step is ``kv + max(weights, compute) + collectives + overhead``)."""
     return {"ideal": subject.worked_evaluation(config, **{k: v for k, v in bounds.SPEED_OF_LIGHT.items() if k != "stack"}),
@@ -73,25 +72,22 @@ def _worked_example(ch: Chapter) -> None:
         chip, eff, kw = config["chip"], config["eff"], config["kw"]
         ev = worked_step(config)
         ideal, fitted = ev["ideal"], ev["fitted"]
-
-        def v(x) -> float:
-            return float(np.asarray(x))
         bw = chip.hbm_bandwidth_bytes_per_s
-        flops_peak = v(ideal.flops) / v(ideal.compute_s)  # the FLOP/s the evaluator used (the experts' precision)
+        flops_peak = plain(ideal.flops) / plain(ideal.compute_s)  # the FLOP/s the evaluator used (the experts' precision)
         ch.quote(f"we_{k}_chip", chip.display_name)
         ch.quote(f"we_{k}_chips", int(kw["n_chips"]))
         ch.quote(f"we_{k}_ep", "expert parallel" if kw["ep"] else "tensor parallel, experts included")
         ch.quote(f"we_{k}_bw_tb", bw / 1e12, "{:.1f}")
         ch.quote(f"we_{k}_pflops", flops_peak / 1e15, "{:.1f}")
         # the roofline at peak (ideal constants)
-        ch.quote(f"we_{k}_weight_mb", v(ideal.weight_bytes_read) / 1e6, "{:,.1f}")
-        ch.quote(f"we_{k}_weights_us", v(ideal.weights_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_kv_mb", v(ideal.kv_bytes_read) / 1e6, "{:,.2f}")
-        ch.quote(f"we_{k}_kv_us", v(ideal.kv_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_gflop", v(ideal.flops) / 1e9, "{:.2f}")
-        ch.quote(f"we_{k}_compute_us", v(ideal.compute_s) * 1e6, "{:.3f}")
-        ch.quote(f"we_{k}_roofline_us", v(ideal.roofline_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_roofline_tok_s", 1 / v(ideal.roofline_s), "{:,.0f}")
+        ch.quote(f"we_{k}_weight_mb", plain(ideal.weight_bytes_read) / 1e6, "{:,.1f}")
+        ch.quote(f"we_{k}_weights_us", plain(ideal.weights_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_kv_mb", plain(ideal.kv_bytes_read) / 1e6, "{:,.2f}")
+        ch.quote(f"we_{k}_kv_us", plain(ideal.kv_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_gflop", plain(ideal.flops) / 1e9, "{:.2f}")
+        ch.quote(f"we_{k}_compute_us", plain(ideal.compute_s) * 1e6, "{:.3f}")
+        ch.quote(f"we_{k}_roofline_us", plain(ideal.roofline_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_roofline_tok_s", 1 / plain(ideal.roofline_s), "{:,.0f}")
         # the constants and what they add
         ch.quote(f"we_{k}_constants", config["constants"])
         ch.quote(f"we_{k}_stack", kw["stack"])
@@ -100,14 +96,14 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_beta_us", eff.beta_s * 1e6, "{:.2f}")
         ch.quote(f"we_{k}_alpha_us", eff.alpha_s * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_fit_roofline_us", v(fitted.roofline_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_fit_compute_us", v(fitted.compute_s) * 1e6, "{:.2f}")
-        ch.quote(f"we_{k}_allreduce_us", v(fitted.allreduce_s) * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_all_to_all_us", v(fitted.all_to_all_s) * 1e6, "{:.1f}")
-        ch.quote(f"we_{k}_overhead_us", v(fitted.overhead_s) * 1e6, "{:,.1f}")
-        ch.quote(f"we_{k}_total_ms", v(fitted.decode_step_s) * 1e3, "{:.2f}")
-        ch.quote(f"we_{k}_total_tok_s", 1 / v(fitted.tpot_s), "{:,.0f}")
-        ch.quote(f"we_{k}_overhead_pct", 100 * v(fitted.overhead_s) / v(fitted.decode_step_s), "{:.0f}")
+        ch.quote(f"we_{k}_fit_roofline_us", plain(fitted.roofline_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_fit_compute_us", plain(fitted.compute_s) * 1e6, "{:.2f}")
+        ch.quote(f"we_{k}_allreduce_us", plain(fitted.allreduce_s) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_all_to_all_us", plain(fitted.all_to_all_s) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_overhead_us", plain(fitted.overhead_s) * 1e6, "{:,.1f}")
+        ch.quote(f"we_{k}_total_ms", plain(fitted.decode_step_s) * 1e3, "{:.2f}")
+        ch.quote(f"we_{k}_total_tok_s", 1 / plain(fitted.tpot_s), "{:,.0f}")
+        ch.quote(f"we_{k}_overhead_pct", 100 * plain(fitted.overhead_s) / plain(fitted.decode_step_s), "{:.0f}")
         ch.quote(f"we_{k}_target_ms", config["target_ms"], "{:.2f}")
 
 
@@ -148,7 +144,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("prefill_intensity", phases["intensity_flop_per_byte"][-1], "{:,.0f}")
     ch.quote("decode1_intensity", phases["intensity_flop_per_byte"][0], "{:.1f}")
     ch.quote("focus_ridge", focus_c.ridge_point_flop_per_byte(weight_precision), "{:,.0f}")
-    ch.figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
+    ch.add_figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
 
     # The batch-1 bound, chip by chip
     ch.quote("focus_label", f"{focus_m.display_name} on {focus_c.display_name}")
@@ -164,7 +160,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
                                context_tokens=context_tokens, weight_precision=weight_precision,
                                kv_precision=kv_precision)
-    ch.figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
+    ch.add_figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
 
     # How close the best single-user speeds come
     frac = comparison.published_vs_roofline(context_tokens=context_tokens, weight_precision=weight_precision,
@@ -185,7 +181,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"])
     ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}")
     ch.tables["fraction"] = frac
-    ch.figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
+    ch.add_figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
 
     # The prefill bound
     ch.quote("prefill_ms", 1e3 * bounds.prefill_time_s(focus_m, focus_c, context_tokens,

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import polars as pl
 
 from .. import calibration, charts, serving, specs, subject
-from ..display import number
+from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
 from . import Chapter
@@ -53,7 +52,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
     ch.tables["fit_errors"] = fit_errors.drop("point_distances")
-    ch.figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
+    ch.add_figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
     held = pl.concat([calibration.holdout(configs, by=b) for b in holdout_by])
     for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
         ch.numbers[key] = text
@@ -66,9 +65,9 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
         pl.col("frontier_points").alias("measured frontier points"),
         (100 * pl.col("median")).alias("median distance (%)"), (100 * pl.col("p90")).alias("p90 distance (%)"))
     long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
-    ch.figure("schemes", charts.validation_schemes(
+    ch.add_figure("schemes", charts.validation_schemes(
         long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
-                    (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
+                        (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
         "serving-model-validation")
     ch.tables["holdout"] = held.select("held_out", "series", "points", "tpot_err_median", "tput_err_median",
                                        "frontier_distance", "held_at_prior")
@@ -127,10 +126,7 @@ def _worked_example(ch: Chapter) -> None:
     ch.quote("wb_osl_mean", osl_m, "{:,.1f}")
     # one sequence on one chip reads the non-expert weights and k experts a layer: the starting point
     one = subject.worked_evaluation(configs["jalapeno"], n_chips=1.0, dp=1.0, concurrency=1.0)
-    ch.quote("wb_batch1_weight_gb", float(np.asarray(one.weight_bytes_read)) / 1e9, "{:.2f}")
-
-    def v(x) -> float:
-        return float(np.asarray(x))
+    ch.quote("wb_batch1_weight_gb", plain(one.weight_bytes_read) / 1e9, "{:.2f}")
     for key, config in configs.items():
         k = key[0]
         chip, eff, kw = config["chip"], config["eff"], config["kw"]
@@ -138,7 +134,7 @@ def _worked_example(ch: Chapter) -> None:
 
         def q(name: str, value, fmt: str = "{}") -> None:
             ch.quote(f"wb_{k}_{name}", value, fmt)
-        n, dp, b = v(kw["n_chips"]), v(kw["dp"]), v(kw["concurrency"])
+        n, dp, b = float(kw["n_chips"]), float(kw["dp"]), float(kw["concurrency"])
         bw = chip.hbm_bandwidth_bytes_per_s * eff.eta_mem  # the achieved bandwidth the evaluator divides by
         q("chip", chip.display_name)
         q("constants", config["constants"])
@@ -153,44 +149,44 @@ def _worked_example(ch: Chapter) -> None:
         q("seqs", b / dp, "{:,.0f}")
         q("bw_tb", chip.hbm_bandwidth_bytes_per_s / 1e12, "{:.1f}")
         q("eta_mem", eff.eta_mem, "{:.2f}")
-        q("pflops", v(ev.flops) / v(ev.compute_s) / eff.eta_compute / 1e15, "{:.1f}")
+        q("pflops", plain(ev.flops) / plain(ev.compute_s) / eff.eta_compute / 1e15, "{:.1f}")
         q("eta_compute", eff.eta_compute, "{:.3f}")
         # 1. weights: the non-expert weights over the TP ways, the distinct experts the batch touches over the chips
-        q("touched", v(serving.expected_distinct_experts(m.n_routed_experts, m.num_experts_per_tok, b)), "{:.1f}")
-        q("expert_gb", v(ev.expert_weights_s) * bw / 1e9, "{:.2f}")
-        q("nonexpert_gb", v(ev.attention_weights_s + ev.other_weights_s) * bw / 1e9, "{:.2f}")
-        q("weight_gb", v(ev.weight_bytes_read) / 1e9, "{:.2f}")
-        q("weights_ms", v(ev.weights_s) * 1e3, "{:.3f}")
+        q("touched", plain(serving.expected_distinct_experts(m.n_routed_experts, m.num_experts_per_tok, b)), "{:.1f}")
+        q("expert_gb", plain(ev.expert_weights_s) * bw / 1e9, "{:.2f}")
+        q("nonexpert_gb", plain(ev.attention_weights_s + ev.other_weights_s) * bw / 1e9, "{:.2f}")
+        q("weight_gb", plain(ev.weight_bytes_read) / 1e9, "{:.2f}")
+        q("weights_ms", plain(ev.weights_s) * 1e3, "{:.3f}")
         # 2. the KV cache of the sequences of each attention replica; 3. the FLOPs at the achieved rate
-        q("kv_gb", v(ev.kv_bytes_read) / 1e9, "{:.1f}")
-        q("kv_ms", v(ev.kv_s) * 1e3, "{:.3f}")
-        q("tflop", v(ev.flops) / 1e12, "{:.2f}")
-        q("compute_ms", v(ev.compute_s) * 1e3, "{:.3f}")
+        q("kv_gb", plain(ev.kv_bytes_read) / 1e9, "{:.1f}")
+        q("kv_ms", plain(ev.kv_s) * 1e3, "{:.3f}")
+        q("tflop", plain(ev.flops) / 1e12, "{:.2f}")
+        q("compute_ms", plain(ev.compute_s) * 1e3, "{:.3f}")
         # 4. the matrix multiplies take the longer of their weight read and their FLOPs
-        q("bound", "the FLOPs" if v(ev.compute_s) > v(ev.weights_s) else "the weight read")
-        q("max_ms", max(v(ev.weights_s), v(ev.compute_s)) * 1e3, "{:.3f}")
-        q("roofline_ms", v(ev.roofline_s) * 1e3, "{:.3f}")
+        q("bound", "the FLOPs" if plain(ev.compute_s) > plain(ev.weights_s) else "the weight read")
+        q("max_ms", max(plain(ev.weights_s), plain(ev.compute_s)) * 1e3, "{:.3f}")
+        q("roofline_ms", plain(ev.roofline_s) * 1e3, "{:.3f}")
         # 5. collectives (jalapeno.network) and 6. the per-layer overhead
-        q("allreduce_ms", v(ev.allreduce_s) * 1e3, "{:.3f}")
-        q("all_to_all_ms", v(ev.all_to_all_s) * 1e3, "{:.3f}")
+        q("allreduce_ms", plain(ev.allreduce_s) * 1e3, "{:.3f}")
+        q("all_to_all_ms", plain(ev.all_to_all_s) * 1e3, "{:.3f}")
         q("alpha_us", eff.alpha_s * 1e6, "{:.1f}")
         q("tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
         q("beta_us", eff.beta_s * 1e6, "{:.3f}")
-        q("overhead_ms", v(ev.overhead_s) * 1e3, "{:.3f}")
+        q("overhead_ms", plain(ev.overhead_s) * 1e3, "{:.3f}")
         # 7. the decode step; 8. the prefills of the other users of a replica, spread over the output
-        q("step_ms", v(ev.decode_step_s) * 1e3, "{:.3f}")
-        q("prefill_ms", v(ev.prefill_s) * 1e3, "{:.1f}")
+        q("step_ms", plain(ev.decode_step_s) * 1e3, "{:.3f}")
+        q("prefill_ms", plain(ev.prefill_s) * 1e3, "{:.1f}")
         q("others", b / dp - 1, "{:,.0f}")
-        q("interference_ms", v(ev.prefill_interference_s) * 1e3, "{:.3f}")
-        q("tpot_ms", v(ev.tpot_s) * 1e3, "{:.3f}")
-        q("tok_s_user", v(ev.interactivity_tok_s_user), "{:.1f}")
-        q("interference_pct", 100 * v(ev.prefill_interference_s) / v(ev.tpot_s), "{:.0f}")
+        q("interference_ms", plain(ev.prefill_interference_s) * 1e3, "{:.3f}")
+        q("tpot_ms", plain(ev.tpot_s) * 1e3, "{:.3f}")
+        q("tok_s_user", plain(ev.interactivity_tok_s_user), "{:.1f}")
+        q("interference_pct", 100 * plain(ev.prefill_interference_s) / plain(ev.tpot_s), "{:.0f}")
         # 9. the closed loop: a request takes E2E, B requests in flight; throughput counts input + output
         q("latency_s", eff.request_latency_s, "{:.3f}")
-        q("first_s", v(ev.ttft_s), "{:.3f}")
-        q("e2e_s", v(ev.e2e_s), "{:.2f}")
-        q("rate", b / v(ev.e2e_s), "{:.2f}")
-        q("tok_s_chip", v(ev.throughput_tok_s_chip), "{:,.0f}")
+        q("first_s", plain(ev.ttft_s), "{:.3f}")
+        q("e2e_s", plain(ev.e2e_s), "{:.2f}")
+        q("rate", b / plain(ev.e2e_s), "{:.2f}")
+        q("tok_s_chip", plain(ev.throughput_tok_s_chip), "{:,.0f}")
         q("target_tok_s_chip", config["target_tok_s_chip"], "{:,.0f}")
-        q("vs_target_pct", 100 * (v(ev.throughput_tok_s_chip) / config["target_tok_s_chip"] - 1), "{:+.0f}")
+        q("vs_target_pct", 100 * (plain(ev.throughput_tok_s_chip) / config["target_tok_s_chip"] - 1), "{:+.0f}")
     ch.quote("wb_g_target_mode", "disaggregated" if configs["gb200"]["target_disagg"] else "aggregated")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .. import calibration, charts, comparison, data, network, registry, specs, subject
+from .. import calibration, charts, comparison, data, diagrams, network, registry, specs, subject
 from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
@@ -149,7 +149,7 @@ def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology:
     ch.quote("sys_whatif_hops", whatif.diameter_hops())
     ch.quote("sys_whatif_avg", whatif.average_hops(), "{:.2f}")
     ch.quote("sys_focus_name", focus_system.display_name)
-    ch.figure("topology_hops", charts.topology_hops(
+    ch.add_figure("topology_hops", charts.topology_hops(
         network.size_sweep(), fabric.select("system", "chips", "diameter_hops", "average_hops")), "systems-topology-hops")
     _diagrams(ch, tpu, size)
     return whatif
@@ -168,7 +168,7 @@ _KIND_WORDS = {"torus": "3D torus", "dragonfly": "Dragonfly", "switched": "singl
 
 
 def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
-    """Node-link diagrams of the fabrics (:func:`jalapeno.network.drawing`), drawn from the same topology
+    """Node-link diagrams of the fabrics (:func:`jalapeno.diagrams.drawing`), drawn from the same topology
     objects whose hop counts the chapter quotes, so that a change of ``size`` redraws the TPUs."""
     for slot, key, label, name in _DIAGRAMS:
         t = (tpu.get(key) or sy.system(key)).topology
@@ -179,14 +179,14 @@ def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
         else:
             what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
             title = f"{label}: {number(t.n_chips):,} chips as a {_shape(t.shape)} {what}, {hops}"
-        ch.figure(slot, charts.topology_diagram(network.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
-                  name)
+        ch.add_figure(slot, charts.topology_diagram(diagrams.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
+                      name)
 
 
 def _candidate_drawings(topologies: dict[str, network.Topology], budget_us: dict[str, float | None]) -> dict:
     """One drawing of several fabrics, each panel titled with its fabric, diameter and largest per-hop
     latency (µs) consistent with the published speed (``budget_us``; None: not reached)."""
-    parts = {name: network.drawing(t) for name, t in topologies.items()}
+    parts = {name: diagrams.drawing(t) for name, t in topologies.items()}
     nodes = pl.concat([d["nodes"].with_columns((pl.lit(f"{name}: ") + pl.col("panel")).alias("panel"))
                        for name, d in parts.items()])
     links = pl.concat([d["links"].with_columns((pl.lit(f"{name}: ") + pl.col("panel")).alias("panel"))
@@ -226,7 +226,7 @@ def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus
     sweep = network.message_sweep(topologies | {f"what-if {whatif.label}": whatif})
     marks = pl.DataFrame({"label": ["decode, 1 token", f"prefill, {number(context_tokens):,} tokens"],
                           "message_bytes": [focus_model.hidden_size * 2.0, context_tokens * focus_model.hidden_size * 2.0]})
-    ch.figure("collectives", charts.collective_times(sweep, marks), "systems-collectives")
+    ch.add_figure("collectives", charts.collective_times(sweep, marks), "systems-collectives")
 
 
 def _deepseek_check(ch: Chapter) -> None:
@@ -281,7 +281,7 @@ def _tpus(ch: Chapter, chosen: list[ModelSpec], size: int, decode_tokens_per_chi
     for system_name, suffix in _TPUS:
         v = per_token.get(("deepseek-r1", system_name))
         _quote_or_na(ch, f"sys_a2a_share_{suffix}", None if v is None else 100 * v / dsr1_tpot, "{:.0f}")
-    ch.figure("tpu_all_to_all", charts.tpu_all_to_all(tpu_a2a, tokens), "systems-tpu-all-to-all")
+    ch.add_figure("tpu_all_to_all", charts.tpu_all_to_all(tpu_a2a, tokens), "systems-tpu-all-to-all")
 
 
 def _lpx(ch: Chapter, chosen: list[ModelSpec], weight_bits: int, concurrency: int, context_tokens: int,
@@ -344,7 +344,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     sync = part["pipeline hand-offs"]["time_s"] + part["tensor-parallel all-reduce"]["time_s"]
     ch.quote("sys_best_bigger", "synchronisation (hand-offs and all-reduces), not SRAM bandwidth,"
              if sync > part["SRAM reads (weights + KV)"]["time_s"] else "SRAM bandwidth, not synchronisation,")
-    ch.figure("gemma_budget", charts.budget_split(
+    ch.add_figure("gemma_budget", charts.budget_split(
         budget, f"{gemma.display_name} at {number(record):,.0f} tok/s: where the per-token budget goes"), "systems-gemma-budget")
 
     scaling = sy.lpu_scaling(gemma, **kw)
@@ -357,7 +357,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     ch.quote("sys_scale_last_thr", last["output_tok_s_chip"], "{:,.0f}")
     ch.quote("sys_scale_first_user", first["interactivity_tok_s_user"], "{:,.0f}")
     ch.quote("sys_scale_last_user", last["interactivity_tok_s_user"], "{:,.0f}")
-    ch.figure("lpu_scaling", charts.lpu_scaling(scaling), "systems-lpu-scaling")
+    ch.add_figure("lpu_scaling", charts.lpu_scaling(scaling), "systems-lpu-scaling")
 
 
 def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, scenario: str,
@@ -377,7 +377,7 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
         r = top.get(label, {})
         _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
         _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
-    ch.figure("system_frontiers", charts.system_frontiers(
+    ch.add_figure("system_frontiers", charts.system_frontiers(
         fronts, f"{focus_model.display_name}: three ways to build an inference system"), "systems-frontiers")
 
 
@@ -414,13 +414,13 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     nvl_hop_s = sy.system("gb300-nvl72").topology.hop_latency_s
     ch.quote("sys_nvl_hop_us", nvl_hop_s * 1e6, "{:.1f}")
     ch.quote("sys_jal_bw", up_bw / 1e12, "{:.1f}")
-    ch.figure("jalapeno_fabric", charts.fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
+    ch.add_figure("jalapeno_fabric", charts.fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
     domain = int(jchip.scale_up_domain_chips)
     at_domain = hop_budget.filter((pl.col("model") == "deepseek-r1") & (pl.col("chips") == domain))
     budget = {r["fabric"]: (None if r["max_hop_latency_s"] is None else r["max_hop_latency_s"] * 1e6)
               for r in at_domain.iter_rows(named=True)}
     candidates = {f: sy.fabric_topology(f, domain) for f in _SCAN_FABRICS}
-    ch.figure("diagram_jalapeno", charts.topology_diagram(
+    ch.add_figure("diagram_jalapeno", charts.topology_diagram(
         _candidate_drawings(candidates, budget), size=200, columns=3,
         title=f"Jalapeño's fabric is not published: the candidates for its {domain}-chip domain",
         subtitle=[f"largest per-hop latency with which DeepSeek-R1 still reaches {number(data.claim_value('dsr1-jalapeno-single-user')):,.0f} tok/s"]),
@@ -455,4 +455,4 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
         r = cap.filter((pl.col("system") == system_name) & (pl.col("model") == "deepseek-r1")
                        & (pl.col("context_tokens") == long_ctx) & (pl.col("tier") == tier))
         _quote_or_na(ch, key, None if r.is_empty() else r[column][0], fmt)
-    ch.figure("capacity", charts.capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")
+    ch.add_figure("capacity", charts.capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")

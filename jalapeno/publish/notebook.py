@@ -110,5 +110,5 @@ def glue_all(chapter) -> None:
 def figure(chapter, slot: str):
     """Show (and export under its stable name) the figure of ``chapter`` in ``slot``."""
     fig = chapter.figures[slot]
-    return charts.figure(fig.chart, fig.name)
+    return charts.export(fig.chart, fig.name)
 

@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..data import REPO_ROOT, chapters
+import yaml
+
+from ..data import REPO_ROOT
 from ..errors import CostError, JalapenoError, UnknownNameError, shown
 from . import params
 
@@ -36,9 +38,13 @@ class ScenarioError(JalapenoError):
 
 
 def notebook_names() -> list[str]:
-    """The chapters' notebook names (file stems in ``notebooks/``), in the book's order
-    (:func:`jalapeno.data.chapters`, from ``book/_toc.yml``)."""
-    return [name for name in chapters() if (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
+    """The chapters' notebook names (file stems in ``notebooks/``), in the book's order: the
+    ``chapters/<name>`` entries of ``book/_toc.yml``, the one list of chapters and their order (each is
+    ``notebooks/<name>.ipynb``, computed by ``jalapeno/chapters/<name with underscores>.py``)."""
+    toc = yaml.safe_load((BOOK_DIR / "_toc.yml").read_text())
+    entries = [c["file"] for part in toc.get("parts", [toc]) for c in part.get("chapters", [])]
+    names = [e.removeprefix("chapters/") for e in entries if e.startswith("chapters/")]
+    return [name for name in names if (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
 
 
 def notebook_path(name: str | Path) -> Path:

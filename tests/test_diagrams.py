@@ -1,10 +1,10 @@
-"""Diagrams of fabrics (jalapeno.network.drawing): drawn from the topology's own graph, so a drawn link is
+"""Diagrams of fabrics (jalapeno.diagrams.drawing): drawn from the topology's own graph, so a drawn link is
 a link of the graph and a chip's colour is its breadth-first-search distance."""
 
 import numpy as np
 import pytest
 
-from jalapeno import charts, network
+from jalapeno import charts, diagrams, network
 
 
 def _chips(d):
@@ -15,7 +15,7 @@ def _chips(d):
                                   network.dragonfly((4, 8, 6)), network.dragonfly((8, 32)), network.ring(9),
                                   network.switched(72)], ids=lambda t: t.label)
 def test_hops_are_the_graphs_distances_and_the_reference_is_ringed(topo):
-    d = network.drawing(topo)
+    d = diagrams.drawing(topo)
     chips = _chips(d)
     dist = topo.distances()[0]
     assert chips["hops"].to_list() == [int(dist[c]) for c in chips["node"]]
@@ -26,7 +26,7 @@ def test_a_torus_plane_is_a_grid_with_wraparound_stubs_and_the_third_axis_noted(
     # 8 x 8 x 16: the plane of the two last axes has 8 x 16 = 128 chips, 8 x 15 + 7 x 16 = 232 grid links
     # and 8 + 16 = 24 wraparound links (a stub at each end: 48 stubs)
     t = network.torus((8, 8, 16))
-    d = network.drawing(t)
+    d = diagrams.drawing(t)
     kinds = d["links"]["kind"].value_counts().sort("kind").rows()
     assert _chips(d).height == 128 and kinds == [("link", 232), ("wraparound", 48)]
     assert any("one of 8 planes" in n for n in d["notes"])
@@ -36,7 +36,7 @@ def test_a_torus_plane_is_a_grid_with_wraparound_stubs_and_the_third_axis_noted(
 
 def test_every_drawn_link_of_a_dragonfly_unit_is_a_link_of_the_graph():
     t = network.dragonfly((4, 8, 36))  # TPU 8i's Boardfly pod
-    d = network.drawing(t)
+    d = diagrams.drawing(t)
     unit = d["nodes"].filter(d["nodes"]["panel"] == "one unit")
     pos = {(round(r["x"], 9), round(r["y"], 9)): r["node"] for r in unit.iter_rows(named=True)}
     edges = {tuple(e) for e in t.edges().tolist()}
@@ -53,26 +53,26 @@ def test_every_drawn_link_of_a_dragonfly_unit_is_a_link_of_the_graph():
 
 
 def test_a_switched_domain_is_a_star_one_hop_across():
-    d = network.drawing(network.switched(72))
+    d = diagrams.drawing(network.switched(72))
     assert d["links"].height == 72 and set(d["links"]["kind"]) == {"switch link"}
     assert d["nodes"].filter(d["nodes"]["role"] == "switch").height == 1
     assert sorted(set(_chips(d)["hops"].to_list())) == [0, 1]
 
 
 def test_a_large_dragonfly_draws_only_one_units_links():
-    d = network.drawing(network.dragonfly((4, 8, 100)))
+    d = diagrams.drawing(network.dragonfly((4, 8, 100)))
     assert d["links"].filter(d["links"]["panel"] == "all units").height == 99
     assert any("links of one unit shown" in n for n in d["notes"])
 
 
 def test_a_bad_reference_is_refused():
     with pytest.raises(ValueError, match="reference must be a chip index in \\[0, 72\\), got 72"):
-        network.drawing(network.switched(72), reference=72)
+        diagrams.drawing(network.switched(72), reference=72)
 
 
 def test_the_diagram_is_deterministic_vector_output():
-    d = network.drawing(network.dragonfly((8, 32)))
+    d = diagrams.drawing(network.dragonfly((8, 32)))
     a = charts.to_svg(charts.topology_diagram(d, title="LPX").to_dict())
-    b = charts.to_svg(charts.topology_diagram(network.drawing(network.dragonfly((8, 32))), title="LPX").to_dict())
+    b = charts.to_svg(charts.topology_diagram(diagrams.drawing(network.dragonfly((8, 32))), title="LPX").to_dict())
     assert a == b and a.lstrip().startswith("<svg")
     assert np.isfinite(d["nodes"]["x"].to_numpy()).all()

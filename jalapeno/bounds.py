@@ -1,5 +1,7 @@
 """Roofline bounds for prefill and decode (speed of light: no efficiency factors, no overheads).
 
+The physics of the *Roofline* chapter (whose computation is :mod:`jalapeno.chapters.roofline`).
+
 The roofline is the serving model (:func:`jalapeno.serving.evaluate`) with ideal constants and free
 collectives (:data:`SPEED_OF_LIGHT`); this module computes no step time of its own. Decode step of ``B``
 sequences on ``N`` chips working as one tensor-parallel group (jax-ml/scaling-book, ``inference.md``:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jalapeno as jp
-from jalapeno import roofline
+from jalapeno import bounds
 from jalapeno.specs import ChipSpec, ModelSpec
 
 
@@ -20,7 +20,7 @@ def test_llama_70b_gqa_on_8_h200_golden_case_1():
     m, h200 = jp.model("llama-3.1-70b"), custom_chip(4.8e12, 989e12)
     kv_read = 64 * m.kv_bytes_per_sequence(8192)
     assert kv_read == pytest.approx(171.8e9, rel=0.01)
-    r = roofline.decode_step(m, h200, 64, 8192, n_chips=8)  # 8 KV heads split 8 ways
+    r = bounds.decode_step(m, h200, 64, 8192, n_chips=8)  # 8 KV heads split 8 ways
     assert float(r.decode_step_s) == pytest.approx(8.15e-3, rel=0.02)
     assert 1 / float(r.decode_step_s) == pytest.approx(122.7, rel=0.02)
     assert float(r.decode_tok_s_chip) == pytest.approx(982, rel=0.02)
@@ -41,7 +41,7 @@ def test_scaling_book_30b_int8_on_16_chips(batch, expected_ms):
     assert model.active_params() == pytest.approx(30e9, rel=1e-3)
     assert model.kv_bytes_per_sequence(8192, "fp8") == pytest.approx(0.819e9, rel=2e-3)
     chip = custom_chip(8.1e11, 1.97e14)
-    r = roofline.decode_step(model, chip, batch, 8192, n_chips=16, weight_precision="fp8", kv_precision="fp8")
+    r = bounds.decode_step(model, chip, batch, 8192, n_chips=16, weight_precision="fp8", kv_precision="fp8")
     assert float(r.decode_step_s) * 1e3 == pytest.approx(expected_ms, rel=0.01)
 
 
@@ -52,60 +52,60 @@ def test_scaling_book_llama2_13b_table_si_bytes_and_slice_throughput():
     assert model.kv_bytes_per_sequence(8192) == kv
     chip = custom_chip(8.2e11, 1.97e14)
     batches = np.array([1, 8, 16, 32, 64, 240])
-    r = roofline.decode_step(model, chip, batches, 8192, n_chips=8)
+    r = bounds.decode_step(model, chip, batches, 8192, n_chips=8)
     np.testing.assert_allclose(r.decode_step_s * 1e3, [4.98, 12.13, 20.30, 36.65, 69.33, 249.09], rtol=0.01)
     slice_tok_s = r.decode_tok_s_chip * 8  # the book's throughput is for the 8-chip slice
     np.testing.assert_allclose(slice_tok_s, [200.6, 659.3, 788.0, 873.2, 923.1, 963.5], rtol=0.01)
 
 
 def test_expected_distinct_experts_limits():
-    assert roofline.expected_distinct_experts(256, 8, 1) == pytest.approx(8)
-    assert roofline.expected_distinct_experts(256, 8, 10_000) == pytest.approx(256)
-    two = roofline.expected_distinct_experts(128, 4, 2)
+    assert bounds.expected_distinct_experts(256, 8, 1) == pytest.approx(8)
+    assert bounds.expected_distinct_experts(256, 8, 10_000) == pytest.approx(256)
+    two = bounds.expected_distinct_experts(128, 4, 2)
     assert two == pytest.approx(128 * (1 - (1 - 4 / 128) ** 2))
 
 
 def test_dense_critical_batch_is_ridge_times_b_over_2():
     m, chip = jp.model("llama-3.1-70b"), jp.chip("h200")
     expected = chip.ridge_point_flop_per_byte("bf16") * 2 / 2
-    assert roofline.critical_batch(m, chip, weight_precision="bf16") == pytest.approx(expected, rel=0.02)
+    assert bounds.critical_batch(m, chip, weight_precision="bf16") == pytest.approx(expected, rel=0.02)
 
 
 def test_moe_critical_batch_far_exceeds_dense_formula():
     m, chip = jp.model("gpt-oss-120b"), jp.chip("gb200")
     dense_formula = chip.ridge_point_flop_per_byte("fp4") * 0.5 / 2
-    assert roofline.critical_batch(m, chip, weight_precision="fp4") > 10 * dense_formula
+    assert bounds.critical_batch(m, chip, weight_precision="fp4") > 10 * dense_formula
 
 
 def test_more_bandwidth_or_flops_never_slower():
     m = jp.model("deepseek-r1")
     base, more_bw, more_flops = custom_chip(8e12, 5e15), custom_chip(9e12, 5e15), custom_chip(8e12, 6e15)
     b = np.array([1, 16, 256, 4096])
-    t0 = roofline.decode_step(m, base, b, 8192, weight_precision="fp8").decode_step_s
-    assert np.all(roofline.decode_step(m, more_bw, b, 8192, weight_precision="fp8").decode_step_s <= t0)
-    assert np.all(roofline.decode_step(m, more_flops, b, 8192, weight_precision="fp8").decode_step_s <= t0)
+    t0 = bounds.decode_step(m, base, b, 8192, weight_precision="fp8").decode_step_s
+    assert np.all(bounds.decode_step(m, more_bw, b, 8192, weight_precision="fp8").decode_step_s <= t0)
+    assert np.all(bounds.decode_step(m, more_flops, b, 8192, weight_precision="fp8").decode_step_s <= t0)
 
 
 def test_bad_batch_is_refused():
     with pytest.raises(ValueError, match="batch and n_chips must be positive"):
-        roofline.decode_step(jp.model("gpt-oss-120b"), jp.chip("gb200"), -1, 8192, weight_precision="fp4")
+        bounds.decode_step(jp.model("gpt-oss-120b"), jp.chip("gb200"), -1, 8192, weight_precision="fp4")
 
 
 def test_groq_sram_arithmetic():
     m = jp.model("deepseek-r1")
     assert m.total_params() * 1 / 500e6 == pytest.approx(1342, abs=0.5)
-    assert roofline.sram_chips(m, 500e6, weight_bits=8) == math.ceil(m.total_params() / 500e6)
-    assert roofline.sram_chips(m, 500e6, weight_bits=8, kv_bytes=10e9) == math.ceil((m.total_params() + 10e9) / 500e6)
+    assert bounds.sram_chips(m, 500e6, weight_bits=8) == math.ceil(m.total_params() / 500e6)
+    assert bounds.sram_chips(m, 500e6, weight_bits=8, kv_bytes=10e9) == math.ceil((m.total_params() + 10e9) / 500e6)
 
 
 def test_chips_to_hold():
-    assert roofline.chips_to_hold(216e9, 216e9) == 1
-    assert roofline.chips_to_hold(216.001e9, 216e9) == 2
+    assert bounds.chips_to_hold(216e9, 216e9) == 1
+    assert bounds.chips_to_hold(216.001e9, 216e9) == 2
     with pytest.raises(ValueError):
-        roofline.chips_to_hold(1, 0)
+        bounds.chips_to_hold(1, 0)
 
 
 def test_prefill_is_compute_bound_and_decode_memory_bound():
-    pts = roofline.phase_points(jp.model("gpt-oss-120b"), jp.chip("gb200"))
+    pts = bounds.phase_points(jp.model("gpt-oss-120b"), jp.chip("gb200"))
     bound = dict(zip(pts["phase"], pts["memory_bound"]))
     assert bound["decode, batch 1"] and not bound["prefill, 8192 tokens"]
