@@ -39,8 +39,9 @@ not counted.
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -197,20 +198,25 @@ class ServingPoint:
     concurrency: float
     precision: str = "fp4"
     label: str = ""
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def chips_per_sequence(self) -> float:
         return self.n_chips / self.concurrency
 
-    def _eval(self, isl_tokens: float, osl_tokens: float) -> dict:
-        key = (nominal_length(isl_tokens), nominal_length(osl_tokens))
-        if key not in self._cache:
+    @functools.cached_property
+    def _at_lengths(self):
+        """:func:`jalapeno.serving.evaluate` of this server at nominal lengths ``(isl, osl)`` (tokens), as a
+        dict of floats, memoised per server (its specs hold dicts, so the server itself is no cache key)."""
+        @functools.cache
+        def at(isl: int, osl: int) -> dict:
             r = serving.evaluate(self.model, self.chip, n_chips=self.n_chips, concurrency=self.concurrency,
-                                 dp=self.dp, isl=key[0], osl=key[1], precision=self.precision, stack=self.stack,
+                                 dp=self.dp, isl=isl, osl=osl, precision=self.precision, stack=self.stack,
                                  eff=self.eff)
-            self._cache[key] = {k: float(v) for k, v in r.as_dict().items()}
-        return self._cache[key]
+            return {k: float(v) for k, v in r.as_dict().items()}
+        return at
+
+    def _eval(self, isl_tokens: float, osl_tokens: float) -> dict:
+        return self._at_lengths(nominal_length(isl_tokens), nominal_length(osl_tokens))
 
     def call(self, context_tokens: float, prefill_tokens: float, output_tokens: float) -> CallTiming:
         ctx = self._eval(context_tokens, output_tokens)

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import data, derived, display, measured, serving, specs
+from . import cache, data, derived, display, measured, serving, specs
 from .display import number
 from .errors import UnknownNameError, shown
 from .metrics import pareto_envelope
@@ -364,7 +364,7 @@ def _measured_caps(disagg: bool) -> dict[tuple[str, int, int], float]:
 def _from_measured(kind: str, compute) -> pl.DataFrame:
     """A small table ``compute()`` derives from the measured runs, kept by :func:`jalapeno.data.cached_frame`
     under the measured files' contents: a first frontier in a new process need not parse every run."""
-    return data.cached_frame(kind, data.inputs_digest(kind, data.folder_digest(data.data_dir() / "measured")), compute)
+    return data.cached_frame(kind, cache.key(kind, data=data.data_dir() / "measured"), compute)
 
 
 def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,

@@ -22,8 +22,8 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
+from . import cache, display, power, specs
 from . import data as _data
-from . import display, power, specs
 
 THEME = "jalapeno"
 RENDERER = "jalapeno"
@@ -323,15 +323,11 @@ def runtime_bundle() -> str:
     """The chart runtime (vega, vega-lite, vega-embed) as one classic script, from the installed
     vl-convert package; sets ``window.vegaEmbed``. Wrapped in a function scope: the bundle declares
     top-level names (``_``) that collide with Sphinx's own scripts, which stops it with a SyntaxError.
-    Kept in the cache (:func:`jalapeno.data.cache_dir`) under vl-convert's version: bundling takes
-    about 1.5 s, a large part of an incremental build."""
-    kept = _data.cache_dir() / "runtime" / f"vl-convert-{vlc.__version__}.js"
-    if kept.is_file():
-        return kept.read_text()
-    bundle = "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    _data.write_whole(kept, lambda tmp: Path(tmp).write_text(bundle))
-    return bundle
+    Kept in the cache (:func:`jalapeno.cache.entry`) under vl-convert's version: bundling takes about
+    1.5 s, a large part of an incremental build."""
+    kept = cache.entry(cache.folder() / "chart-runtime" / f"vl-convert-{vlc.__version__}.js", lambda tmp: tmp.write_text(
+        "(function(){\n" + vlc.javascript_bundle() + "\n})();\n"))
+    return kept.read_text()
 
 
 # ---- the book's charts: each takes a small polars frame (never a raw sweep: MaxRowsError at 5,000) ------

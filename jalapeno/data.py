@@ -12,16 +12,14 @@ The data folder is found through the package (``<repo>/data``), or through the e
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
-import sys
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
 
+from . import cache
 from .errors import DataError, UnknownNameError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -37,49 +35,6 @@ def _folder(value: str | None) -> Path:  # the evaluator asks for a data file on
     return Path(value) if value else REPO_ROOT / "data"
 
 
-def cache_dir() -> Path:
-    """Where results that are expensive to compute are kept between runs, keyed by their inputs (executed
-    notebooks, hold-out refits): ``$JALAPENO_CACHE_DIR`` or ``<repo>/build/.cache``."""
-    return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
-
-
-def inputs_digest(*parts: object) -> str:
-    """SHA-256 of ``parts`` (their ``repr``; a polars DataFrame by its full-precision JSON) together with the
-    package's source code and the installed numpy, scipy and polars: a key under which a computed result
-    may be kept, since equal keys give equal results."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for part in parts:
-        h.update((part.write_json() if isinstance(part, pl.DataFrame) else repr(part)).encode() + b"\0")
-    h.update(_code_digest().encode())
-    return h.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """The package's source and the installed numpy, scipy and polars, once per process (the code a
-    process runs does not change under it)."""
-    import numpy
-    import scipy
-
-    versions = repr([numpy.__version__, scipy.__version__, pl.__version__])
-    return folder_digest(Path(__file__).resolve().parent, "*.py") + versions
-
-
-def folder_digest(root: Path, pattern: str = "*") -> str:
-    """SHA-256 (hex) of every file under ``root`` whose name matches ``pattern``: relative paths and
-    contents, in sorted order (``__pycache__`` skipped). ``folder_digest(data_dir())`` names the state of
-    the data files."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for path in sorted(root.rglob(pattern)):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def cached_frames(kind: str, items: list[tuple[str, object]]) -> list[pl.DataFrame]:
     """:func:`cached_frame` of each ``(key, compute)`` of ``items``, in their order, shared out among the
     processes that ask for them at once: a first pass computes each frame whose lock is free and passes
@@ -93,84 +48,16 @@ def cached_frames(kind: str, items: list[tuple[str, object]]) -> list[pl.DataFra
 def is_cached(kind: str, key: str) -> bool:
     """Whether :func:`cached_frame` holds a frame of ``kind`` under ``key`` (whole or not: reading it
     checks its digest)."""
-    return (cache_dir() / kind / f"{key}.parquet").is_file()
-
-
-_DAMAGED = "damaged"
-
-
-def _read_frame(path: Path) -> pl.DataFrame | str | None:
-    """The frame kept in ``path`` (a Parquet file), None if there is none, or :data:`_DAMAGED` if its
-    bytes do not match the SHA-256 kept beside it in ``<path>.sha256`` (written before the frame, so a
-    frame without it was never whole)."""
-    try:
-        body = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        digest = path.with_name(path.name + ".sha256").read_text().strip()
-    except (FileNotFoundError, UnicodeDecodeError):
-        return _DAMAGED
-    if hashlib.sha256(body).hexdigest() != digest:
-        return _DAMAGED
-    return pl.read_parquet(io.BytesIO(body))
+    return (cache.folder() / kind / f"{key}.parquet").is_file()
 
 
 def cached_frame(kind: str, key: str, compute, *, wait: bool = True) -> pl.DataFrame | None:
-    """The DataFrame ``compute()`` returns, kept in ``cache_dir()/<kind>/<key>.parquet`` (``key`` from
-    :func:`inputs_digest`) with its SHA-256 in ``<key>.parquet.sha256``, and read from there when present.
-    Written to a temporary file first and moved into place, so that concurrent runs never read half a
-    file; and computed under an exclusive lock on ``.<key>.lock`` beside it (``fcntl.flock``, where the
-    system has it), so that a second process asking for the same key while the first computes it (two
-    notebooks of one build that need the same hold-out refits) waits for that result instead of computing
-    it again; with ``wait=False`` it returns None instead of waiting. A kept frame that does not match its
-    digest (truncated, edited) is discarded, with one line on stderr saying so, and computed again."""
-    folder = cache_dir() / kind
-    path = folder / f"{key}.parquet"
-    frame = _read_frame(path)
-    if isinstance(frame, pl.DataFrame):
-        return frame
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks here: a concurrent run may compute the same frame twice
-        fcntl = None
-    with open(folder / f".{key}.lock", "a") as lock:
-        if fcntl:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:  # another process is computing it
-                return None
-        frame = _read_frame(path)  # computed by the run that held the lock
-        if isinstance(frame, pl.DataFrame):
-            return frame
-        if frame == _DAMAGED:
-            print(f"discarded the damaged cache entry {path} (it does not match its SHA-256); computing it "
-                  "again", file=sys.stderr, flush=True)
-            path.unlink()
-        frame = compute()
-        buffer = io.BytesIO()
-        frame.write_parquet(buffer)
-        body = buffer.getvalue()
-        digest = hashlib.sha256(body).hexdigest()
-        write_whole(path.with_name(path.name + ".sha256"), lambda tmp: Path(tmp).write_text(digest + "\n"))
-        write_whole(path, lambda tmp: Path(tmp).write_bytes(body))
-        return frame
-
-
-def write_whole(path: Path, write) -> None:
-    """``write(tmp)`` into a temporary file beside ``path``, then moved onto it: a reader in another process
-    finds the whole file or none, never part of it."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    """The DataFrame ``compute()`` returns, kept as the cache entry ``<cache>/<kind>/<key>.parquet``
+    (``key`` from :func:`jalapeno.cache.key`; :func:`jalapeno.cache.entry`: one process computes it, the
+    others wait and read it; a damaged one is computed again). With ``wait=False``, None instead of
+    waiting for another process computing it."""
+    path = cache.entry(cache.folder() / kind / f"{key}.parquet", lambda tmp: compute().write_parquet(tmp), wait=wait)
+    return None if path is None else pl.read_parquet(path)
 
 
 @dataclass(frozen=True)
@@ -431,7 +318,7 @@ def _load(name: str, folder: str) -> pl.DataFrame:
         return read_table(path, SCHEMAS[name], KEYS.get(name, ()))  # its DataError
     # validated once per content of the file, then read back typed (a first frontier in a new process
     # reads five tables)
-    key = inputs_digest("table", name, folder_digest(path.parent, path.name))
+    key = cache.key("table", name, data=path)
     return cached_frame("tables", key, lambda: read_table(path, SCHEMAS[name], KEYS.get(name, ())))
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import data
+from . import cache, data
 from .errors import BuildError, UnknownNameError
 
 FOLDER = "derived"
@@ -221,22 +221,19 @@ def frames(stage_name: str, items: list[tuple[str, str, object]]) -> list[pl.Dat
     if live:
         if mode != "live":
             check(stage_name)
-        computed = data.cached_frames(stage_name, [(data.inputs_digest(stage_name, k), compute)
-                                                   for _, k, compute in live])
+        computed = data.cached_frames(stage_name, [(cache.key(stage_name, k), compute) for _, k, compute in live])
         out |= {i: frame for (i, _, _), frame in zip(live, computed)}
     return [out[i] for i in range(len(items))]
 
 
 def write(stage_name: str, items: list[tuple[str, str, pl.DataFrame]], root: Path | None = None) -> Path:
     """Write a stage's table from ``items`` (``(frame name, key, frame)``) and its side file
-    ``<stage>.json``, each whole (:func:`jalapeno.data.write_whole`). Returns the table's path."""
+    ``<stage>.json``, each whole (:func:`jalapeno.cache.write_atomic`). Returns the table's path."""
     stage(stage_name)  # UnknownNameError for an unknown stage
     path = table_path(stage_name, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
     table = pl.concat([f.select(pl.lit(name).alias("frame"), pl.lit(k).alias("key"), pl.all())
                        for name, k, f in items], how="vertical_relaxed")
-    data.write_whole(path, table.write_ndjson)
-    path.chmod(0o644)  # a data file like the others (the temporary file it was moved from is private)
+    cache.write_atomic(path, table.write_ndjson, mode=0o644)  # a data file like the others
     write_side(stage_name, root, frames=len(items), rows=table.height)
     return path
 
@@ -246,9 +243,6 @@ def write_side(stage_name: str, root: Path | None = None, **counts: int) -> Path
     patterns, their :func:`state`, ``counts`` (frames, rows), the tolerance and the command. Returns its path."""
     s = stage(stage_name)
     path = table_path(stage_name, root).with_suffix(".json")
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = {"stage": s.name, "version": s.version, "what": s.what, "inputs": list(s.inputs),
               "state": state(stage_name), **counts, "rtol": s.rtol, "regenerate": s.command}
-    data.write_whole(path, lambda tmp: Path(tmp).write_text(json.dumps(record, indent=1) + "\n"))
-    path.chmod(0o644)
-    return path
+    return cache.write_atomic(path, json.dumps(record, indent=1) + "\n", mode=0o644)

@@ -38,7 +38,7 @@ from typing import Callable
 
 import polars as pl
 
-from . import data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
+from . import cache, data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
@@ -680,12 +680,12 @@ def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every claim of ``table`` (default ``data/claims.csv``; any table with its columns, e.g. a copy with
     one value changed) with ``claimed`` (the value as text, with its unit), ``status`` (one of
     :data:`STATUSES`), ``computed`` and ``check`` columns. The default table's result is kept by
-    :func:`jalapeno.data.cached_frame`, keyed by the data files and the package's source, so that the
+    :func:`jalapeno.data.cached_frame`, keyed by the data files (:func:`jalapeno.cache.key`), so that the
     chapters of a build, each in its own process, evaluate the registry once between them.
 
     Raises DataError if the file is malformed, UnknownNameError if a check names a missing claim."""
     if table is None:
-        key = data.inputs_digest("claims", data.folder_digest(data.data_dir()))
+        key = cache.key("claims", data=data.data_dir())
         if not data.is_cached("claims", key):
             # first what the processes asking at once share out (hold-out refits, node fits), so that one
             # does not wait idle on the registry's lock while the other refits alone

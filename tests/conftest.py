@@ -1,12 +1,12 @@
 """Shared fixtures: a copy of data/ to break on purpose, with the loader's cache cleared around it."""
 
-import fcntl
 import shutil
 from pathlib import Path
 
+import filelock
 import pytest
 
-from jalapeno import data
+from jalapeno import cache, data
 from jalapeno.publish import build
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -23,8 +23,7 @@ def built_book(tmp_path_factory) -> Path:
     root = tmp_path_factory.getbasetemp()
     root = root.parent if root.name.startswith("popen-gw") else root  # xdist: the workers' common folder
     out = root / "shared-book" / "html"
-    with open(root / "shared-book.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with filelock.FileLock(root / "shared-book.lock"):
         if not (out / "index.html").exists():
             build.build(out=out, progress=False)
     return out
@@ -38,7 +37,7 @@ def own_notebook_cache(tmp_path) -> Path:
     folder = tmp_path / "cache"
     folder.mkdir(parents=True, exist_ok=True)
     for kind in RESULT_KINDS:
-        shared = data.cache_dir() / kind
+        shared = cache.folder() / kind
         shared.mkdir(parents=True, exist_ok=True)
         (folder / kind).symlink_to(shared, target_is_directory=True)
     return folder

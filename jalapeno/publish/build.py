@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import shutil
@@ -29,6 +28,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import filelock
 
 from .. import derived
 from ..data import REPO_ROOT, data_dir
@@ -162,9 +163,10 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
     render.parent.mkdir(parents=True, exist_ok=True)
     with open(render.parent / f"{render.name}.lock", "a") as lock:
-        # One renderer per render folder: the lock is inherited by the renderer (pass_fds), so it is held
-        # as long as any renderer of it lives, even one of a killed build (which ends with its build).
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # One renderer per render folder: the lock (filelock's primitive on a descriptor the renderer inherits
+        # through pass_fds; a FileLock would unlock it on release) is held as long as any renderer of it
+        # lives, even one of a killed build (which ends with it).
+        filelock.lock_descriptor(lock.fileno())
         book = render / "src"
         settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))
         stamp = render / "settings"  # written once a render completed: a killed one starts afresh

@@ -14,9 +14,6 @@ the notebook executed again.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -26,26 +23,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 from typing import Callable
 
 import nbformat
 
-from .. import derived
-from ..data import REPO_ROOT, data_dir, folder_digest
-from ..data import cache_dir as data_cache_dir
+from .. import cache, derived
+from ..cache import folder as cache_dir
+from ..data import data_dir
 from ..errors import BuildError, JalapenoError
 from . import output, scenarios
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the whole package (jalapeno/), not only publish/
-
-
 KERNEL = "python3"
-
-
-#: Bump to invalidate every cached notebook (the layout of a cache entry changed).
-CACHE_FORMAT = "3"
 
 
 #: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
@@ -269,63 +258,34 @@ def _worker_main(job_file: str) -> int:
     return 0
 
 
-def _pinned_packages() -> list[str]:
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
-    return [re.split(r"[=<>!~ \[]", r, maxsplit=1)[0] for r in reqs]
-
-
-def _installed(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> str:
-    """SHA-256 of everything an execution of notebook ``name`` depends on: the notebook file, the
-    parameters, the kernel name, the package's source, the data files and the installed versions of
-    the pinned packages. Equal hashes give equal executed notebooks."""
-    h = hashlib.sha256(f"format {CACHE_FORMAT}\0{name}\0{kernel}\0{sys.version}\0".encode())
-    h.update(scenarios.notebook_path(name).read_bytes())
-    h.update(json.dumps(values, sort_keys=True, default=repr).encode())
-    h.update(folder_digest(PACKAGE_DIR, "*.py").encode())
-    h.update(folder_digest(data_dir()).encode())
-    h.update(_installed_versions().encode())
-    return h.hexdigest()
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_versions() -> str:
-    return json.dumps({d: _installed(d) for d in _pinned_packages()}, sort_keys=True)
-
-
-def cache_dir() -> Path:
-    """Where executed notebooks are cached: :func:`jalapeno.data.cache_dir` (``$JALAPENO_CACHE_DIR`` or
-    ``build/.cache``)."""
-    return data_cache_dir()
+    """The cache key (:func:`jalapeno.cache.key`) of an execution of notebook ``name``: the notebook file,
+    the parameters, the kernel name, the package's source, the data files and the installed versions.
+    Equal hashes give equal executed notebooks."""
+    return cache.key("notebook", name, kernel, scenarios.notebook_path(name).read_bytes(), values, data=data_dir())
 
 
 def _prune_cache(root: Path, name: str) -> None:
-    entries = sorted(root.glob(f"{name}--*"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[CACHE_KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+    cache.prune(root, f"{name}--*", CACHE_KEEP)
 
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _intact_entry(entry: Path) -> bool:
-    """Whether cache entry ``entry`` holds exactly the files its manifest lists, unchanged; if not, one
-    line says what is wrong (the caller discards it and executes the notebook again)."""
+def _damage(entry: Path) -> str | None:
+    """What is wrong with cache entry ``entry`` (a file changed, added or missing against its manifest, or
+    no manifest), or None."""
     foreign, missing = output.audit(entry)
     if not foreign and not missing and (entry / output.MANIFEST).is_file():
-        return True
-    what = (f"{foreign[0][0]}: {foreign[0][1]}" if foreign else f"{missing[0]}: missing" if missing
-            else "no manifest")
-    _log(f"  discarded the damaged cache entry {entry.name} ({what}); executing the notebook again")
-    return False
+        return None
+    return f"{foreign[0][0]}: {foreign[0][1]}" if foreign else f"{missing[0]}: missing" if missing else "no manifest"
+
+
+def _intact_entry(entry: Path) -> bool:
+    """Whether cache entry ``entry`` holds exactly the files its manifest lists, unchanged; a damaged one
+    is discarded with one line saying so (the notebook is then executed again)."""
+    return cache.intact(entry, _damage, shown=entry.name, again="executing the notebook again")
 
 
 def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool, jobs: int | None,
@@ -344,10 +304,8 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
     for name, values in runs.items():
         key = keys[name] = input_hash(name, values, kernel)
         hit = root / f"{name}--{key[:20]}"
-        if use_cache and hit.is_dir() and not _intact_entry(hit):
-            shutil.rmtree(hit)
-        if use_cache and hit.is_dir():
-            os.utime(hit)
+        if use_cache and _intact_entry(hit):
+            cache.touch(hit)
             entries[name], status[name] = hit, "cached (inputs unchanged)"
             warnings += json.loads((hit / "warnings.json").read_text())
         else:
@@ -376,16 +334,11 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
         key, folder = todo[name]
         entries[name] = folder
         if use_cache:
-            final = root / f"{name}--{key[:20]}"
-            root.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
-            shutil.copytree(folder, tmp, dirs_exist_ok=True)
-            output.write_manifest(tmp)
-            shutil.rmtree(final, ignore_errors=True)
-            tmp.rename(final)
+            cache.store(root / f"{name}--{key[:20]}", lambda tmp: shutil.copytree(folder, tmp, dirs_exist_ok=True),
+                        seal=output.write_manifest)
             _prune_cache(root, name)
             timings[name] = round(seconds, 1)
-            timings_file.write_text(json.dumps(timings, indent=1, sort_keys=True))
+            cache.write_atomic(timings_file, json.dumps(timings, indent=1, sort_keys=True))
         status[name] = f"executed in {seconds:.1f} s"
         warnings.extend(warns)
         bar.update(1)
@@ -433,8 +386,6 @@ def refresh(notebooks: list[str] | None = None) -> list[Path]:
                        resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
         nb = strip_volatile(nb)
         nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
-        tmp = path.with_suffix(".ipynb.tmp")
-        nbformat.write(nb, tmp)
-        tmp.replace(path)
+        cache.write_atomic(path, lambda tmp, nb=nb: nbformat.write(nb, tmp), mode=0o644)
         written.append(path)
     return written

@@ -15,7 +15,7 @@ Where ``--out`` may point (:func:`check_output`, before anything runs):
   sources, ``data/`` included, are never written: a lock file in ``data/`` would change every cache key).
 
 Refusals raise :class:`OutputError` (status 2 on the command line). A build holds a lock per output
-folder (:func:`locked`: ``fcntl.flock`` on ``.<name>.jalapeno-lock`` beside it), so a second build into
+folder (:func:`locked`: ``filelock``'s lock on ``.<name>.jalapeno-lock`` beside it), so a second build into
 the same folder stops at once. It stages its work in a folder it creates beside the output
 (:func:`make_stage`, marked with :data:`STAGE_MARKER` naming the output) and moves the finished site into
 place (:func:`replace`) with one atomic ``renameat2(RENAME_EXCHANGE)`` (Linux), which swaps the new site
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -45,6 +44,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
+
+import filelock
 
 from ..data import REPO_ROOT
 from ..errors import JalapenoError
@@ -238,9 +239,7 @@ def locked(out: Path) -> Iterator[None]:
         held = os.pread(fd, 65, 0)
         if not stat.S_ISREG(os.fstat(fd).st_mode) or not re.fullmatch(rb"\d*\n?", held):
             raise OutputError(f"{path}: is not a build's lock file (it holds other data); move it away")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not filelock.lock_descriptor(fd, blocking=False):
             holder = held.decode().strip() or "unknown"
             raise OutputError(f"another jalapeno build (process {holder}) is writing {out}; wait for it to "
                               "finish, or build into another --out") from None

@@ -22,7 +22,8 @@ import nbformat
 import yaml
 
 from .. import charts
-from ..data import REPO_ROOT, data_dir, write_whole
+from ..cache import installed_version, write_atomic
+from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
@@ -195,13 +196,6 @@ def runtime_script() -> str:
 
 # ---- the generated pages ----------------------------------------------------------------------------
 
-def _installed(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def environment_page() -> str:
     """The environment page: each pinned package of ``pyproject.toml`` with the version installed."""
     import vl_convert as vlc
@@ -211,7 +205,7 @@ def environment_page() -> str:
     for extra, reqs in {"core": project["dependencies"], **project["optional-dependencies"]}.items():
         for req in reqs:
             name, _, pinned = req.split(";")[0].strip().partition("==")
-            installed = _installed(name)
+            installed = installed_version(name)
             packages.append({"name": name, "extra": extra, "pinned": pinned, "installed": installed,
                              "matches": installed == pinned})
     return render("environment.md", version=version(), python=platform.python_version(), packages=packages,
@@ -316,8 +310,7 @@ def record_numbers(version_name: str | None = None, force: bool = False) -> Path
     if target.exists() and target.read_text() != text and not force:
         raise JalapenoError(f"{display_path(target)} already records other numbers for version {version_name}; "
                             "bump the version in pyproject.toml and CITATION.cff, or pass --force")
-    target.parent.mkdir(exist_ok=True)
-    write_whole(target, lambda tmp: Path(tmp).write_text(text))
+    write_atomic(target, text, mode=0o644)
     return target
 
 

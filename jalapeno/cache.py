@@ -1,0 +1,231 @@
+"""The one on-disk cache of results that are expensive to compute (executed notebooks, hold-out refits,
+validated tables, the claims registry, the chart runtime), its one key, its one lock rule and the
+package's one atomic write.
+
+- Where: :func:`folder`, ``$JALAPENO_CACHE_DIR`` or ``<repo>/build/.cache``.
+- The key (:func:`key`): SHA-256 of what is computed and its parameters, the package's source (every
+  ``*.py`` of ``jalapeno/``), the data files it reads, and the installed versions of Python and of every
+  package ``pyproject.toml`` pins. Equal keys give equal results.
+- An entry (:func:`entry`) is a file or a folder named by its key. It is computed into a temporary
+  file or folder beside it, sealed with its digest (a file: its SHA-256 in ``<entry>.sha256``; a folder:
+  what the caller's ``seal`` writes) and moved into place in one rename, under the entry's
+  ``filelock.FileLock`` (``.<entry>.lock`` beside it): one process computes an entry, the others asking
+  for it wait and then read its result (or, with ``wait=False``, pass over it). A damaged entry
+  (truncated, edited, a file missing) is discarded with one line on stderr saying so and computed again.
+- :func:`write_atomic`: a file is written to a temporary file beside it and moved onto it
+  (``os.replace``), so a reader in another process finds the old file or the whole new one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import filelock
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+#: Bump to invalidate every entry (the layout of an entry changed).
+FORMAT = "4"
+
+
+def folder() -> Path:
+    """The cache folder: ``$JALAPENO_CACHE_DIR`` or ``<repo>/build/.cache`` (not created here)."""
+    return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
+
+
+def files_digest(root: Path, pattern: str = "*") -> str:
+    """SHA-256 (hex) of the file ``root``, or of every file under the folder ``root`` whose name matches
+    ``pattern``: relative paths and contents in sorted order (``__pycache__`` skipped). A missing
+    ``root`` digests as empty."""
+    h = hashlib.sha256()
+    paths = [root] if root.is_file() else sorted(root.rglob(pattern))
+    for path in paths:
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(root.parent if path == root else root)).encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def source_digest() -> str:
+    """:func:`files_digest` of the package's source (every ``*.py`` of ``jalapeno/``), read again only when
+    a file's size or modification time changed."""
+    stamp = tuple((str(p), s.st_size, s.st_mtime_ns) for p in sorted(PACKAGE_DIR.rglob("*.py"))
+                  if "__pycache__" not in p.parts for s in [p.stat()])
+    return _source_digest(stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _source_digest(stamp: tuple) -> str:
+    return files_digest(PACKAGE_DIR, "*.py")
+
+
+@functools.lru_cache(maxsize=1)
+def installed_versions() -> str:
+    """Python's version and the installed version of every package ``pyproject.toml`` names (its
+    dependencies and extras; ``not installed`` for one that is missing), as JSON; once per process."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
+    versions = {dist: installed_version(dist) for dist in (re.split(r"[=<>!~ \[]", r, maxsplit=1)[0] for r in reqs)}
+    return json.dumps({"python": sys.version, **versions}, sort_keys=True)
+
+
+def installed_version(dist: str) -> str:
+    """The installed version of the distribution ``dist``, or ``not installed``."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def key(*parts: object, data: Path | None = None) -> str:
+    """The key (SHA-256, hex) of a result: ``parts`` (what is computed and its parameters: each by its
+    ``repr``, a polars DataFrame by its full-precision JSON, a dict by its sorted JSON), the package's
+    source, the installed versions (:func:`installed_versions`) and, when ``data`` is given, the data
+    file or folder it reads (:func:`files_digest`)."""
+    h = hashlib.sha256(f"format {FORMAT}\0".encode())
+    for part in parts:
+        text = (part.write_json() if hasattr(part, "write_json") else
+                json.dumps(part, sort_keys=True, default=repr) if isinstance(part, dict) else repr(part))
+        h.update(text.encode() + b"\0")
+    h.update(source_digest().encode() + installed_versions().encode())
+    if data is not None:
+        h.update(files_digest(data).encode())
+    return h.hexdigest()
+
+
+def lock(path: Path, *, wait: bool = True) -> filelock.FileLock:
+    """The lock of ``path`` (an entry or any file): ``filelock.FileLock`` on ``.<name>.lock`` beside it,
+    waiting for another holder (``wait=False``: ``filelock.Timeout`` at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(path.with_name(f".{path.name}.lock"), timeout=-1 if wait else 0)
+
+
+def write_atomic(path: Path, content: str | bytes | Callable[[Path], object], *, mode: int | None = None) -> Path:
+    """Write ``content`` onto ``path`` whole: text (UTF-8), bytes, or ``content(tmp)`` writing the file
+    ``tmp``, first into a temporary file beside ``path``, then moved onto it (``os.replace``); ``mode``
+    (e.g. ``0o644``) its permissions, else the temporary file's (``0o600``). Returns ``path``. On an
+    error the temporary file is removed and ``path`` left as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if not callable(content):
+                f.write(content.encode() if isinstance(content, str) else content)
+        if callable(content):
+            content(tmp)
+        if mode is not None:
+            tmp.chmod(mode)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _file_damage(path: Path) -> str | None:
+    """Why the file entry ``path`` does not match the SHA-256 kept in ``<path>.sha256`` (written before
+    the entry, so an entry without one was never whole), or None."""
+    try:
+        kept = path.with_name(path.name + ".sha256").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        kept = None
+    return None if kept == _sha256(path) else "it does not match its SHA-256"
+
+
+def intact(path: Path, damage: Callable[[Path], str | None] | None = None, *, shown: str | None = None,
+           again: str = "computing it again") -> bool:
+    """Whether the entry ``path`` exists and is whole: ``damage(path)`` (default: a file's SHA-256 check)
+    says what is wrong with it, or None. A damaged entry is removed with one line on stderr, naming it
+    (``shown``, default its path) and what is wrong, then ``again``."""
+    if not path.exists():
+        return False
+    what = (damage or _file_damage)(path)
+    if what is None:
+        return True
+    print(f"discarded the damaged cache entry {shown or path} ({what}); {again}", file=sys.stderr, flush=True)
+    discard(path)
+    return False
+
+
+def discard(path: Path) -> None:
+    """Remove the entry ``path`` (a file and its ``.sha256``, or a folder), if there."""
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+        path.with_name(path.name + ".sha256").unlink(missing_ok=True)
+
+
+def store(path: Path, make: Callable[[Path], object], seal: Callable[[Path], object] | None = None) -> Path:
+    """Compute the entry ``path`` under its lock (:func:`lock`): ``make(tmp)`` writes a temporary file
+    beside it (or, with ``seal``, fills an empty temporary folder beside it, then ``seal(tmp)`` records its
+    files' digests); it then replaces ``path`` in one rename. Returns ``path``."""
+    with lock(path):
+        return _put(path, make, seal)
+
+
+def _put(path: Path, make: Callable[[Path], object], seal: Callable[[Path], object] | None) -> Path:
+    if seal is None:  # a file: its digest first, so that an entry without one was never whole
+        def write(tmp: Path) -> None:
+            make(tmp)
+            write_atomic(path.with_name(path.name + ".sha256"), _sha256(tmp) + "\n")
+        return write_atomic(path, write)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    try:
+        make(tmp)
+        seal(tmp)
+        discard(path)
+        tmp.rename(path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def entry(path: Path, make: Callable[[Path], object], *, wait: bool = True,
+          seal: Callable[[Path], object] | None = None, damage: Callable[[Path], str | None] | None = None,
+          shown: str | None = None, again: str = "computing it again") -> Path | None:
+    """The path of the intact entry ``path``, computed first if it is missing or damaged (:func:`intact`,
+    :func:`store`): one process computes it, the others asking meanwhile wait for its lock and then read
+    its result; with ``wait=False`` one that another process is computing returns None at once. A folder
+    entry needs ``seal`` and ``damage``; ``shown`` and ``again`` word the damaged-entry line."""
+    if path.exists() and (damage or _file_damage)(path) is None:
+        return path
+    try:
+        with lock(path, wait=wait):
+            if intact(path, damage, shown=shown, again=again):  # computed by the process that held the lock
+                return path
+            return _put(path, make, seal)
+    except filelock.Timeout:
+        return None
+
+
+def prune(root: Path, pattern: str, keep: int) -> None:
+    """Keep the ``keep`` most recently used entries of ``root`` matching ``pattern`` (by modification time:
+    a read refreshes it, :func:`touch`); remove the others with their locks."""
+    entries = sorted((p for p in root.glob(pattern) if p.suffix != ".sha256"), key=lambda p: p.stat().st_mtime,
+                     reverse=True)
+    for old in entries[keep:]:
+        discard(old)
+        old.with_name(f".{old.name}.lock").unlink(missing_ok=True)
+
+
+def touch(path: Path) -> None:
+    """Mark the entry ``path`` as just used (what :func:`prune` keeps)."""
+    os.utime(path)

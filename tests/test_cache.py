@@ -1,0 +1,163 @@
+"""The one cache (jalapeno.cache): its key, the "one process computes, the others wait" rule, damaged
+entries, pruning and the one atomic write."""
+
+import os
+import subprocess
+import sys
+import time
+
+import filelock
+import pytest
+
+from jalapeno import cache
+from jalapeno.publish import execute
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_two_processes_asking_for_one_missing_entry_compute_it_once(tmp_path, folder):
+    child = ("import sys, time\n"
+             "from pathlib import Path\n"
+             "from jalapeno import cache\n"
+             "def make(tmp):\n"
+             "    open(sys.argv[1], 'a').write('computed\\n')\n"
+             "    time.sleep(1.5)  # longer than a process takes to start, even on a busy machine\n"
+             "    tmp.write_text('result')\n"
+             "print(cache.entry(cache.folder() / 'test' / 'entry.txt', make).read_text())\n")
+    log = tmp_path / "computed.txt"
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(log)], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    assert [p.communicate()[0] for p in procs] == ["result\n"] * 2
+    assert [p.returncode for p in procs] == [0, 0]
+    assert log.read_text() == "computed\n"
+
+
+def test_an_entry_another_process_computes_is_passed_over_without_waiting(folder):
+    path = folder / "test" / "entry.txt"
+    with cache.lock(path):  # another process computing it (a lock of another file descriptor: contended)
+        started = time.monotonic()
+        assert cache.entry(path, lambda tmp: tmp.write_text("x"), wait=False) is None
+        assert time.monotonic() - started < 1
+    assert cache.entry(path, lambda tmp: tmp.write_text("x"), wait=False).read_text() == "x"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "edited", "digest missing"])
+def test_a_damaged_file_entry_is_discarded_with_one_line_and_computed_again(folder, capfd, damage):
+    path = folder / "test" / "entry.txt"
+    calls = []
+
+    def make(tmp):
+        calls.append(1)
+        tmp.write_text("the whole result\n")
+
+    cache.entry(path, make)
+    if damage == "truncated":
+        path.write_text("the whole")
+    elif damage == "edited":
+        path.write_text("the whole resulT\n")
+    else:
+        path.with_name("entry.txt.sha256").unlink()
+    capfd.readouterr()
+    assert cache.entry(path, make).read_text() == "the whole result\n"
+    assert capfd.readouterr().err == (f"discarded the damaged cache entry {path} (it does not match its SHA-256); "
+                                      "computing it again\n")
+    assert cache.entry(path, make) == path and len(calls) == 2
+
+
+def test_a_folder_entry_is_sealed_and_checked_by_the_callers_functions(folder, capfd):
+    path = folder / "nb--1"
+
+    def make(tmp):
+        (tmp / "notebook.ipynb").write_text("{}")
+
+    def seal(tmp):
+        (tmp / "sealed").write_text((tmp / "notebook.ipynb").read_text())
+
+    def damage(entry):
+        return None if (entry / "sealed").read_text() == (entry / "notebook.ipynb").read_text() else "edited"
+
+    cache.store(path, make, seal=seal)
+    assert cache.intact(path, damage)
+    (path / "notebook.ipynb").write_text("{ }")
+    assert not cache.intact(path, damage, shown=path.name, again="executing the notebook again")
+    assert capfd.readouterr().err == "discarded the damaged cache entry nb--1 (edited); executing the notebook again\n"
+    assert not path.exists()
+    assert cache.entry(path, make, seal=seal, damage=damage) == path and cache.intact(path, damage)
+    assert sorted(p.name for p in folder.iterdir()) == [".nb--1.lock", "nb--1"]  # no temporary folder left
+
+
+def test_the_key_changes_with_what_is_computed_its_parameters_and_data(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "chips.csv").write_text("chip,tdp_w\na,1000\n")
+    first = cache.key("notebook", "roofline", {"context_tokens": 8192}, data=data)
+    assert cache.key("notebook", "roofline", {"context_tokens": 8192}, data=data) == first
+    assert cache.key("notebook", "pareto", {"context_tokens": 8192}, data=data) != first
+    assert cache.key("notebook", "roofline", {"context_tokens": 8193}, data=data) != first
+    (data / "chips.csv").write_text("chip,tdp_w\na,1001\n")
+    assert cache.key("notebook", "roofline", {"context_tokens": 8192}, data=data) != first
+
+
+def test_the_key_covers_the_whole_packages_source(tmp_path, monkeypatch):
+    """A change to a chart or a physics module, not only to the book machinery, changes every key."""
+    assert {"charts.py", "serving.py", "publish/execute.py"} <= {
+        p.relative_to(cache.PACKAGE_DIR).as_posix() for p in cache.PACKAGE_DIR.rglob("*.py")}
+    package = tmp_path / "jalapeno"
+    (package / "publish").mkdir(parents=True)
+    (package / "serving.py").write_text("X = 1\n")
+    monkeypatch.setattr(cache, "PACKAGE_DIR", package)
+    first = cache.key("claims")
+    (package / "serving.py").write_text("X = 2\n")  # the same size: the digest is read again all the same
+    os.utime(package / "serving.py", ns=(1, 1))
+    second = cache.key("claims")
+    (package / "publish" / "execute.py").write_text("")
+    assert len({first, second, cache.key("claims")}) == 3
+
+
+def test_the_key_changes_with_an_installed_version(monkeypatch):
+    first = cache.key("claims")
+    cache.installed_versions.cache_clear()
+    monkeypatch.setattr(cache, "installed_version", lambda dist: "0.0" if dist == "numpy" else "1.0")
+    try:
+        assert cache.key("claims") != first
+    finally:
+        cache.installed_versions.cache_clear()
+    assert "filelock" in cache.installed_versions()  # every package pyproject.toml pins
+
+
+def test_a_notebooks_key_changes_with_its_parameters():
+    assert execute.input_hash("claims", {}) != execute.input_hash("claims", {"show_status": "reproduced"})
+    assert execute.input_hash("claims", {}) == execute.input_hash("claims", {})
+
+
+def test_pruning_keeps_the_most_recently_used(folder):
+    for i in range(4):
+        cache.store(folder / f"nb--{i}", lambda tmp: None)
+        os.utime(folder / f"nb--{i}", (i, i))
+    cache.touch(folder / "nb--0")
+    cache.prune(folder, "nb--*", 2)
+    assert sorted(p.name for p in folder.glob("nb--*")) == ["nb--0", "nb--0.sha256", "nb--3", "nb--3.sha256"]
+    assert sorted(p.name for p in folder.glob(".*.lock")) == [".nb--0.lock", ".nb--3.lock"]
+
+
+def test_an_atomic_write_leaves_the_old_file_when_it_fails(tmp_path):
+    path = tmp_path / "table.json"
+    cache.write_atomic(path, "old\n", mode=0o644)
+    assert path.read_text() == "old\n" and path.stat().st_mode & 0o777 == 0o644
+
+    def fail(tmp):
+        tmp.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        cache.write_atomic(path, fail)
+    assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["table.json"]
+    assert cache.write_atomic(path, b"new\n").read_bytes() == b"new\n"
+
+
+def test_every_lock_is_filelocks(folder):
+    assert isinstance(cache.lock(folder / "x"), filelock.BaseFileLock)
