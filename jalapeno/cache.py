@@ -58,19 +58,6 @@ def files_digest(root: Path, pattern: str = "*") -> str:
     return h.hexdigest()
 
 
-def source_digest() -> str:
-    """:func:`files_digest` of the package's source (every ``*.py`` of ``jalapeno/``), read again only when
-    a file's size or modification time changed."""
-    stamp = tuple((str(p), s.st_size, s.st_mtime_ns) for p in sorted(PACKAGE_DIR.rglob("*.py"))
-                  if "__pycache__" not in p.parts for s in [p.stat()])
-    return _source_digest(stamp)
-
-
-@functools.lru_cache(maxsize=4)
-def _source_digest(stamp: tuple) -> str:
-    return files_digest(PACKAGE_DIR, "*.py")
-
-
 @functools.lru_cache(maxsize=1)
 def installed_versions() -> str:
     """Python's version and the installed version of every package ``pyproject.toml`` names (its
@@ -99,7 +86,7 @@ def key(*parts: object, data: Path | None = None) -> str:
         text = (part.write_json() if hasattr(part, "write_json") else
                 json.dumps(part, sort_keys=True, default=repr) if isinstance(part, dict) else repr(part))
         h.update(text.encode() + b"\0")
-    h.update(source_digest().encode() + installed_versions().encode())
+    h.update(files_digest(PACKAGE_DIR, "*.py").encode() + installed_versions().encode())
     if data is not None:
         h.update(files_digest(data).encode())
     return h.hexdigest()
@@ -143,10 +130,11 @@ def _file_damage(path: Path) -> str | None:
     """Why the file entry ``path`` does not match the SHA-256 kept in ``<path>.sha256`` (written before
     the entry, so an entry without one was never whole), or None."""
     try:
-        kept = path.with_name(path.name + ".sha256").read_text().strip()
+        if path.with_name(path.name + ".sha256").read_text().strip() == _sha256(path):
+            return None
     except (OSError, UnicodeDecodeError):
-        kept = None
-    return None if kept == _sha256(path) else "it does not match its SHA-256"
+        pass
+    return "it does not match its SHA-256"
 
 
 def intact(path: Path, damage: Callable[[Path], str | None] | None = None, *, shown: str | None = None,
@@ -217,15 +205,11 @@ def entry(path: Path, make: Callable[[Path], object], *, wait: bool = True,
 
 
 def prune(root: Path, pattern: str, keep: int) -> None:
-    """Keep the ``keep`` most recently used entries of ``root`` matching ``pattern`` (by modification time:
-    a read refreshes it, :func:`touch`); remove the others with their locks."""
+    """Keep the ``keep`` most recently used entries of ``root`` matching ``pattern`` (by modification time,
+    which a reader refreshes with ``os.utime``); remove the others with their locks."""
     entries = sorted((p for p in root.glob(pattern) if p.suffix != ".sha256"), key=lambda p: p.stat().st_mtime,
                      reverse=True)
     for old in entries[keep:]:
         discard(old)
         old.with_name(f".{old.name}.lock").unlink(missing_ok=True)
 
-
-def touch(path: Path) -> None:
-    """Mark the entry ``path`` as just used (what :func:`prune` keeps)."""
-    os.utime(path)

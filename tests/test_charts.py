@@ -5,7 +5,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from jalapeno import bounds, charts, comparison, measured, specs
+from jalapeno import bounds, cache, charts, comparison, measured, specs
 
 
 def test_renderer_is_deterministic_and_offline():
@@ -48,9 +48,8 @@ def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
 
 def test_the_chart_runtime_is_kept_under_vl_converts_version(tmp_path, monkeypatch):
     monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path))
-    kept = tmp_path / "runtime" / f"vl-convert-{charts.vlc.__version__}.js"
-    kept.parent.mkdir()
-    kept.write_text("(function(){ kept })();")
+    kept = tmp_path / "chart-runtime" / f"vl-convert-{charts.vlc.__version__}.js"
+    cache.store(kept, lambda tmp: tmp.write_text("(function(){ kept })();"))
     assert charts.runtime_bundle() == "(function(){ kept })();"
 
 
