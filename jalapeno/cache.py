@@ -78,14 +78,14 @@ def installed_version(dist: str) -> str:
 
 def key(*parts: object, data: Path | None = None) -> str:
     """The key (SHA-256, hex) of a result: ``parts`` (what is computed and its parameters: each by its
-    ``repr``, a polars DataFrame by its full-precision JSON, a dict by its sorted JSON), the package's
-    source, the installed versions (:func:`installed_versions`) and, when ``data`` is given, the data
-    file or folder it reads (:func:`files_digest`)."""
+    ``repr``, bytes as they are, a polars DataFrame by its full-precision JSON, a dict by its sorted
+    JSON), the package's source, the installed versions (:func:`installed_versions`) and, when ``data``
+    is given, the data file or folder it reads (:func:`files_digest`)."""
     h = hashlib.sha256(f"format {FORMAT}\0".encode())
     for part in parts:
-        text = (part.write_json() if hasattr(part, "write_json") else
+        text = (part if isinstance(part, bytes) else part.write_json() if hasattr(part, "write_json") else
                 json.dumps(part, sort_keys=True, default=repr) if isinstance(part, dict) else repr(part))
-        h.update(text.encode() + b"\0")
+        h.update((text if isinstance(text, bytes) else text.encode()) + b"\0")
     h.update(files_digest(PACKAGE_DIR, "*.py").encode() + installed_versions().encode())
     if data is not None:
         h.update(files_digest(data).encode())
