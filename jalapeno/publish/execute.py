@@ -1,11 +1,16 @@
-"""Executing the chapters' notebooks: papermill in worker processes (one kernel each, in parallel),
-the cache of executed notebooks keyed by their inputs, and ``refresh()``, which re-executes the
-committed notebooks in place with their defaults (what nbval compares).
+"""Executing the chapters' notebooks: papermill through any :class:`concurrent.futures.Executor` (a
+local process pool by default, a Dask cluster with ``jalapeno build --dask``), the cache of executed
+notebooks keyed by their inputs, and ``refresh()``, which re-executes the committed notebooks in place
+with their defaults (what nbval compares).
 
-A worker and its kernel never outlive the build: Ctrl-C and SIGTERM end them, and on Linux so does the
-build's death (``PR_SET_PDEATHSIG``), even by SIGKILL. Their temporary files (the kernels' connection
-files, which hold the HMAC key of the kernel's messages, among them) go into the build's staging folder,
-not the system's temporary folder, so an interrupted or killed build leaves none there.
+The task an executor runs, :func:`execute_notebook`, executes one notebook in a temporary folder of its
+own and returns its files (:class:`Executed`); the build writes them into its stage and the cache. In the
+local pool (:func:`local_pool`) a worker and its kernel never outlive the build: Ctrl-C and SIGTERM end
+them, and so does the build's death, even by SIGKILL (each worker waits on its parent's sentinel; each
+kernel ends when its worker does, ipykernel's own watch on ``JPY_PARENT_PID``). Their temporary files
+(the kernels' connection files, which hold the HMAC key of the kernel's messages, among them) go into
+the build's staging folder, not the system's temporary folder, so an interrupted or killed build leaves
+none there.
 
 Each cache entry carries a manifest of its files (size, SHA-256; :func:`.output.write_manifest`); an
 entry that does not match it (truncated, edited, a file missing) is discarded with one line saying so and
@@ -18,17 +23,22 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
+import weakref
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import IO, Iterator
 
 import nbformat
 
@@ -84,195 +94,124 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 INJECTED_CELL_ID = "injected-parameters"
 
 
-def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
-             kernel: str | None = None, source: Path | None = None, tmp: Path | None = None) -> list[str]:
-    """Execute notebook ``name`` (from ``source``, default ``notebooks/<name>.ipynb``) with ``values``
-    into ``target``, its figures (SVG and PNG) into ``figures``; the temporary files of the execution and
-    its kernel go into ``tmp`` (default: beside ``target``). Returns the warnings it printed (kernel
-    stderr, stderr outputs of cells)."""
+@dataclass(frozen=True)
+class Executed:
+    """What one execution gives back: the executed notebook (``.ipynb`` bytes, volatile metadata
+    stripped), its figure files by name (``<name>.svg``, ``.png``, ``.csv``), the warnings it printed and
+    its duration in seconds."""
+
+    notebook: bytes
+    figures: dict[str, bytes]
+    warnings: list[str]
+    seconds: float
+
+
+#: The kernel managers of this process: a local worker ends their kernels before it ends.
+_KERNELS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _kernel_manager(tmp: str, stderr: IO[bytes]) -> type:
+    """A jupyter_client kernel manager whose kernel has its ``TMPDIR`` in ``tmp``, writes figures to
+    ``tmp/figures`` (``JALAPENO_FIGURES_DIR``) and its stderr to ``stderr``."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class Kernel(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw["env"] = {**kw.get("env", os.environ), "TMPDIR": tmp, "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
+            _KERNELS.add(self)
+            await super()._async_launch_kernel(kernel_cmd, stderr=stderr, **kw)
+    return Kernel
+
+
+def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kernel: str = KERNEL) -> Executed:
+    """Execute ``notebook`` (the ``.ipynb`` bytes of chapter ``name``) with parameters ``values`` in kernel
+    ``kernel`` (working directory ``notebooks/``) and return its files, its figures' SVGs also as PNGs.
+    Its temporary files and its kernel's (the connection file among them) go into the process's
+    temporary folder and are removed at the end. The warnings are the kernel's stderr and the stderr
+    outputs of cells. A plain function of picklable values: any executor's worker can run it, in any
+    thread. Raises BuildError naming the notebook (and the cell, or the kernel) when it fails."""
     import papermill
     import vl_convert as vlc
 
-    kernel = kernel or KERNEL
-    source = Path(source) if source else scenarios.notebook_path(name)
-    tmp = Path(tmp) if tmp else target.parent / f".{target.name}.tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    saved_tmp = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = os.environ["TMPDIR"] = str(tmp)  # connection files here, and the kernel's files
-    os.environ["JALAPENO_FIGURES_DIR"] = str(figures)
-    log = tempfile.TemporaryFile(mode="w+b")
-    saved_fd = os.dup(2)
-    sys.stderr.flush()
-    os.dup2(log.fileno(), 2)  # the kernel inherits fd 2: keep its messages for the summary
-    try:
-        papermill.execute_notebook(str(source), str(target), parameters=values,
-                                   kernel_name=kernel, cwd=str(source.parent), progress_bar=False,
-                                   report_mode=False, log_output=False)
-    except papermill.PapermillExecutionError as exc:
-        raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
-    except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
-        raise BuildError(f"notebook {name!r} (kernel {kernel!r}) could not run: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
-        os.environ.pop("JALAPENO_FIGURES_DIR", None)
-        tempfile.tempdir = saved_tmp[0]
-        if saved_tmp[1] is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_tmp[1]
-        shutil.rmtree(tmp, ignore_errors=True)
-        log.seek(0)
-        kernel_lines = log.read().decode(errors="replace").splitlines()
-        log.close()
-    warnings = [f"{name}: kernel: {line.strip()}" for line in kernel_lines
-                if line.strip() and not _KERNEL_NOISE.search(line)]
-    nb = strip_volatile(nbformat.read(target, as_version=4))
-    for cell in nb.cells:  # readers see the effective parameters once, as the chapter's own table
-        tags = cell.metadata.get("tags", [])
-        if "parameters" in tags or "injected-parameters" in tags:
-            cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
-        if "injected-parameters" in tags:
-            cell.id = INJECTED_CELL_ID  # equal inputs, equal files
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
-    nbformat.write(nb, target)
-    if figures.exists():
-        for svg in sorted(figures.glob("*.svg")):
-            svg.with_suffix(".png").write_bytes(vlc.svg_to_png(svg.read_text(), scale=2))
-    return warnings
-
-
-def _worker(name: str, values: dict[str, object], kernel: str, entry: str,
-            source: str) -> tuple[str, float, list[str]]:
-    """Execute one notebook into the cache entry folder ``entry`` (``notebook.ipynb``, ``figures/``,
-    ``warnings.json``). Runs in a child process."""
     started = time.monotonic()
-    folder = Path(entry)
-    folder.mkdir(parents=True, exist_ok=True)
-    warnings = _execute(name, values, folder / "notebook.ipynb", folder / "figures", kernel, Path(source),
-                        folder.parent / f"{name}.tmp")
-    (folder / "warnings.json").write_text(json.dumps(warnings, indent=1))
-    return name, time.monotonic() - started, warnings
-
-
-def _start_worker(name: str, values: dict[str, object], kernel: str, folder: Path,
-                  source: Path) -> subprocess.Popen:
-    """Start :func:`_worker` in a new Python process (its own kernel), so that notebooks execute in
-    parallel; the arguments and the result travel as JSON files beside ``folder``, its stderr goes to
-    ``<name>.stderr``. The worker ends when the build does (see :func:`_worker_main`)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    job = folder.parent / f"{name}.job.json"
-    job.write_text(json.dumps({"name": name, "values": values, "kernel": kernel, "entry": str(folder),
-                               "source": str(source), "result": str(job.with_suffix(".result")),
-                               "parent": os.getpid()}))
-    with open(folder.parent / f"{name}.stderr", "wb") as err:
-        return subprocess.Popen([sys.executable, "-c", "import sys; from jalapeno.publish.execute import _worker_main; "
-                                 "sys.exit(_worker_main(sys.argv[1]))", str(job)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-
-
-def _worker_result(name: str, proc: subprocess.Popen, folder: Path) -> tuple[str, float, list[str]]:
-    """The result of a finished worker process; BuildError if it failed or died."""
-    result_path = folder.parent / f"{name}.job.result"
-    if not result_path.exists():
-        err = (folder.parent / f"{name}.stderr").read_text(errors="replace")
-        raise BuildError(f"notebook {name!r}: the worker process died (exit {proc.returncode}): {err[-2000:]}")
-    result = json.loads(result_path.read_text())
-    if "error" in result:
-        raise BuildError(result["error"])
-    return name, result["seconds"], result["warnings"]
-
-
-def _descendants() -> set[int]:
-    import psutil
-
-    return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-def _end_descendants(timeout_s: float = 5.0, keep: set[int] = frozenset()) -> None:
-    """End the processes this one started (workers, kernels and theirs), except those in ``keep``
-    (processes that were running before, such as a test's server): SIGTERM, then SIGKILL after
-    ``timeout_s`` seconds for any still running."""
-    import psutil
-
-    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
-    for child in children:
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp, tempfile.TemporaryFile() as log:
+        source, target, figures = Path(tmp, "input.ipynb"), Path(tmp, "output.ipynb"), Path(tmp, "figures")
+        source.write_bytes(notebook)
         try:
-            child.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(children, timeout=timeout_s)
-    for child in alive:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=timeout_s)
+            papermill.execute_notebook(str(source), str(target), parameters=values, kernel_name=kernel,
+                                       cwd=str(scenarios.NOTEBOOKS_DIR), progress_bar=False, report_mode=False,
+                                       log_output=False, kernel_manager_class=_kernel_manager(tmp, log))
+        except papermill.PapermillExecutionError as exc:
+            raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+        except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
+            raise BuildError(f"notebook {name!r} (kernel {kernel!r}) could not run: {type(exc).__name__}: {exc}") from None
+        log.seek(0)
+        warnings = [f"{name}: kernel: {line.strip()}" for line in log.read().decode(errors="replace").splitlines()
+                    if line.strip() and not _KERNEL_NOISE.search(line)]
+        nb = strip_volatile(nbformat.read(target, as_version=4))
+        for cell in nb.cells:  # readers see the effective parameters once, as the chapter's own table
+            tags = cell.metadata.get("tags", [])
+            if "parameters" in tags or "injected-parameters" in tags:
+                cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
+            if "injected-parameters" in tags:
+                cell.id = INJECTED_CELL_ID  # equal inputs, equal files
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
+        files = {p.name: p.read_bytes() for p in sorted(figures.glob("*"))} if figures.is_dir() else {}
+        for svg in [f for f in files if f.endswith(".svg")]:
+            files[svg[:-4] + ".png"] = vlc.svg_to_png(files[svg].decode(), scale=2)
+        return Executed(nbformat.writes(nb).encode() + b"\n", files, warnings, time.monotonic() - started)
 
 
-def _die_with_parent() -> Callable[[int], None]:
-    """``arm(signum)``: have the system send ``signum`` to the calling process when its parent dies
-    (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing). libc is looked up here, before any fork."""
-    if not sys.platform.startswith("linux"):
-        return lambda signum: None
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    PR_SET_PDEATHSIG = 1
-    return lambda signum: prctl(PR_SET_PDEATHSIG, signum)
+def _end(*_) -> None:
+    for manager in list(_KERNELS):  # SIGKILL, not waiting: this may interrupt the thread that waits on it
+        process = getattr(manager.provisioner, "process", None)
+        if process is not None and process.returncode is None:  # not reaped: its pid is still its own
+            os.kill(process.pid, signal.SIGKILL)
+    os._exit(1)
 
 
-def end_with_this_process() -> Callable[[], None]:
-    """A ``preexec_fn`` for ``subprocess``: the child is killed (SIGKILL) when this process dies, however
-    it dies (the renderer of a killed build ends with it)."""
-    arm, parent = _die_with_parent(), os.getpid()
-
-    def preexec() -> None:
-        arm(signal.SIGKILL)
-        if os.getppid() != parent:  # this process died before the signal was armed
-            os._exit(1)
-    return preexec
+def _end_with_parent() -> None:
+    multiprocessing.parent_process().join()  # returns when the build has ended, however it ended
+    _end()
 
 
-def _end_with_parent(parent_pid: int) -> None:
-    """In a worker: end (with its kernel) when the build that started it ends. SIGTERM ends the
-    worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
-    process group) is left to the build, which then sends SIGTERM; on Linux the kernel sends SIGTERM
-    when the build dies (``PR_SET_PDEATHSIG``), also after a SIGKILL."""
-    def stop(signum, frame):
-        _end_descendants(timeout_s=2.0)
-        os._exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
+def worker_init(tmp: str | None = None) -> None:
+    """Initializer of a local pool's worker: its temporary files go into ``tmp`` (if given); SIGINT (a Ctrl-C reaches the whole process group) is left
+    to the build, which ends its workers; SIGTERM ends the worker and its kernels at once; and so does
+    the build's end, even by SIGKILL, seen by a thread waiting on the parent process's sentinel. (A
+    kernel that outlives its worker all the same ends by itself: ipykernel watches ``JPY_PARENT_PID``.)"""
+    if tmp:
+        tempfile.tempdir = os.environ["TMPDIR"] = tmp
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()(signal.SIGTERM)
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        stop(signal.SIGTERM, None)
+    signal.signal(signal.SIGTERM, _end)
+    threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
 
 
-def _worker_main(job_file: str) -> int:
-    """Entry point of a worker process: read the job, execute, write the result (or the error)."""
-    job = json.loads(Path(job_file).read_text())
-    _end_with_parent(job["parent"])
-    result_path = Path(job["result"])
+@contextmanager
+def local_pool(workers: int, tmp: Path | None = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` new Python processes (spawned, :func:`worker_init`, their temporary files in
+    ``tmp`` if given) for the ``with`` block.
+    When the block ends by an exception (a failure, Ctrl-C, SIGTERM as KeyboardInterrupt), the workers it
+    started and their kernels are ended and the pending tasks cancelled before the exception goes on."""
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=worker_init, initargs=(tmp and str(tmp),))
     try:
-        _, seconds, warnings = _worker(job["name"], job["values"], job["kernel"], job["entry"], job["source"])
-        result = {"seconds": seconds, "warnings": warnings}
-    except JalapenoError as exc:
-        result = {"error": str(exc)}
-    except Exception as exc:  # an unexpected failure still names the notebook
-        result = {"error": f"notebook {job['name']!r}: {type(exc).__name__}: {exc}"}
-    result_path.write_text(json.dumps(result))
-    return 0
+        yield pool
+    except BaseException:
+        for child in set(multiprocessing.active_children()) - before:
+            child.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _pinned_packages() -> list[str]:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
-    return [re.split(r"[=<>!~ \[]", r, maxsplit=1)[0] for r in reqs]
+    return [re.split(r"[=<>!~ \[;]", r, maxsplit=1)[0] for r in reqs]
 
 
 def _installed(dist: str) -> str:
@@ -312,7 +251,8 @@ def _prune_cache(root: Path, name: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _log(message: str) -> None:
+def log(message: str) -> None:
+    """Print one line of the build's progress to stderr."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -324,14 +264,28 @@ def _intact_entry(entry: Path) -> bool:
         return True
     what = (f"{foreign[0][0]}: {foreign[0][1]}" if foreign else f"{missing[0]}: missing" if missing
             else "no manifest")
-    _log(f"  discarded the damaged cache entry {entry.name} ({what}); executing the notebook again")
+    log(f"  discarded the damaged cache entry {entry.name} ({what}); executing the notebook again")
     return False
 
 
-def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool, jobs: int | None,
-                 progress: bool) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
-    """Execute (or take from the cache) every planned notebook. Returns each notebook's entry folder,
-    what happened to it (``executed in 2.1 s`` / ``cached``), the warnings and the input hashes."""
+def _write_entry(folder: Path, result: Executed) -> None:
+    """Write ``result`` as an entry folder: ``notebook.ipynb``, ``figures/``, ``warnings.json``."""
+    (folder / "figures").mkdir(parents=True)
+    (folder / "notebook.ipynb").write_bytes(result.notebook)
+    for file, content in result.figures.items():
+        (folder / "figures" / file).write_bytes(content)
+    (folder / "warnings.json").write_text(json.dumps(result.warnings, indent=1))
+
+
+def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool = True,
+                  jobs: int | None = None, progress: bool = True, executor: Executor | None = None,
+                  ) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
+    """Execute (or take from the cache) every notebook of ``runs`` (name: parameters), each in its own
+    kernel: through ``executor`` if given (a Dask cluster's, say), else in a :func:`local_pool` of
+    ``jobs`` processes (default: one per core) whose temporary files go into ``stage``. Each result is
+    written into ``stage/run/<name>`` and the cache. Returns each notebook's entry folder, what happened
+    to it (``executed in 2.1 s`` / ``cached``), the warnings and the input hashes. Raises BuildError
+    naming the first notebook that failed; the other executions are then cancelled."""
     from tqdm import tqdm
 
     kernel = KERNEL  # read at call time (tests point it at a missing kernel)
@@ -339,7 +293,7 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
     entries: dict[str, Path] = {}
     status: dict[str, str] = {}
     warnings: list[str] = []
-    todo: dict[str, tuple[str, Path]] = {}
+    todo: dict[str, str] = {}
     keys: dict[str, str] = {}
     for name, values in runs.items():
         key = keys[name] = input_hash(name, values, kernel)
@@ -351,7 +305,7 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
             entries[name], status[name] = hit, "cached (inputs unchanged)"
             warnings += json.loads((hit / "warnings.json").read_text())
         else:
-            todo[name] = (key, stage / "run" / name)
+            todo[name] = key
     total = len(runs)
     bar = tqdm(total=total, desc="notebooks", unit="nb", file=sys.stderr, leave=False,
                disable=not (progress and sys.stderr.isatty()))
@@ -372,8 +326,9 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
         timings = {}
     todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], EXPECTED_SECONDS.get(item[0], 0.0)))))
 
-    def done(name: str, seconds: float, warns: list[str]) -> None:
-        key, folder = todo[name]
+    def done(name: str, result: Executed) -> None:
+        key, folder = todo[name], stage / "run" / name
+        _write_entry(folder, result)
         entries[name] = folder
         if use_cache:
             final = root / f"{name}--{key[:20]}"
@@ -384,36 +339,36 @@ def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: boo
             shutil.rmtree(final, ignore_errors=True)
             tmp.rename(final)
             _prune_cache(root, name)
-            timings[name] = round(seconds, 1)
+            timings[name] = round(result.seconds, 1)
             timings_file.write_text(json.dumps(timings, indent=1, sort_keys=True))
-        status[name] = f"executed in {seconds:.1f} s"
-        warnings.extend(warns)
+        status[name] = f"executed in {result.seconds:.1f} s"
+        warnings.extend(result.warnings)
         bar.update(1)
         bar.write(f"  {name}: {status[name]}", file=sys.stderr)
 
-    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
-    before = _descendants()
-    try:
-        if workers == 1:
-            for name, (_, folder) in todo.items():
-                done(*_worker(name, runs[name], kernel, str(folder), str(scenarios.notebook_path(name))))
-        else:
-            waiting = list(todo)
-            running: dict[str, subprocess.Popen] = {}
-            while waiting or running:
-                while waiting and len(running) < workers:
-                    name = waiting.pop(0)
-                    running[name] = _start_worker(name, runs[name], kernel, todo[name][1], scenarios.notebook_path(name))
-                finished = [n for n, proc in running.items() if proc.poll() is not None]
-                for name in finished:
-                    done(*_worker_result(name, running.pop(name), todo[name][1]))
-                if not finished:
-                    time.sleep(0.05)
-    except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: no worker or kernel outlives the build
-        _end_descendants(keep=before)
-        raise
-    finally:
+    if not todo:
         bar.close()
+        return entries, status, warnings, keys
+    tmp = stage / "run"  # the local kernels' temporary files: never in the system's folder
+    tmp.mkdir(parents=True, exist_ok=True)
+    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
+    with bar, (local_pool(workers, tmp) if executor is None else nullcontext(executor)) as pool:
+        futures = {pool.submit(execute_notebook, name, runs[name], scenarios.notebook_path(name).read_bytes(),
+                               kernel): name for name in todo}
+        try:
+            for future in as_completed(futures):
+                name = futures[future]
+                try:
+                    result = future.result()
+                except JalapenoError:
+                    raise
+                except Exception as exc:  # a worker that died, a cluster's error: still names the notebook
+                    raise BuildError(f"notebook {name!r}: {type(exc).__name__}: {exc}") from None
+                done(name, result)
+        except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: nothing more runs for this build
+            for future in futures:
+                future.cancel()
+            raise
     return entries, status, warnings, keys
 
 
@@ -428,7 +383,7 @@ def refresh(notebooks: list[str] | None = None) -> list[Path]:
     for name in notebooks or scenarios.notebook_names():
         path = scenarios.notebook_path(name)
         nb = nbformat.read(path, as_version=4)
-        _log(f"refreshing {path.name}")
+        log(f"refreshing {path.name}")
         NotebookClient(nb, kernel_name=KERNEL, record_timing=False, timeout=600,
                        resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
         nb = strip_volatile(nb)
