@@ -189,7 +189,7 @@ def test_a_killed_build_leaves_no_process_and_the_next_build_removes_its_staging
     kids = psutil.Process(proc.pid).children(recursive=True)
     proc.kill()
     proc.communicate()
-    assert _gone(kids, 10) == []  # workers get SIGTERM from the kernel (PDEATHSIG), kernels follow them
+    assert _gone(kids, 10) == []  # each worker sees its parent gone (its sentinel) and ends its kernel
     assert list((tmp_path / "tmp").iterdir()) == []  # the kernels' connection files are in the stage
     stale = [p.name for p in tmp_path.glob(".site-building-*")]
     assert len(stale) == 1

@@ -174,7 +174,7 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     cache-busting query strings (:func:`.pages.strip_cache_busting`), so equal inputs give equal files.
     Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are errors)."""
     render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
-    with execute.local_pool(1) as pool:
+    with execute.local_pool(1, site.parent / "run") as pool:  # its temporary files in the stage too
         log = pool.submit(render_book, str(src), str(render), str(site)).result()
     pages.strip_cache_busting(site)
     return site, log

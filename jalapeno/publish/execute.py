@@ -1,20 +1,12 @@
-"""Executing the chapters' notebooks: papermill through any :class:`concurrent.futures.Executor` (a
-local process pool by default, a Dask cluster with ``jalapeno build --dask``), the cache of executed
-notebooks keyed by their inputs, and ``refresh()``, which re-executes the committed notebooks in place
-with their defaults (what nbval compares).
+"""Executing the chapters' notebooks through any :class:`concurrent.futures.Executor` (a local process
+pool by default, a Dask cluster's with ``jalapeno build --dask``), the cache of executed notebooks keyed
+by their inputs, and ``refresh()``, which re-executes the committed notebooks in place with their
+defaults (what nbval compares).
 
-The task an executor runs, :func:`execute_notebook`, executes one notebook in a temporary folder of its
-own and returns its files (:class:`Executed`); the build writes them into its stage and the cache. In the
-local pool (:func:`local_pool`) a worker and its kernel never outlive the build: Ctrl-C and SIGTERM end
-them, and so does the build's death, even by SIGKILL (each worker waits on its parent's sentinel; each
-kernel ends when its worker does, ipykernel's own watch on ``JPY_PARENT_PID``). Their temporary files
-(the kernels' connection files, which hold the HMAC key of the kernel's messages, among them) go into
-the build's staging folder, not the system's temporary folder, so an interrupted or killed build leaves
-none there.
-
-Each cache entry carries a manifest of its files (size, SHA-256; :func:`.output.write_manifest`); an
-entry that does not match it (truncated, edited, a file missing) is discarded with one line saying so and
-the notebook executed again.
+The task, :func:`execute_notebook`, runs papermill in a temporary folder of its own and returns the
+files (:class:`Executed`); the build writes them into its stage and the cache. A cache entry carries a
+manifest of its files (:func:`.output.write_manifest`); one that does not match it is discarded with one
+line saying so and the notebook executed again.
 """
 
 from __future__ import annotations
@@ -34,11 +26,12 @@ import threading
 import time
 import tomllib
 import weakref
+from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 import nbformat
 
@@ -49,32 +42,18 @@ from ..errors import BuildError, JalapenoError
 from . import output, scenarios
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the whole package (jalapeno/), not only publish/
-
-
 KERNEL = "python3"
-
-
 #: Bump to invalidate every cached notebook (the layout of a cache entry changed).
 CACHE_FORMAT = "3"
-
-
 #: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
 #: for the order of a build that has no timings of its own yet: longest first. Only the order matters.
 EXPECTED_SECONDS = {"serving-model": 26, "reading-the-numbers": 17, "systems": 15, "pareto": 11, "caveats": 6,
                     "roofline": 5, "agents": 5, "verdict": 2, "claims": 2}
-
-
 #: Cached executions kept per notebook (the oldest are removed).
 CACHE_KEEP = 8
-
-
 #: Notebook metadata that changes from run to run and is never committed.
 _VOLATILE_NB_KEYS = ("papermill", "widgets")
-
-
 _VOLATILE_CELL_KEYS = ("papermill", "execution", "collapsed", "scrolled")
-
-
 #: Neither is a problem of the notebook: ipykernel 7 notes its loopback TCP transport at every start,
 #: and logs the interrupt that shuts it down at the end of a run.
 _KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption|KeyboardInterrupt caught in kernel")
@@ -96,9 +75,8 @@ INJECTED_CELL_ID = "injected-parameters"
 
 @dataclass(frozen=True)
 class Executed:
-    """What one execution gives back: the executed notebook (``.ipynb`` bytes, volatile metadata
-    stripped), its figure files by name (``<name>.svg``, ``.png``, ``.csv``), the warnings it printed and
-    its duration in seconds."""
+    """One execution: the notebook (``.ipynb`` bytes), its figure files by name (``.svg``, ``.png``,
+    ``.csv``), its warnings and its duration in seconds."""
 
     notebook: bytes
     figures: dict[str, bytes]
@@ -178,10 +156,10 @@ def _end_with_parent() -> None:
 
 
 def worker_init(tmp: str | None = None) -> None:
-    """Initializer of a local pool's worker: its temporary files go into ``tmp`` (if given); SIGINT (a Ctrl-C reaches the whole process group) is left
-    to the build, which ends its workers; SIGTERM ends the worker and its kernels at once; and so does
-    the build's end, even by SIGKILL, seen by a thread waiting on the parent process's sentinel. (A
-    kernel that outlives its worker all the same ends by itself: ipykernel watches ``JPY_PARENT_PID``.)"""
+    """Initializer of a local pool's worker, its temporary files in ``tmp``: SIGINT (a Ctrl-C reaches the
+    process group) is left to the build, which ends its workers; SIGTERM ends the worker and its kernels
+    at once, and so does the build's end, even by SIGKILL, seen by a thread blocked on the parent's
+    sentinel. (A kernel whose worker died all the same ends itself: ipykernel watches ``JPY_PARENT_PID``.)"""
     if tmp:
         tempfile.tempdir = os.environ["TMPDIR"] = tmp
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -191,10 +169,9 @@ def worker_init(tmp: str | None = None) -> None:
 
 @contextmanager
 def local_pool(workers: int, tmp: Path | None = None) -> Iterator[ProcessPoolExecutor]:
-    """A pool of ``workers`` new Python processes (spawned, :func:`worker_init`, their temporary files in
-    ``tmp`` if given) for the ``with`` block.
-    When the block ends by an exception (a failure, Ctrl-C, SIGTERM as KeyboardInterrupt), the workers it
-    started and their kernels are ended and the pending tasks cancelled before the exception goes on."""
+    """A pool of ``workers`` spawned processes (:func:`worker_init`, their temporary files in ``tmp``) for
+    the ``with`` block. When it ends by an exception (a failure, Ctrl-C, SIGTERM), the workers it started
+    and their kernels are ended and the pending tasks cancelled before the exception goes on."""
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=worker_init, initargs=(tmp and str(tmp),))
@@ -268,15 +245,6 @@ def _intact_entry(entry: Path) -> bool:
     return False
 
 
-def _write_entry(folder: Path, result: Executed) -> None:
-    """Write ``result`` as an entry folder: ``notebook.ipynb``, ``figures/``, ``warnings.json``."""
-    (folder / "figures").mkdir(parents=True)
-    (folder / "notebook.ipynb").write_bytes(result.notebook)
-    for file, content in result.figures.items():
-        (folder / "figures" / file).write_bytes(content)
-    (folder / "warnings.json").write_text(json.dumps(result.warnings, indent=1))
-
-
 def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool = True,
                   jobs: int | None = None, progress: bool = True, executor: Executor | None = None,
                   ) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
@@ -306,16 +274,11 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
             warnings += json.loads((hit / "warnings.json").read_text())
         else:
             todo[name] = key
-    total = len(runs)
-    bar = tqdm(total=total, desc="notebooks", unit="nb", file=sys.stderr, leave=False,
-               disable=not (progress and sys.stderr.isatty()))
-    bar.update(total - len(todo))
+    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc="notebooks", unit="nb", file=sys.stderr,
+               leave=False, disable=not (progress and sys.stderr.isatty()))
     for name in runs:
-        if name in status:
-            bar.write(f"  {name}: {status[name]}", file=sys.stderr)
-    for name in todo:
         shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
-        bar.write(f"  {name}: executing ({shown})", file=sys.stderr)
+        bar.write(f"  {name}: {status[name] if name in status else f'executing ({shown})'}", file=sys.stderr)
 
     # longest first (by the last recorded execution time, else the expected one), so that a slow
     # notebook does not start last
@@ -327,8 +290,12 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
     todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], EXPECTED_SECONDS.get(item[0], 0.0)))))
 
     def done(name: str, result: Executed) -> None:
-        key, folder = todo[name], stage / "run" / name
-        _write_entry(folder, result)
+        key, folder = todo[name], stage / "run" / name  # the entry: notebook.ipynb, figures/, warnings.json
+        (folder / "figures").mkdir(parents=True)
+        (folder / "notebook.ipynb").write_bytes(result.notebook)
+        for file, content in result.figures.items():
+            (folder / "figures" / file).write_bytes(content)
+        (folder / "warnings.json").write_text(json.dumps(result.warnings, indent=1))
         entries[name] = folder
         if use_cache:
             final = root / f"{name}--{key[:20]}"
@@ -346,9 +313,6 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
         bar.update(1)
         bar.write(f"  {name}: {status[name]}", file=sys.stderr)
 
-    if not todo:
-        bar.close()
-        return entries, status, warnings, keys
     tmp = stage / "run"  # the local kernels' temporary files: never in the system's folder
     tmp.mkdir(parents=True, exist_ok=True)
     workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
