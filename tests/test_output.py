@@ -160,9 +160,18 @@ def _start(tmp_path: Path, out: Path) -> subprocess.Popen:
     pytest.fail("the build never started two kernels")
 
 
+def _running(p: psutil.Process) -> bool:
+    """Whether ``p`` still runs: a zombie (ended, waiting for its new parent, PID 1, to reap it) does not."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _gone(pids: list[psutil.Process], within_s: float) -> list[psutil.Process]:
+    """The processes of ``pids`` still running after ``within_s`` seconds."""
     _, alive = psutil.wait_procs(pids, timeout=within_s)
-    return alive
+    return [p for p in alive if _running(p)]
 
 
 @pytest.mark.parametrize("how", ["SIGINT to the process group (Ctrl-C)", "SIGTERM"])
