@@ -282,6 +282,19 @@ def test_the_renderer_ends_with_a_killed_build_and_the_next_build_is_clean(tmp_p
     assert snapshot(tmp_path / "site") == snapshot(claims_site)
 
 
+def test_a_render_that_fails_names_the_broken_reference_and_keeps_the_previous_site(tmp_path, previous,
+                                                                                    monkeypatch):
+    book = tmp_path / "book"
+    shutil.copytree(build.BOOK_DIR, book, ignore=shutil.ignore_patterns("_build"))
+    (book / "intro.md").write_text((book / "intro.md").read_text() + "\nSee {ref}`no-such-label`.\n")
+    monkeypatch.setattr(build, "BOOK_DIR", book)
+    before = snapshot(previous)
+    with pytest.raises(build.BuildError, match="(?s)jupyter-book failed:.*undefined label: 'no-such-label'"):
+        build.build(["claims"], out=previous, progress=False)
+    assert snapshot(previous) == before
+    assert _beside(tmp_path) == [".site.jalapeno-lock", "book", "site"]
+
+
 def test_a_damaged_cache_entry_is_discarded_and_executed_again(tmp_path, own_notebook_cache, monkeypatch, capfd):
     monkeypatch.setenv("JALAPENO_CACHE_DIR", str(own_notebook_cache))
     out = tmp_path / "site"

@@ -28,7 +28,7 @@ import json
 import shlex
 import shutil
 import time
-from concurrent.futures import Executor
+from concurrent.futures import BrokenExecutor, Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,7 +175,10 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are errors)."""
     render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
     with execute.local_pool(1, site.parent / "run") as pool:  # its temporary files in the stage too
-        log = pool.submit(render_book, str(src), str(render), str(site)).result()
+        try:
+            log = pool.submit(render_book, str(src), str(render), str(site)).result()
+        except BrokenExecutor as exc:
+            raise BuildError(f"the renderer's process died: {exc}") from None
     pages.strip_cache_busting(site)
     return site, log
 
@@ -204,9 +207,9 @@ def render_book(src: str, render: str, site: str) -> str:
                                             "--keep-going", "--quiet"], standalone_mode=False)
             except SystemExit as exc:
                 failed = exc.code
-            except Exception as exc:  # Sphinx's own errors: the log says what
-                failed = f"{type(exc).__name__}: {exc}"
-                print(failed)
+            except Exception as exc:  # a Sphinx error: into the log, which the BuildError ends with
+                failed = True
+                print(f"{type(exc).__name__}: {exc}")
         if failed:
             shutil.rmtree(render, ignore_errors=True)
             raise BuildError("jupyter-book failed:\n" + log.getvalue()[-4000:])
@@ -217,7 +220,8 @@ def render_book(src: str, render: str, site: str) -> str:
 
 def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
                 overrides: dict[str, object], use_cache: bool, jobs: int | None,
-                progress: bool, executor: Executor | None = None) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
+                progress: bool, executor: Executor | None = None,
+                ) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
     """Execute, stage and render the book in ``stage``, then move it to ``out`` (see :func:`build`).
     Returns the figures, the warnings and each notebook's status."""
     _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))

@@ -95,7 +95,8 @@ def _kernel_manager(tmp: str, stderr: IO[bytes]) -> type:
 
     class Kernel(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
-            kw["env"] = {**kw.get("env", os.environ), "TMPDIR": tmp, "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
+            kw["env"] = {**kw.get("env", os.environ), "TMPDIR": tmp,
+                         "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
             _KERNELS.add(self)
             await super()._async_launch_kernel(kernel_cmd, stderr=stderr, **kw)
     return Kernel

@@ -310,7 +310,10 @@ def _exchange(a: Path, b: Path) -> None:
         import renameat2
     except (ImportError, RuntimeError) as exc:  # not Linux, a kernel before 3.15, a libc without it
         raise OSError(errno.ENOSYS, f"renameat2 is not available: {exc}") from None
-    renameat2.exchange(a, b)
+    try:
+        renameat2.exchange(a, b)
+    except OSError as exc:  # its message names no file
+        raise OSError(exc.errno, os.strerror(exc.errno), str(a), None, str(b)) from None
 
 
 @contextmanager
