@@ -26,6 +26,7 @@ def test_a_build_on_a_dask_cluster_gives_the_local_builds_site_byte_for_byte(tmp
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster:
         assert cli.main(["build", *SMALL, "--no-cache", "--out", str(out), "--dask", cluster.scheduler_address]) == 0
+        assert cluster.scheduler.task_prefixes["execute_notebook"].state_counts["memory"] == len(SMALL)  # ran there
     assert all(s.startswith("executed") for s in build.last_report.status.values())
     on_dask = snapshot(out)
     out.rename(tmp_path / "on-dask")
