@@ -166,10 +166,11 @@ def store(path: Path, make: Callable[[Path], object], seal: Callable[[Path], obj
     beside it (or, with ``seal``, fills an empty temporary folder beside it, then ``seal(tmp)`` records its
     files' digests); it then replaces ``path`` in one rename. Returns ``path``."""
     with lock(path):
-        return _put(path, make, seal)
+        return put(path, make, seal)
 
 
-def _put(path: Path, make: Callable[[Path], object], seal: Callable[[Path], object] | None) -> Path:
+def put(path: Path, make: Callable[[Path], object], seal: Callable[[Path], object] | None = None) -> Path:
+    """:func:`store` for a caller that already holds the entry's :func:`lock`."""
     if seal is None:  # a file: its digest first, so that an entry without one was never whole
         def write(tmp: Path) -> None:
             make(tmp)
@@ -199,7 +200,7 @@ def entry(path: Path, make: Callable[[Path], object], *, wait: bool = True,
         with lock(path, wait=wait):
             if intact(path, damage, shown=shown, again=again):  # computed by the process that held the lock
                 return path
-            return _put(path, make, seal)
+            return put(path, make, seal)
     except filelock.Timeout:
         return None
 

@@ -2,6 +2,7 @@
 manifest or a folder's location proves nothing), the final swap under SIGINT, SIGTERM and SIGKILL, the
 renderer ending with a killed build, damaged cache entries, and byte-identical builds."""
 
+import errno
 import os
 import shutil
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import psutil
 import pytest
+import renameat2
 
 from jalapeno import data
 from jalapeno.publish import build, output
@@ -201,34 +203,96 @@ def test_sigkill_after_the_exchange_leaves_the_new_site_and_the_next_build_compl
     assert _beside(tmp_path) == [".site.jalapeno-lock", "site"]
 
 
+def _staged(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An earlier site in ``tmp_path / "site"`` and a finished new one in a stage beside it."""
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "old.html").write_text("the previous build's")
+    output.write_manifest(out)
+    stage = output.make_stage(out)
+    (stage / "html").mkdir()
+    (stage / "html" / "index.html").write_text("the new build's")
+    return out, stage, stage / "html"
+
+
+def test_the_swap_is_one_exchange_where_renameat2_can(tmp_path, monkeypatch):
+    steps: list[str] = []
+    monkeypatch.setattr(output, "fault", steps.append)
+    out, stage, site = _staged(tmp_path)
+    output.replace(out, site, stage)
+    assert steps == ["before-swap", "after-swap"]
+    assert (out / "index.html").read_text() == "the new build's" and output.intact(out)
+    assert (stage / "html" / "old.html").is_file() and not (stage / "previous").exists()
+
+
+def _einval(a, b):
+    raise OSError(errno.EINVAL, "renameat2: EINVAL")
+
+
+@pytest.mark.parametrize("why", ["renameat2 not installed", "the file system cannot exchange"])
+def test_without_renameat2_the_swap_falls_back_to_two_renames_under_a_journal(tmp_path, monkeypatch, why):
+    if why == "renameat2 not installed":
+        monkeypatch.setitem(sys.modules, "renameat2", None)  # import renameat2 raises ImportError
+    else:
+        monkeypatch.setattr(renameat2, "exchange", _einval)
+    steps: list[str] = []
+    monkeypatch.setattr(output, "fault", lambda step: steps.append((step, (stage / output.JOURNAL).is_file())))
+    out, stage, site = _staged(tmp_path)
+    output.replace(out, site, stage)
+    assert steps == [("before-swap", False), ("between-renames", True), ("after-swap", False)]
+    assert (out / "index.html").read_text() == "the new build's" and output.intact(out)
+    assert (stage / "previous" / "old.html").is_file()
+
+
 # ---- 3. faults survived ------------------------------------------------------------------------------
 
-def _cmdline(p: psutil.Process) -> list[str]:
-    """A process's command line, or none for one that ended (or is a zombie) while the children were read."""
+def _renders(p: psutil.Process) -> bool:
+    """Whether process ``p`` holds a render folder's lock (the renderer does while it renders), False for
+    one that ended (or is a zombie) while the children were read."""
     try:
-        return p.cmdline()
+        return any(f.path.endswith(".lock") and "/render/" in f.path for f in p.open_files())
     except psutil.Error:
-        return []
+        return False
+
+
+def _running(p: psutil.Process) -> bool:
+    """Whether ``p`` still runs: a zombie (ended, waiting for its new parent, PID 1, to reap it) does not."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def test_the_renderer_ends_with_a_killed_build_and_the_next_build_is_clean(tmp_path, claims_site):
-    """A build killed while Jupyter Book renders takes the renderer with it; the next build into the same
-    folder gives the same files as a clean build."""
+    """A build killed while Jupyter Book renders takes the renderer (its worker process) with it; the
+    next build into the same folder gives the same files as a clean build."""
     proc = subprocess.Popen(JALAPENO + ["build", "claims", "--out", "site"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline, renderer = time.monotonic() + 120, None
     while renderer is None and time.monotonic() < deadline and proc.poll() is None:
-        renderer = next((p for p in psutil.Process(proc.pid).children(recursive=True)
-                         if "jupyter-book" in " ".join(_cmdline(p))), None)
+        renderer = next((p for p in psutil.Process(proc.pid).children(recursive=True) if _renders(p)), None)
         time.sleep(0.05)
     assert renderer is not None, "the build never started the renderer"
     proc.kill()
     proc.wait()
     _, alive = psutil.wait_procs([renderer], timeout=2)  # at once: a render of a new folder takes longer
-    assert alive == []
+    assert [p for p in alive if _running(p)] == []
     again = run(["build", "claims", "--out", "site"], cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert snapshot(tmp_path / "site") == snapshot(claims_site)
+
+
+def test_a_render_that_fails_names_the_broken_reference_and_keeps_the_previous_site(tmp_path, previous,
+                                                                                    monkeypatch):
+    book = tmp_path / "book"
+    shutil.copytree(build.BOOK_DIR, book, ignore=shutil.ignore_patterns("_build"))
+    (book / "intro.md").write_text((book / "intro.md").read_text() + "\nSee {ref}`no-such-label`.\n")
+    monkeypatch.setattr(build, "BOOK_DIR", book)
+    before = snapshot(previous)
+    with pytest.raises(build.BuildError, match="(?s)jupyter-book failed:.*undefined label: 'no-such-label'"):
+        build.build(["claims"], out=previous, progress=False)
+    assert snapshot(previous) == before
+    assert _beside(tmp_path) == [".site.jalapeno-lock", "book", "site"]
 
 
 def test_a_damaged_cache_entry_is_discarded_and_executed_again(tmp_path, own_notebook_cache, monkeypatch, capfd):

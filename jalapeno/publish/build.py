@@ -20,30 +20,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import shutil
-import subprocess
-import sys
 import time
+from concurrent.futures import BrokenExecutor, Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-import filelock
-
-from .. import derived
+from .. import cache, derived
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import execute, output, pages
-from .execute import _log
-from .scenarios import (
-    BOOK_DIR,
-    NOTEBOOKS_DIR,
-    Scenario,
-    ScenarioError,
-    load_scenario,
-    plan,
-)
+from .execute import log
+from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, load_scenario, plan
 
 DEFAULT_OUT = REPO_ROOT / "build" / "html"
 
@@ -77,18 +69,21 @@ last_report: BuildReport | None = None
 
 def _protected() -> dict[str, Path]:
     """Folders a build's output may not be (nor contain): the cache, the book's sources."""
-    return {"the build cache": execute.cache_dir(), "the notebooks": NOTEBOOKS_DIR, "the book's sources": BOOK_DIR}
+    return {"the build cache": cache.folder(), "the notebooks": NOTEBOOKS_DIR, "the book's sources": BOOK_DIR}
 
 
 def build(notebooks: list[str] | None = None, parameters: dict[str, object] | None = None,
           out: Path | str | None = None, *, scenario: Scenario | str | Path | None = None,
-          use_cache: bool = True, jobs: int | None = None, progress: bool = True) -> Path:
+          use_cache: bool = True, jobs: int | None = None, progress: bool = True,
+          executor: Executor | None = None) -> Path:
     """Execute ``notebooks`` (default: all) with ``parameters`` and render the book into ``out``.
 
     ``scenario`` (a :class:`Scenario`, a scenario file or the name of one in ``scenarios/``) adds its
     parameters under ``parameters`` (which win) and puts its name and parameters on every page; ``out``
     then defaults to ``build/scenarios/<name>`` (else ``build/html``). ``jobs`` notebooks execute at
-    once (default: one per core); ``use_cache=False`` re-executes every notebook.
+    once (default: one per core), or ``executor`` runs them (any :class:`concurrent.futures.Executor`,
+    such as a Dask cluster's: :func:`.execute.run_notebooks`); ``use_cache=False`` re-executes every
+    notebook.
 
     Returns the path of ``index.html``. Raises UnknownNameError, ParameterError, ScenarioError or
     :class:`jalapeno.derived.StaleTableError` (naming ``jalapeno derive``) before anything runs, BuildError if a notebook or the render fails (``out`` is then left as it was)."""
@@ -109,24 +104,24 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     out = output.check_output(out if out is not None else output_dir(scenario), _protected())
     with output.locked(out):
         for line in output.remove_stale_stages(out):
-            _log(line)
+            log(line)
         stage = output.make_stage(out)
         try:
             figures, warnings, status = _build_into(stage, out, runs, scenario, overrides, use_cache, jobs,
-                                                    progress)
+                                                    progress, executor)
         except BaseException:
             try:
                 output.remove_stage(stage)
             except output.OutputError as exc:  # the failure itself is what the build reports
-                _log(f"warning: {exc}")
+                log(f"warning: {exc}")
             raise
         output.remove_stage(stage)
     n_pages = len([p for p in out.rglob("*.html") if "_static" not in p.parts])
     report = BuildReport(out / "index.html", n_pages, len(figures), warnings, time.monotonic() - started, status)
     last_report = report
     for w in warnings:
-        _log(f"warning: {w}")
-    _log(report.summary())
+        log(f"warning: {w}")
+    log(report.summary())
     return report.index
 
 
@@ -156,17 +151,28 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     ``render/<hash of out>``), so an incremental build re-reads only the pages whose sources changed
     (and writes every page, with the search index rebuilt whole: :mod:`.search`); a change of the
     table of contents or the configuration starts it afresh, and so does a failed or killed render. The
-    renderer ends with the build, even after a SIGKILL (``PR_SET_PDEATHSIG``), and one render at a time
-    uses a render folder. The site's links carry no cache-busting query strings
-    (:func:`.pages.strip_cache_busting`), so equal inputs give equal files. Raises BuildError with the
-    end of Jupyter Book's log if the render fails (warnings are errors)."""
-    render = execute.cache_dir() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
+    render runs in a worker process of its own (:func:`.execute.local_pool`), which ends with the build,
+    even after a SIGKILL; one render at a time uses a render folder. The site's links carry no
+    cache-busting query strings (:func:`.pages.strip_cache_busting`), so equal inputs give equal files.
+    Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are errors)."""
+    render = cache.folder() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
+    with execute.local_pool(1, site.parent / "run") as pool:  # its temporary files in the stage too
+        try:
+            text = pool.submit(render_book, str(src), str(render), str(site)).result()
+        except BrokenExecutor as exc:
+            raise BuildError(f"the renderer's process died: {exc}") from None
+    pages.strip_cache_busting(site)
+    return site, text
+
+
+def render_book(src: str, render: str, site: str) -> str:
+    """Render the staged book ``src`` through Jupyter Book, in this process, in the render folder
+    ``render``, and copy the HTML to ``site``; returns Jupyter Book's log (see :func:`_render`)."""
+    from jupyter_book.cli.main import main as jupyter_book
+
+    src, render = Path(src), Path(render)
     render.parent.mkdir(parents=True, exist_ok=True)
-    with open(render.parent / f"{render.name}.lock", "a") as lock:
-        # One renderer per render folder: the lock (filelock's primitive on a descriptor the renderer inherits
-        # through pass_fds; a FileLock would unlock it on release) is held as long as any renderer of it
-        # lives, even one of a killed build (which ends with it).
-        filelock.lock_descriptor(lock.fileno())
+    with cache.lock(render):  # one render per render folder, released when its process ends
         book = render / "src"
         settings = b"".join((src / f).read_bytes() for f in ("_toc.yml", "_config.yml"))
         stamp = render / "settings"  # written once a render completed: a killed one starts afresh
@@ -175,35 +181,40 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
         book.mkdir(parents=True, exist_ok=True)
         stamp.unlink(missing_ok=True)
         _sync(src, book)
-        jb = Path(sys.executable).with_name("jupyter-book")
-        cmd = [str(jb), "build", str(book), "--builder", "html", "--warningiserror", "--nitpick", "--keep-going",
-               "--quiet"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True,  # Ctrl-C reaches only us
-                              pass_fds=(lock.fileno(),), preexec_fn=execute.end_with_this_process())
-        if proc.returncode != 0:
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text), contextlib.redirect_stderr(text):
+            try:
+                failed = jupyter_book.main(["build", str(book), "--builder", "html", "--warningiserror", "--nitpick",
+                                            "--keep-going", "--quiet"], standalone_mode=False)
+            except SystemExit as exc:
+                failed = exc.code
+            except Exception as exc:  # a Sphinx error: into the log, which the BuildError ends with
+                failed = True
+                print(f"{type(exc).__name__}: {exc}")
+        if failed:
             shutil.rmtree(render, ignore_errors=True)
-            raise BuildError("jupyter-book failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+            raise BuildError("jupyter-book failed:\n" + text.getvalue()[-4000:])
         stamp.write_bytes(settings)
         shutil.copytree(book / "_build" / "html", site)
-    pages.strip_cache_busting(site)
-    return site, proc.stdout + proc.stderr
+    return text.getvalue()
 
 
 def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
                 overrides: dict[str, object], use_cache: bool, jobs: int | None,
-                progress: bool) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
+                progress: bool, executor: Executor | None = None,
+                ) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
     """Execute, stage and render the book in ``stage``, then move it to ``out`` (see :func:`build`).
     Returns the figures, the warnings and each notebook's status."""
-    _log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
-    entries, status, warnings, keys = execute._execute_all(runs, stage, use_cache, jobs, progress)
+    log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
+    entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor)
     figures_dir = stage / "figures"
     figures_dir.mkdir()
     staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
                          output_dir(scenario).resolve())
     src, figures, numbers = stage / "src", staged.figures, staged.numbers
-    _log("rendering the book")
-    html, log = _render(src, out, stage / "html")
-    warnings += [f"render: {line.strip()}" for line in log.splitlines() if "WARNING" in line]
+    log("rendering the book")
+    html, render_log = _render(src, out, stage / "html")
+    warnings += [f"render: {line.strip()}" for line in render_log.splitlines() if "WARNING" in line]
     pages.check_offline(html)
     shutil.copytree(figures_dir, html / "figures")
     shutil.copytree(data_dir(), html / "data", ignore=shutil.ignore_patterns("__pycache__"))  # data/ to download

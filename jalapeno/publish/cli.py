@@ -9,6 +9,7 @@ Examples::
     jalapeno build -f my-parameters.yml
     jalapeno build --scenario scenarios/gb300-baseline.yml      # -> build/scenarios/gb300-baseline
     jalapeno build roofline --scenario vera-rubin-baseline     # a shipped scenario, by name
+    jalapeno build --scenario gb300-baseline --dask tcp://10.0.0.5:8786   # notebooks on a Dask cluster
     jalapeno numbers --record                        # record this version's published numbers
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno refresh                                 # re-execute committed notebooks in place
@@ -24,11 +25,14 @@ every error of the package, of YAML, of the file system and of a value the model
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from concurrent.futures import Executor
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
@@ -54,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="output folder (default build/html, or build/scenarios/<name> with --scenario)")
     b.add_argument("-j", "--jobs", type=int, default=None, help="notebooks executed at once (default: one per core)")
     b.add_argument("--no-cache", action="store_true", help="re-execute every notebook, even with unchanged inputs")
+    b.add_argument("--dask", metavar="SCHEDULER_ADDRESS", help="execute the notebooks on the Dask cluster "
+                   "of this scheduler (workers from the same checkout and environment; --jobs does not apply)")
     r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
     r.add_argument("notebooks", nargs="*")
     s = sub.add_parser("params", help="list a notebook's parameters: type, default, range and choices")
@@ -93,6 +99,26 @@ def _parameters(args: argparse.Namespace) -> dict[str, object]:
     return values
 
 
+@contextlib.contextmanager
+def _dask_executor(address: str | None) -> Iterator[Executor | None]:
+    """The executor of the Dask cluster at ``address`` (None without one). Raises JalapenoError naming
+    the address when no scheduler answers there within 10 s."""
+    if address is None:
+        yield None
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise JalapenoError("--dask needs the distributed package (pip install -e '.[book,test]')") from None
+    try:
+        client = distributed.Client(address, timeout=10)
+    except (OSError, ValueError, TypeError) as exc:
+        raise JalapenoError(f"--dask {address}: no Dask scheduler could be reached there "
+                            f"({(str(exc) or type(exc).__name__).splitlines()[0]})") from None
+    with client:
+        yield client.get_executor()
+
+
 def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
@@ -107,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             if args.jobs is not None and args.jobs < 1:
                 raise JalapenoError(f"--jobs must be a positive number of notebooks, got {args.jobs}")
-            index = _build.build(args.notebooks or None, _parameters(args), args.out, scenario=args.scenario,
-                                 use_cache=not args.no_cache, jobs=args.jobs)
+            values = _parameters(args)
+            with _dask_executor(args.dask) as executor:
+                index = _build.build(args.notebooks or None, values, args.out, scenario=args.scenario,
+                                     use_cache=not args.no_cache, jobs=args.jobs, executor=executor)
             print(index)
         elif args.command == "refresh":
             for path in execute.refresh(args.notebooks or None):

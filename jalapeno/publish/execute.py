@@ -1,62 +1,63 @@
-"""Executing the chapters' notebooks: papermill in worker processes (one kernel each, in parallel),
-the cache of executed notebooks keyed by their inputs, and ``refresh()``, which re-executes the
-committed notebooks in place with their defaults (what nbval compares).
+"""Executing the chapters' notebooks through any :class:`concurrent.futures.Executor` (a local pool of
+spawned processes by default, a Dask cluster's with ``jalapeno build --dask``), their entries in the one
+cache (:mod:`jalapeno.cache`), and ``refresh()``, which re-executes the committed notebooks in place with
+their defaults (what nbval compares).
 
-A worker and its kernel never outlive the build: Ctrl-C and SIGTERM end them, and on Linux so does the
-build's death (``PR_SET_PDEATHSIG``), even by SIGKILL. Their temporary files (the kernels' connection
-files, which hold the HMAC key of the kernel's messages, among them) go into the build's staging folder,
-not the system's temporary folder, so an interrupted or killed build leaves none there.
-
-Each cache entry carries a manifest of its files (size, SHA-256; :func:`.output.write_manifest`); an
-entry that does not match it (truncated, edited, a file missing) is discarded with one line saying so and
+The task, :func:`execute_notebook`, runs papermill in a temporary folder of its own and returns the
+files (:class:`Executed`), so it runs the same on any worker; the build writes them into the cache entry
+of the notebook's inputs (:func:`input_hash`). One build executes a notebook, another build asking for
+the same entry meanwhile waits for it and reads its result. An entry carries the manifest of its files
+(:func:`.output.write_manifest`); one that does not match it is discarded with one line saying so and
 the notebook executed again.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
+import threading
 import time
+import weakref
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import IO
 
+import filelock
 import nbformat
 
 from .. import cache, derived
-from ..cache import folder as cache_dir
 from ..data import data_dir
 from ..errors import BuildError, JalapenoError
 from . import output, scenarios
 
 KERNEL = "python3"
-
-
 #: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
 #: for the order of a build that has no timings of its own yet: longest first. Only the order matters.
 EXPECTED_SECONDS = {"serving-model": 26, "reading-the-numbers": 17, "systems": 15, "pareto": 11, "caveats": 6,
                     "roofline": 5, "agents": 5, "verdict": 2, "claims": 2}
-
-
-#: Cached executions kept per notebook (the oldest are removed).
+#: Cached executions kept per notebook (the least recently used are removed).
 CACHE_KEEP = 8
-
-
-#: Notebook metadata that changes from run to run and is never committed.
+#: Notebook and cell metadata that change from run to run and are never committed.
 _VOLATILE_NB_KEYS = ("papermill", "widgets")
-
-
 _VOLATILE_CELL_KEYS = ("papermill", "execution", "collapsed", "scrolled")
-
-
 #: Neither is a problem of the notebook: ipykernel 7 notes its loopback TCP transport at every start,
 #: and logs the interrupt that shuts it down at the end of a run.
 _KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption|KeyboardInterrupt caught in kernel")
+#: The id of the cell papermill injects with the parameters (papermill gives it a random one).
+INJECTED_CELL_ID = "injected-parameters"
+
+
+def log(message: str) -> None:
+    """Print one line of the build's progress to stderr."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -69,208 +70,137 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-#: The id of the cell papermill injects with the parameters (papermill gives it a random one).
-INJECTED_CELL_ID = "injected-parameters"
+# ---- one execution, on any worker -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Executed:
+    """One execution: the notebook (``.ipynb`` bytes), its figure files by name (``.svg``, ``.png``,
+    ``.csv``), its warnings and its duration in seconds."""
+
+    notebook: bytes
+    figures: dict[str, bytes]
+    warnings: list[str]
+    seconds: float
+
+    def write(self, folder: Path) -> None:
+        """Write the execution into ``folder`` (``notebook.ipynb``, ``figures/``, ``warnings.json``)."""
+        (folder / "figures").mkdir(parents=True, exist_ok=True)
+        (folder / "notebook.ipynb").write_bytes(self.notebook)
+        for file, content in self.figures.items():
+            (folder / "figures" / file).write_bytes(content)
+        (folder / "warnings.json").write_text(json.dumps(self.warnings, indent=1))
 
 
-def _execute(name: str, values: dict[str, object], target: Path, figures: Path,
-             kernel: str | None = None, source: Path | None = None, tmp: Path | None = None) -> list[str]:
-    """Execute notebook ``name`` (from ``source``, default ``notebooks/<name>.ipynb``) with ``values``
-    into ``target``, its figures (SVG and PNG) into ``figures``; the temporary files of the execution and
-    its kernel go into ``tmp`` (default: beside ``target``). Returns the warnings it printed (kernel
-    stderr, stderr outputs of cells)."""
+#: The kernel managers of this process: a local worker ends their kernels before it ends.
+_KERNELS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _kernel_manager(tmp: str, stderr: IO[bytes]) -> type:
+    """A jupyter_client kernel manager whose kernel has its ``TMPDIR`` in ``tmp``, writes figures to
+    ``tmp/figures`` (``JALAPENO_FIGURES_DIR``) and its stderr to ``stderr``."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class Kernel(AsyncKernelManager):
+        async def start_kernel(self, **kw):
+            kw["env"] = {**kw.get("env", os.environ), "TMPDIR": tmp, "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
+            _KERNELS.add(self)
+            await super().start_kernel(stderr=stderr, **kw)
+    return Kernel
+
+
+def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kernel: str = KERNEL) -> Executed:
+    """Execute ``notebook`` (the ``.ipynb`` bytes of chapter ``name``) with parameters ``values`` in kernel
+    ``kernel`` (working directory ``notebooks/``) and return its files, its figures' SVGs also as PNGs.
+    Its temporary files and its kernel's (the connection file among them) go into the process's
+    temporary folder and are removed at the end. The warnings are the kernel's stderr and the stderr
+    outputs of cells. A plain function of picklable values: any executor's worker can run it, in any
+    thread. Raises BuildError naming the notebook (and the cell, or the kernel) when it fails."""
     import papermill
     import vl_convert as vlc
 
-    kernel = kernel or KERNEL
-    source = Path(source) if source else scenarios.notebook_path(name)
-    tmp = Path(tmp) if tmp else target.parent / f".{target.name}.tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    saved_tmp = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = os.environ["TMPDIR"] = str(tmp)  # connection files here, and the kernel's files
-    os.environ["JALAPENO_FIGURES_DIR"] = str(figures)
-    log = tempfile.TemporaryFile(mode="w+b")
-    saved_fd = os.dup(2)
-    sys.stderr.flush()
-    os.dup2(log.fileno(), 2)  # the kernel inherits fd 2: keep its messages for the summary
-    try:
-        papermill.execute_notebook(str(source), str(target), parameters=values,
-                                   kernel_name=kernel, cwd=str(source.parent), progress_bar=False,
-                                   report_mode=False, log_output=False)
-    except papermill.PapermillExecutionError as exc:
-        raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
-    except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
-        raise BuildError(f"notebook {name!r} (kernel {kernel!r}) could not run: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
-        os.environ.pop("JALAPENO_FIGURES_DIR", None)
-        tempfile.tempdir = saved_tmp[0]
-        if saved_tmp[1] is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_tmp[1]
-        shutil.rmtree(tmp, ignore_errors=True)
-        log.seek(0)
-        kernel_lines = log.read().decode(errors="replace").splitlines()
-        log.close()
-    warnings = [f"{name}: kernel: {line.strip()}" for line in kernel_lines
-                if line.strip() and not _KERNEL_NOISE.search(line)]
-    nb = strip_volatile(nbformat.read(target, as_version=4))
-    for cell in nb.cells:  # readers see the effective parameters once, as the chapter's own table
-        tags = cell.metadata.get("tags", [])
-        if "parameters" in tags or "injected-parameters" in tags:
-            cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
-        if "injected-parameters" in tags:
-            cell.id = INJECTED_CELL_ID  # equal inputs, equal files
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
-    nbformat.write(nb, target)
-    if figures.exists():
-        for svg in sorted(figures.glob("*.svg")):
-            svg.with_suffix(".png").write_bytes(vlc.svg_to_png(svg.read_text(), scale=2))
-    return warnings
-
-
-def _worker(name: str, values: dict[str, object], kernel: str, entry: str,
-            source: str) -> tuple[str, float, list[str]]:
-    """Execute one notebook into the cache entry folder ``entry`` (``notebook.ipynb``, ``figures/``,
-    ``warnings.json``). Runs in a child process."""
     started = time.monotonic()
-    folder = Path(entry)
-    folder.mkdir(parents=True, exist_ok=True)
-    warnings = _execute(name, values, folder / "notebook.ipynb", folder / "figures", kernel, Path(source),
-                        folder.parent / f"{name}.tmp")
-    (folder / "warnings.json").write_text(json.dumps(warnings, indent=1))
-    return name, time.monotonic() - started, warnings
-
-
-def _start_worker(name: str, values: dict[str, object], kernel: str, folder: Path,
-                  source: Path) -> subprocess.Popen:
-    """Start :func:`_worker` in a new Python process (its own kernel), so that notebooks execute in
-    parallel; the arguments and the result travel as JSON files beside ``folder``, its stderr goes to
-    ``<name>.stderr``. The worker ends when the build does (see :func:`_worker_main`)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    job = folder.parent / f"{name}.job.json"
-    job.write_text(json.dumps({"name": name, "values": values, "kernel": kernel, "entry": str(folder),
-                               "source": str(source), "result": str(job.with_suffix(".result")),
-                               "parent": os.getpid()}))
-    with open(folder.parent / f"{name}.stderr", "wb") as err:
-        return subprocess.Popen([sys.executable, "-c", "import sys; from jalapeno.publish.execute import _worker_main; "
-                                 "sys.exit(_worker_main(sys.argv[1]))", str(job)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-
-
-def _worker_result(name: str, proc: subprocess.Popen, folder: Path) -> tuple[str, float, list[str]]:
-    """The result of a finished worker process; BuildError if it failed or died."""
-    result_path = folder.parent / f"{name}.job.result"
-    if not result_path.exists():
-        err = (folder.parent / f"{name}.stderr").read_text(errors="replace")
-        raise BuildError(f"notebook {name!r}: the worker process died (exit {proc.returncode}): {err[-2000:]}")
-    result = json.loads(result_path.read_text())
-    if "error" in result:
-        raise BuildError(result["error"])
-    return name, result["seconds"], result["warnings"]
-
-
-def _descendants() -> set[int]:
-    import psutil
-
-    return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-def _end_descendants(timeout_s: float = 5.0, keep: set[int] = frozenset()) -> None:
-    """End the processes this one started (workers, kernels and theirs), except those in ``keep``
-    (processes that were running before, such as a test's server): SIGTERM, then SIGKILL after
-    ``timeout_s`` seconds for any still running."""
-    import psutil
-
-    children = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep]
-    for child in children:
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp, tempfile.TemporaryFile() as stderr:
+        source, target, figures = Path(tmp, "input.ipynb"), Path(tmp, "output.ipynb"), Path(tmp, "figures")
+        source.write_bytes(notebook)
         try:
-            child.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(children, timeout=timeout_s)
-    for child in alive:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=timeout_s)
+            papermill.execute_notebook(str(source), str(target), parameters=values, kernel_name=kernel,
+                                       cwd=str(scenarios.NOTEBOOKS_DIR), progress_bar=False, report_mode=False,
+                                       log_output=False, kernel_manager_class=_kernel_manager(tmp, stderr))
+        except papermill.PapermillExecutionError as exc:
+            raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+        except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
+            raise BuildError(f"notebook {name!r} (kernel {kernel!r}) could not run: {type(exc).__name__}: {exc}") from None
+        stderr.seek(0)
+        warnings = [f"{name}: kernel: {line.strip()}" for line in stderr.read().decode(errors="replace").splitlines()
+                    if line.strip() and not _KERNEL_NOISE.search(line)]
+        nb = strip_volatile(nbformat.read(target, as_version=4))
+        for cell in nb.cells:  # readers see the effective parameters once, as the chapter's own table
+            tags = cell.metadata.get("tags", [])
+            if "parameters" in tags or "injected-parameters" in tags:
+                cell.metadata["tags"] = sorted(set(tags) | {"remove-cell"})
+            if "injected-parameters" in tags:
+                cell.id = INJECTED_CELL_ID  # equal inputs, equal files
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    warnings += [f"{name}: {line.strip()}" for line in out["text"].splitlines() if line.strip()]
+        files = {p.name: p.read_bytes() for p in sorted(figures.glob("*"))} if figures.is_dir() else {}
+        for svg in [f for f in files if f.endswith(".svg")]:
+            files[svg[:-4] + ".png"] = vlc.svg_to_png(files[svg].decode(), scale=2)
+        return Executed(nbformat.writes(nb).encode() + b"\n", files, warnings, time.monotonic() - started)
 
 
-def _die_with_parent() -> Callable[[int], None]:
-    """``arm(signum)``: have the system send ``signum`` to the calling process when its parent dies
-    (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing). libc is looked up here, before any fork."""
-    if not sys.platform.startswith("linux"):
-        return lambda signum: None
-    import ctypes
+# ---- the local pool ---------------------------------------------------------------------------------
 
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    PR_SET_PDEATHSIG = 1
-    return lambda signum: prctl(PR_SET_PDEATHSIG, signum)
+def _end(*_) -> None:
+    for manager in list(_KERNELS):  # SIGKILL, not waiting: this may interrupt the thread that waits on it
+        process = getattr(manager.provisioner, "process", None)
+        if process is not None and process.returncode is None:  # not reaped: its pid is still its own
+            os.kill(process.pid, signal.SIGKILL)
+    os._exit(1)
 
 
-def end_with_this_process() -> Callable[[], None]:
-    """A ``preexec_fn`` for ``subprocess``: the child is killed (SIGKILL) when this process dies, however
-    it dies (the renderer of a killed build ends with it)."""
-    arm, parent = _die_with_parent(), os.getpid()
-
-    def preexec() -> None:
-        arm(signal.SIGKILL)
-        if os.getppid() != parent:  # this process died before the signal was armed
-            os._exit(1)
-    return preexec
+def _end_with_parent() -> None:
+    multiprocessing.parent_process().join()  # returns when the build has ended, however it ended
+    _end()
 
 
-def _end_with_parent(parent_pid: int) -> None:
-    """In a worker: end (with its kernel) when the build that started it ends. SIGTERM ends the
-    worker's processes and then the worker; SIGINT (a Ctrl-C in the terminal, which reaches the whole
-    process group) is left to the build, which then sends SIGTERM; on Linux the kernel sends SIGTERM
-    when the build dies (``PR_SET_PDEATHSIG``), also after a SIGKILL."""
-    def stop(signum, frame):
-        _end_descendants(timeout_s=2.0)
-        os._exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
+def worker_init(tmp: str | None = None) -> None:
+    """Initializer of a local pool's worker, its temporary files in ``tmp``: SIGINT (a Ctrl-C reaches the
+    process group) is left to the build, which ends its workers; SIGTERM ends the worker and its kernels
+    at once, and so does the build's end, even by SIGKILL, seen by a thread blocked on the parent's
+    sentinel. (A kernel whose worker died all the same ends itself: ipykernel watches ``JPY_PARENT_PID``.)"""
+    if tmp:
+        tempfile.tempdir = os.environ["TMPDIR"] = tmp
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()(signal.SIGTERM)
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        stop(signal.SIGTERM, None)
+    signal.signal(signal.SIGTERM, _end)
+    threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
 
 
-def _worker_main(job_file: str) -> int:
-    """Entry point of a worker process: read the job, execute, write the result (or the error)."""
-    job = json.loads(Path(job_file).read_text())
-    _end_with_parent(job["parent"])
-    result_path = Path(job["result"])
+@contextmanager
+def local_pool(workers: int, tmp: Path | None = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` spawned processes (:func:`worker_init`, their temporary files in ``tmp``) for
+    the ``with`` block. When it ends by an exception (a failure, Ctrl-C, SIGTERM), the workers it started
+    and their kernels are ended and the pending tasks cancelled before the exception goes on."""
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=worker_init, initargs=(tmp and str(tmp),))
     try:
-        _, seconds, warnings = _worker(job["name"], job["values"], job["kernel"], job["entry"], job["source"])
-        result = {"seconds": seconds, "warnings": warnings}
-    except JalapenoError as exc:
-        result = {"error": str(exc)}
-    except Exception as exc:  # an unexpected failure still names the notebook
-        result = {"error": f"notebook {job['name']!r}: {type(exc).__name__}: {exc}"}
-    result_path.write_text(json.dumps(result))
-    return 0
+        yield pool
+    except BaseException:
+        for child in set(multiprocessing.active_children()) - before:
+            child.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
 
+
+# ---- the cache entries and the build's executions ------------------------------------------------------
 
 def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> str:
     """The cache key (:func:`jalapeno.cache.key`) of an execution of notebook ``name``: the notebook file,
     the parameters, the kernel name, the package's source, the data files and the installed versions.
     Equal hashes give equal executed notebooks."""
     return cache.key("notebook", name, kernel, scenarios.notebook_path(name).read_bytes(), values, data=data_dir())
-
-
-def _prune_cache(root: Path, name: str) -> None:
-    cache.prune(root, f"{name}--*", CACHE_KEEP)
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _damage(entry: Path) -> str | None:
@@ -282,91 +212,109 @@ def _damage(entry: Path) -> str | None:
     return f"{foreign[0][0]}: {foreign[0][1]}" if foreign else f"{missing[0]}: missing" if missing else "no manifest"
 
 
-def _intact_entry(entry: Path) -> bool:
-    """Whether cache entry ``entry`` holds exactly the files its manifest lists, unchanged; a damaged one
-    is discarded with one line saying so (the notebook is then executed again)."""
+def _intact(entry: Path) -> bool:
     return cache.intact(entry, _damage, shown=entry.name, again="executing the notebook again")
 
 
-def _execute_all(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool, jobs: int | None,
-                 progress: bool) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
-    """Execute (or take from the cache) every planned notebook. Returns each notebook's entry folder,
-    what happened to it (``executed in 2.1 s`` / ``cached``), the warnings and the input hashes."""
+def _result(name: str, future: Future) -> Executed:
+    try:
+        return future.result()
+    except JalapenoError:
+        raise
+    except Exception as exc:  # a worker that died, a cluster's error: still names the notebook
+        raise BuildError(f"notebook {name!r}: {type(exc).__name__}: {exc}") from None
+
+
+def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool = True,
+                  jobs: int | None = None, progress: bool = True, executor: Executor | None = None,
+                  ) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
+    """Execute (or take from the cache) every notebook of ``runs`` (name: parameters), each in its own
+    kernel: through ``executor`` if given (a Dask cluster's, say), else in a :func:`local_pool` of
+    ``jobs`` processes (default: one per core) whose temporary files go into ``stage/run``.
+
+    With ``use_cache``, each execution becomes the cache entry of its inputs, under the entry's lock: a
+    notebook another build is executing is waited for and read, not executed twice. Without it, the
+    executions go into ``stage/run/<name>``. Returns each notebook's entry folder, what happened to it
+    (``executed in 2.1 s`` / ``cached``), the warnings and the input hashes. Raises BuildError naming
+    the first notebook that failed; the other executions are then cancelled."""
     from tqdm import tqdm
 
     kernel = KERNEL  # read at call time (tests point it at a missing kernel)
-    root = cache_dir()
-    entries: dict[str, Path] = {}
+    root, tmp = cache.folder(), stage / "run"  # the local kernels' temporary files: never the system's folder
+    tmp.mkdir(parents=True, exist_ok=True)
+    keys = {name: input_hash(name, values, kernel) for name, values in runs.items()}
+    entries = {name: root / f"{name}--{keys[name][:20]}" if use_cache else tmp / name for name in runs}
     status: dict[str, str] = {}
-    warnings: list[str] = []
-    todo: dict[str, tuple[str, Path]] = {}
-    keys: dict[str, str] = {}
-    for name, values in runs.items():
-        key = keys[name] = input_hash(name, values, kernel)
-        hit = root / f"{name}--{key[:20]}"
-        if use_cache and _intact_entry(hit):
-            os.utime(hit)
-            entries[name], status[name] = hit, "cached (inputs unchanged)"
-            warnings += json.loads((hit / "warnings.json").read_text())
-        else:
-            todo[name] = (key, stage / "run" / name)
-    total = len(runs)
-    bar = tqdm(total=total, desc="notebooks", unit="nb", file=sys.stderr, leave=False,
-               disable=not (progress and sys.stderr.isatty()))
-    bar.update(total - len(todo))
+    locks: dict[str, filelock.BaseFileLock] = {}
+    elsewhere: list[str] = []  # entries another build is computing
     for name in runs:
-        if name in status:
-            bar.write(f"  {name}: {status[name]}", file=sys.stderr)
-    for name in todo:
-        shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
-        bar.write(f"  {name}: executing ({shown})", file=sys.stderr)
-
-    # longest first (by the last recorded execution time, else the expected one), so that a slow
-    # notebook does not start last
+        if use_cache and _intact(entries[name]):
+            os.utime(entries[name])
+            status[name] = "cached (inputs unchanged)"
+        elif use_cache:
+            try:
+                (held := cache.lock(entries[name], wait=False)).acquire()
+                locks[name] = held
+            except filelock.Timeout:
+                elsewhere.append(name)
     timings_file = root / "timings.json"
     try:
         timings = json.loads(timings_file.read_text())
     except (OSError, ValueError):
         timings = {}
-    todo = dict(sorted(todo.items(), key=lambda item: -float(timings.get(item[0], EXPECTED_SECONDS.get(item[0], 0.0)))))
+    # longest first (by the last recorded execution time, else the expected one), so that a slow
+    # notebook does not start last
+    todo = sorted((n for n in runs if n not in status and n not in elsewhere),
+                  key=lambda n: -float(timings.get(n, EXPECTED_SECONDS.get(n, 0.0))))
+    bar = tqdm(total=len(runs), initial=len(status), desc="notebooks", unit="nb", file=sys.stderr, leave=False,
+               disable=not (progress and sys.stderr.isatty()))
+    for name in runs:
+        shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
+        what = status.get(name) or ("waiting for another build that executes it" if name in elsewhere
+                                    else f"executing ({shown})")
+        bar.write(f"  {name}: {what}", file=sys.stderr)
 
-    def done(name: str, seconds: float, warns: list[str]) -> None:
-        key, folder = todo[name]
-        entries[name] = folder
+    def done(name: str, result: Executed) -> None:
         if use_cache:
-            cache.store(root / f"{name}--{key[:20]}", lambda tmp: shutil.copytree(folder, tmp, dirs_exist_ok=True),
-                        seal=output.write_manifest)
-            _prune_cache(root, name)
-            timings[name] = round(seconds, 1)
+            cache.put(entries[name], result.write, seal=output.write_manifest)
+            locks.pop(name).release()
+            cache.prune(root, f"{name}--*", CACHE_KEEP)
+            timings[name] = round(result.seconds, 1)
             cache.write_atomic(timings_file, json.dumps(timings, indent=1, sort_keys=True))
-        status[name] = f"executed in {seconds:.1f} s"
-        warnings.extend(warns)
+        else:
+            result.write(entries[name])
+        status[name] = f"executed in {result.seconds:.1f} s"
         bar.update(1)
         bar.write(f"  {name}: {status[name]}", file=sys.stderr)
 
-    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
-    before = _descendants()
+    def submit(pool: Executor, name: str) -> Future:
+        return pool.submit(execute_notebook, name, runs[name], scenarios.notebook_path(name).read_bytes(), kernel)
+
+    workers = max(1, min(len(todo) + len(elsewhere), jobs or os.cpu_count() or 1))
+    futures: dict[Future, str] = {}
     try:
-        if workers == 1:
-            for name, (_, folder) in todo.items():
-                done(*_worker(name, runs[name], kernel, str(folder), str(scenarios.notebook_path(name))))
-        else:
-            waiting = list(todo)
-            running: dict[str, subprocess.Popen] = {}
-            while waiting or running:
-                while waiting and len(running) < workers:
-                    name = waiting.pop(0)
-                    running[name] = _start_worker(name, runs[name], kernel, todo[name][1], scenarios.notebook_path(name))
-                finished = [n for n, proc in running.items() if proc.poll() is not None]
-                for name in finished:
-                    done(*_worker_result(name, running.pop(name), todo[name][1]))
-                if not finished:
-                    time.sleep(0.05)
-    except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: no worker or kernel outlives the build
-        _end_descendants(keep=before)
+        with bar, (local_pool(workers, tmp) if executor is None else nullcontext(executor)) as pool:
+            futures = {submit(pool, name): name for name in todo}
+            for future in as_completed(futures):
+                done(futures[future], _result(futures[future], future))
+            for name in elsewhere:  # the other build's result, once it has stored it; else executed here
+                (held := cache.lock(entries[name])).acquire()
+                locks[name] = held
+                if _intact(entries[name]):
+                    locks.pop(name).release()
+                    status[name] = "cached (executed by another build meanwhile)"
+                    bar.update(1)
+                    bar.write(f"  {name}: {status[name]}", file=sys.stderr)
+                else:
+                    done(name, _result(name, submit(pool, name)))
+    except BaseException:  # a failed notebook, Ctrl-C, SIGTERM: nothing more runs for this build
+        for future in futures:
+            future.cancel()
         raise
     finally:
-        bar.close()
+        for held in locks.values():
+            held.release()
+    warnings = [w for name in runs for w in json.loads((entries[name] / "warnings.json").read_text())]
     return entries, status, warnings, keys
 
 
@@ -381,7 +329,7 @@ def refresh(notebooks: list[str] | None = None) -> list[Path]:
     for name in notebooks or scenarios.notebook_names():
         path = scenarios.notebook_path(name)
         nb = nbformat.read(path, as_version=4)
-        _log(f"refreshing {path.name}")
+        log(f"refreshing {path.name}")
         NotebookClient(nb, kernel_name=KERNEL, record_timing=False, timeout=600,
                        resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
         nb = strip_volatile(nb)

@@ -30,7 +30,6 @@ there and the site moved into it still matches its manifest (:func:`remove_stage
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import hashlib
 import json
@@ -304,16 +303,16 @@ def remove_stale_stages(out: Path) -> list[str]:
 
 
 def _exchange(a: Path, b: Path) -> None:
-    """Swap ``a`` and ``b`` atomically (``renameat2(..., RENAME_EXCHANGE)``); OSError where the system or
-    the file system cannot (``ENOSYS``, ``EINVAL``)."""
-    fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
-    if fn is None:
-        raise OSError(errno.ENOSYS, "renameat2 is not available")
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    AT_FDCWD, RENAME_EXCHANGE = -100, 2
-    if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code), str(a), None, str(b))
+    """Swap ``a`` and ``b`` atomically (``renameat2(..., RENAME_EXCHANGE)``, the ``renameat2`` package);
+    OSError where the system or the file system cannot (``ENOSYS``, ``EINVAL``)."""
+    try:
+        import renameat2
+    except (ImportError, RuntimeError) as exc:  # not Linux, a kernel before 3.15, a libc without it
+        raise OSError(errno.ENOSYS, f"renameat2 is not available: {exc}") from None
+    try:
+        renameat2.exchange(a, b)
+    except OSError as exc:  # its message names no file
+        raise OSError(exc.errno, os.strerror(exc.errno), str(a), None, str(b)) from None
 
 
 @contextmanager

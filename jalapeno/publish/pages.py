@@ -7,7 +7,6 @@ rendered site (nothing loaded from the network, no cache-busting query strings).
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import platform
 import re
