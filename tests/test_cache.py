@@ -160,3 +160,15 @@ def test_an_atomic_write_leaves_the_old_file_when_it_fails(tmp_path):
 
 def test_every_lock_is_filelocks(folder):
     assert isinstance(cache.lock(folder / "x"), filelock.BaseFileLock)
+
+
+def test_two_builds_of_one_notebook_at_once_execute_it_once(tmp_path, own_notebook_cache):
+    """The rule for executed notebooks: two builds started together with the same inputs, into two
+    folders, execute the notebook once; the other build waits for the entry and reads it."""
+    env = {**os.environ, "JALAPENO_CACHE_DIR": str(own_notebook_cache)}
+    procs = [subprocess.Popen([sys.executable, "-m", "jalapeno.publish.cli", "build", "claims", "--out", str(tmp_path / f"site{i}")],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    logs = [p.communicate(timeout=600)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], logs
+    assert sum("claims: executed in" in log for log in logs) == 1, logs
+    assert (tmp_path / "site1" / "index.html").read_bytes() == (tmp_path / "site2" / "index.html").read_bytes()

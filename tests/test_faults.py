@@ -17,7 +17,7 @@ import pytest
 import renameat2
 
 from jalapeno import data
-from jalapeno.publish import build, output
+from jalapeno.publish import build, output, pages
 
 ROOT = Path(__file__).resolve().parent.parent
 JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
@@ -287,7 +287,7 @@ def test_a_render_that_fails_names_the_broken_reference_and_keeps_the_previous_s
     book = tmp_path / "book"
     shutil.copytree(build.BOOK_DIR, book, ignore=shutil.ignore_patterns("_build"))
     (book / "intro.md").write_text((book / "intro.md").read_text() + "\nSee {ref}`no-such-label`.\n")
-    monkeypatch.setattr(build, "BOOK_DIR", book)
+    monkeypatch.setattr(pages, "BOOK_DIR", book)
     before = snapshot(previous)
     with pytest.raises(build.BuildError, match="(?s)jupyter-book failed:.*undefined label: 'no-such-label'"):
         build.build(["claims"], out=previous, progress=False)
