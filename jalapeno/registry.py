@@ -471,7 +471,7 @@ def check_dsr1_baseline_single_user(c: ClaimsView) -> Result:
     r = _dsr1_fastest_baselines(_data_stamp())
     return _predicted((r["gb300"], r["gb300"]), c.value("dsr1-baseline-single-user"),
                       f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier ({r['source']} from GB200's measured "
-                      f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by registry.judge; "
+                      f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by uncertainty.judge; "
                       f"GB200's fastest measured point is {number(r['gb200']):.0f} tok/s/user", "{:.0f}")
 
 
