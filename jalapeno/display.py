@@ -13,7 +13,9 @@ texts) all go through this module:
   before it reaches a table, and printed as it is;
 - a digit that a relative change of :data:`DISPLAY_NOISE` (1e-11) would flip is never shown: a value on
   a rounding boundary (a ridge point of exactly 281.25 FLOP/byte, to four digits) is shown to one digit
-  less (``281``), so no stored digit is decided by last bits.
+  less (``281``), so no stored digit is decided by last bits;
+- a **column name** in the package's style is shown in words with its unit (:func:`header`:
+  ``jalapeno_tok_s_kw`` -> ``Jalapeño (tok/s/kW)``).
 
 Five significant digits are more than a chart can draw (a pixel is about 1e-3 of an axis) or a reader
 needs, and far above the last-bit noise that another CPU's floating-point path leaves in a
@@ -183,3 +185,36 @@ class number:
 
     def __format__(self, spec: str) -> str:
         return formatted(self.value, "{:" + spec + "}" if spec else "{}")
+
+
+#: Words for the parts of a column name, the field's standard terms (a part not listed stays as it is).
+TERMS = {"tpot": "TPOT", "ttft": "TTFT", "tbt": "TBT", "isl": "ISL", "osl": "OSL", "kv": "KV", "hbm": "HBM",
+         "sram": "SRAM", "tp": "TP", "dp": "DP", "ep": "EP", "pp": "PP", "mla": "MLA", "gqa": "GQA", "moe": "MoE",
+         "mfu": "MFU", "mbu": "MBU", "gpu": "GPU", "gpus": "GPUs", "lpu": "LPU", "lpus": "LPUs", "e2e": "E2E",
+         "id": "ID", "mtp": "MTP", "pue": "PUE", "conc": "concurrency", "tput": "throughput", "jalapeno": "Jalapeño",
+         "gb200": "GB200", "gb300": "GB300", "b200": "B200", "h100": "H100", "h200": "H200", "fp4": "FP4",
+         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "allin": "all-in", "pct": "%", "n": "number of"}
+
+#: Units a column name may end with (its last parts), as shown in a header: the longest match wins.
+UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", ("tok", "s", "user"): "tok/s/user", ("tok", "s", "chip"): "tok/s per chip",
+         ("tok", "s", "gpu"): "tok/s per GPU", ("tok", "s", "mw"): "tok/s/MW", ("tok", "s"): "tok/s",
+         ("bytes", "per", "s"): "B/s", ("flops", "per", "s"): "FLOP/s", ("flop", "per", "byte"): "FLOP/byte",
+         ("tb", "s"): "TB/s", ("gb", "s"): "GB/s", ("pflop", "s"): "PFLOP/s", ("bytes",): "B", ("gb",): "GB",
+         ("tb",): "TB", ("mb",): "MB", ("ms",): "ms", ("us",): "µs", ("s",): "s", ("w",): "W", ("kw",): "kW",
+         ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens"}
+
+
+def header(name: str) -> str:
+    """A table header in words with its unit, from a column name in the package's style:
+    ``jalapeno_tok_s_kw`` -> ``Jalapeño (tok/s/kW)``, ``batch1_step_ms`` -> ``batch1 step (ms)``,
+    ``tpot_s`` -> ``TPOT (s)``. A name that is already words (a space, a capital, a symbol) is kept."""
+    if not name.replace("_", "").isalnum() or "_" not in name and name.lower() not in TERMS:
+        return name
+    parts = name.split("_")
+    unit = ""
+    for n in range(min(4, len(parts)), 0, -1):
+        if tuple(p.lower() for p in parts[-n:]) in UNITS:
+            unit, parts = UNITS[tuple(p.lower() for p in parts[-n:])], parts[:-n]
+            break
+    words = " ".join(TERMS.get(p.lower(), p) for p in parts)
+    return f"{words} ({unit})" if unit and words else unit or words

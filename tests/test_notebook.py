@@ -2,6 +2,7 @@
 
 import polars as pl
 
+from jalapeno import display
 from jalapeno.publish import notebook
 
 
@@ -23,13 +24,13 @@ def test_table_html_survives_last_bit_changes_and_follows_shown_values(monkeypat
 
 
 def test_headers_are_words_with_units():
-    assert notebook.header("jalapeno_tok_s_kw") == "Jalapeño (tok/s/kW)"
-    assert notebook.header("tok_s_per_kw") == "tok/s/kW"
-    assert notebook.header("batch1_step_ms") == "batch1 step (ms)"
-    assert notebook.header("hbm_bandwidth_bytes_per_s") == "HBM bandwidth (B/s)"
-    assert notebook.header("interactivity_tok_s_user") == "interactivity (tok/s/user)"
-    assert notebook.header("n_chips") == "number of chips" and notebook.header("run_id") == "run ID"
-    assert notebook.header("peak PFLOP/s") == "peak PFLOP/s" and notebook.header("chip") == "chip"
+    assert display.header("jalapeno_tok_s_kw") == "Jalapeño (tok/s/kW)"
+    assert display.header("tok_s_per_kw") == "tok/s/kW"
+    assert display.header("batch1_step_ms") == "batch1 step (ms)"
+    assert display.header("hbm_bandwidth_bytes_per_s") == "HBM bandwidth (B/s)"
+    assert display.header("interactivity_tok_s_user") == "interactivity (tok/s/user)"
+    assert display.header("n_chips") == "number of chips" and display.header("run_id") == "run ID"
+    assert display.header("peak PFLOP/s") == "peak PFLOP/s" and display.header("chip") == "chip"
 
 
 def test_a_table_shows_its_worded_headers_and_dashes_for_empty_cells(monkeypatch):

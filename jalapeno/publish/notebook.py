@@ -15,7 +15,7 @@ import polars as pl
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
-from ..display import cell, formatted
+from ..display import cell, formatted, header
 from ..errors import UnknownNameError
 from . import params
 from .scenarios import check_chapter, notebook_path
@@ -51,41 +51,8 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
     _glue(key, shown, display=False)
 
 
-#: Words for the parts of a column name, the field's standard terms (a part not listed stays as it is).
-TERMS = {"tpot": "TPOT", "ttft": "TTFT", "tbt": "TBT", "isl": "ISL", "osl": "OSL", "kv": "KV", "hbm": "HBM",
-         "sram": "SRAM", "tp": "TP", "dp": "DP", "ep": "EP", "pp": "PP", "mla": "MLA", "gqa": "GQA", "moe": "MoE",
-         "mfu": "MFU", "mbu": "MBU", "gpu": "GPU", "gpus": "GPUs", "lpu": "LPU", "lpus": "LPUs", "e2e": "E2E",
-         "id": "ID", "mtp": "MTP", "pue": "PUE", "conc": "concurrency", "tput": "throughput", "jalapeno": "Jalapeño",
-         "gb200": "GB200", "gb300": "GB300", "b200": "B200", "h100": "H100", "h200": "H200", "fp4": "FP4",
-         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "allin": "all-in", "pct": "%", "n": "number of"}
-
-#: Units a column name may end with (its last parts), as shown in a header: the longest match wins.
-UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", ("tok", "s", "user"): "tok/s/user", ("tok", "s", "chip"): "tok/s per chip",
-         ("tok", "s", "gpu"): "tok/s per GPU", ("tok", "s", "mw"): "tok/s/MW", ("tok", "s"): "tok/s",
-         ("bytes", "per", "s"): "B/s", ("flops", "per", "s"): "FLOP/s", ("flop", "per", "byte"): "FLOP/byte",
-         ("tb", "s"): "TB/s", ("gb", "s"): "GB/s", ("pflop", "s"): "PFLOP/s", ("bytes",): "B", ("gb",): "GB",
-         ("tb",): "TB", ("mb",): "MB", ("ms",): "ms", ("us",): "µs", ("s",): "s", ("w",): "W", ("kw",): "kW",
-         ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens"}
-
-
-def header(name: str) -> str:
-    """A table header in words with its unit, from a column name in the package's style:
-    ``jalapeno_tok_s_kw`` -> ``Jalapeño (tok/s/kW)``, ``batch1_step_ms`` -> ``batch1 step (ms)``,
-    ``tpot_s`` -> ``TPOT (s)``. A name that is already words (a space, a capital, a symbol) is kept."""
-    if not name.replace("_", "").isalnum() or "_" not in name and name.lower() not in TERMS:
-        return name
-    parts = name.split("_")
-    unit = ""
-    for n in range(min(4, len(parts)), 0, -1):
-        if tuple(p.lower() for p in parts[-n:]) in UNITS:
-            unit, parts = UNITS[tuple(p.lower() for p in parts[-n:])], parts[:-n]
-            break
-    words = " ".join(TERMS.get(p.lower(), p) for p in parts)
-    return f"{words} ({unit})" if unit and words else unit or words
-
-
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
-    """Display every row of ``df`` as an HTML table: headers in words with units (:func:`header`),
+    """Display every row of ``df`` as an HTML table: headers in words with units (:func:`jalapeno.display.header`),
     numbers formatted cell by cell with :func:`jalapeno.display.cell`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
     the output is deterministic and a last-bit change of a value that the table does not show cannot
     change it."""
