@@ -81,7 +81,7 @@ def test_the_package_uses_no_ctypes_and_no_polling_loop():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] + [node.module or ""] * isinstance(node, ast.ImportFrom)
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 found += [f"{path.relative_to(ROOT)}:{node.lineno}: ctypes" for n in names if n.split(".")[0] == "ctypes"]
             if isinstance(node, (ast.While, ast.For)):
                 for inner in ast.walk(node):
