@@ -188,8 +188,8 @@ _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s
 @dataclass(frozen=True)
 class Declaration:
     """What a parameter's comment declares: a type for a ``None`` default, an interval for numbers
-    (``low``/``high`` with inclusivity; ``interval`` as written, empty for none), valid strings
-    (``choices``), a kind of name (``names``) and a unit."""
+    (``low``/``high`` with inclusivity; ``interval`` as written with its unit, empty for none), valid
+    strings (``choices``), a kind of name (``names``) and a unit."""
 
     type: type | None = None
     low: float = -math.inf
@@ -220,7 +220,7 @@ class Declaration:
                 except ValueError:
                     raise ParameterError(f"{where}: an interval bound of {clause!r} is not a number") from None
                 fields.update(low=low, high=high, low_open=m[1] == "(", high_open=m[4] == ")",
-                              interval=f"{m[1]}{m[2]}, {m[3]}{m[4]}", unit=m[5].strip())
+                              interval=f"{m[1]}{m[2]}, {m[3]}{m[4]} {m[5]}".strip(), unit=m[5].strip())
             elif clause.split(" ")[0] in _TYPES:
                 fields["type"] = _TYPES[clause.split(" ")[0]]
                 if (unit := re.search(r"\((.*)\)", clause)) and "unit" not in fields:
@@ -229,10 +229,9 @@ class Declaration:
 
     def describe(self) -> str:
         """The declaration in words, for ``jalapeno params`` and error messages."""
-        parts = [" ".join(filter(None, (f"in {self.interval}" if self.interval else "", self.unit)))]
-        parts += ["one of: " + ", ".join(self.choices)] if self.choices else []
-        parts += [f"names: {self.names}"] if self.names else []
-        return "; ".join(filter(None, parts))
+        return "; ".join(filter(None, (f"in {self.interval}" if self.interval else self.unit,
+                                       self.choices and "one of: " + ", ".join(self.choices),
+                                       self.names and f"names: {self.names}")))
 
 
 def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
@@ -241,21 +240,20 @@ def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
     return {name: Declaration.parse(name, comment) for name, _, comment in _parameters_cell(notebook)}
 
 
-def _type_name(value: object) -> str:
-    return "None" if value is None else type(value).__name__
+def check_value(name: str, value: object, default: object, declared_type: type | None = None, *,
+                element: bool = False) -> object:
+    """Check one parameter value against its default's type and return it (ints accepted for floats; a
+    number typed for a text, such as a run id, taken as text, but not as an ``element`` of a list).
 
-
-def check_value(name: str, value: object, default: object, declared_type: type | None = None) -> object:
-    """Check one parameter value against its default's type and return it (ints accepted for floats).
-
-    A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
-    :func:`declarations`), or anything when no type is declared. A list's elements are checked the same
-    way against the type of the default's first element (a number is text only at the top level, such
-    as a run id); a list holds at most :data:`MAX_LIST_ELEMENTS`. Raises ParameterError naming the
-    parameter (``name[i]`` for an element), the value received (cut to a few dozen characters) and the
-    form expected; NaN, infinities and integers beyond any float are refused for a float."""
+    A ``None`` default takes ``None`` or a value of ``declared_type``, or anything when no type is
+    declared. A list (at most :data:`MAX_LIST_ELEMENTS` long) has its elements checked against the
+    default's first. Raises ParameterError naming the parameter (``name[i]`` for an element), the value
+    (cut short) and the form expected; NaN, infinities and integers beyond any float for a float."""
     if default is None:
         return value if value is None or declared_type is None else check_value(name, value, declared_type())
+    if isinstance(default, float) and isinstance(value, str):  # papermill's -p passes 1.4e3 as a string
+        with contextlib.suppress(ValueError):
+            value = float(value)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(default, bool):
         ok, hint = isinstance(value, bool), "True or False (papermill: -p name True, exact spelling)"
@@ -263,10 +261,7 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         ok = number and isinstance(value, int)
         hint = f"an integer (such as {default}; {float(default)}, '{default}k' and True are refused)"
     elif isinstance(default, float):
-        if isinstance(value, str):  # papermill's -p passes 1.4e3 (no sign in the exponent) as a string
-            with contextlib.suppress(ValueError):
-                value = float(value)
-        ok, hint = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+        ok, hint = number, "a number"
         if ok and not abs(value) <= sys.float_info.max:  # NaN, an infinity, an integer beyond the largest float
             raise ParameterError(f"parameter {name!r} must be a finite number; got {shown(value)}")
         value = float(value) if ok else value
@@ -277,17 +272,15 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         if ok and len(value) > MAX_LIST_ELEMENTS:
             raise ParameterError(f"parameter {name!r} holds {len(value):,} elements, more than the {MAX_LIST_ELEMENTS} a "
                                  "list parameter takes")
-        for i, x in enumerate(value if ok and default and isinstance(default[0], str) else ()):
-            if not isinstance(x, str):  # a chip list holding a number is refused here, not later in a cell
-                raise ParameterError(f"parameter '{name}[{i}]' must be a text; got {shown(x)} ({_type_name(x)})")
-        if ok and default:
-            value = type(value)(check_value(f"{name}[{i}]", x, default[0]) for i, x in enumerate(value))
-    elif isinstance(default, str) and number:
+        if ok and default:  # a chip list holding a number is refused here, not later in a cell
+            value = type(value)(check_value(f"{name}[{i}]", x, default[0], element=True) for i, x in enumerate(value))
+    elif isinstance(default, str) and number and not element:
         value, ok = str(value), True  # a run id typed at the command line reads as a number
     else:
-        ok, hint = isinstance(value, type(default)), f"a {_type_name(default)}"
+        ok, hint = isinstance(value, type(default)), "a text" if isinstance(default, str) else f"a {type(default).__name__}"
     if not ok:
-        raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({_type_name(value)})")
+        kind = "None" if value is None else type(value).__name__
+        raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({kind})")
     return value
 
 
@@ -297,13 +290,10 @@ def _flat(value: object) -> list[object]:
 
 def check(values: dict[str, object], defaults: dict[str, object], declared_: dict[str, Declaration] | None = None,
           what: str = "parameter") -> dict[str, object]:
-    """Check a set of parameter values against the declared defaults and what :func:`declarations`
-    states (the type of a ``None`` default; for a value, or every element of a list: the choices of a
-    text, intervals, kinds of name; a list of names or choices names each once). An unknown name
-    (``what``: ``parameter``), or a value outside its declared choices or names, raises UnknownNameError
-    listing the valid ones; a wrong type, NaN, an infinity or a number outside its interval raises
-    ParameterError naming the parameter and the value. Returns the effective parameters (defaults
-    overridden by ``values``)."""
+    """The effective parameters (``defaults`` overridden by ``values``), checked by :func:`check_value` and
+    against what :func:`declarations` states, for a value or every element of a list (a list of names or
+    choices names each once). An unknown name (a ``what``) or a value outside its declared choices or
+    names raises UnknownNameError listing the valid ones; a number outside its interval ParameterError."""
     for name in values:
         if name not in defaults:
             raise UnknownNameError(what, name, list(defaults))
@@ -321,8 +311,7 @@ def check(values: dict[str, object], defaults: dict[str, object], declared_: dic
         for x in _flat(out[name]):
             number = isinstance(x, (int, float)) and not isinstance(x, bool)
             if number and not ((d.low < x if d.low_open else d.low <= x) and (x < d.high if d.high_open else x <= d.high)):
-                raise ParameterError(f"parameter {name!r} must be in {d.interval}" + (f" {d.unit}" if d.unit else "")
-                                     + f"; got {shown(x)}")
+                raise ParameterError(f"parameter {name!r} must be in {d.interval}; got {shown(x)}")
             if isinstance(x, str) and d.choices and x not in d.choices:
                 raise UnknownNameError(f"{name} value", x, list(d.choices))
             if isinstance(x, str) and d.names and x not in (valid := NAME_KINDS[d.names]()):

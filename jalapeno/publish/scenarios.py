@@ -124,25 +124,25 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
     valid = sorted({p for d in declared.values() for p in d})
     if (name := next((k for k in [*parameters, *overrides] if k not in valid), None)) is not None:
         raise UnknownNameError("parameter", name, valid)
-    runs = [(notebook_path(n).stem, dict(v), False) for n, v in per_notebook.items()]
-    runs += [(n, {k: v for layer in (parameters, per_notebook.get(n, {}), overrides) for k, v in layer.items()
-                  if k in defaults}, True) for n, defaults in declared.items()]
+    for n, values in per_notebook.items():
+        check_chapter(stem := notebook_path(n).stem, dict(values), f"{stem} parameter")
     out = {}
-    for n, values, chosen in runs:
-        checked = params.check_notebook(values, notebook_path(n), f"{n} parameter")
-        check_chapter(n, checked)
-        if chosen:
-            out[n] = {k: checked[k] for k in values}  # as checked: a run id typed as a number becomes text
+    for n, defaults in declared.items():
+        layers = (parameters, per_notebook.get(n, {}), overrides)  # the later win
+        mine = {k: v for layer in layers for k, v in layer.items() if k in defaults}
+        checked = check_chapter(n, mine)
+        out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
-def check_chapter(name: str, parameters: dict[str, object]) -> None:
-    """Refuse, before notebook ``name`` runs, effective ``parameters`` that its chapter refuses although
-    each is inside its declared range: the chapter module's ``check(**parameters)`` if it has one
-    (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology`` build, against the stated
-    cost limits; ``jalapeno.chapters.agents``: a task longer than the model's context window). Raises
-    CostError with the size and the limit, ParameterError naming the notebook for another value the
-    chapter's model refuses."""
+def check_chapter(name: str, values: dict[str, object], what: str = "parameter") -> dict[str, object]:
+    """The effective parameters of notebook ``name`` given ``values``, checked as a build does before it
+    runs and its ``setup`` again: by :func:`params.check_notebook` (an unknown name as a ``what``), then
+    by the chapter module's ``check(**parameters)`` if it has one, for values its model refuses although
+    each is inside its range (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology``
+    build, against the stated cost limits; ``jalapeno.chapters.agents``: a task longer than the model's
+    context window). Raises CostError with the size and the limit, ParameterError naming the notebook."""
+    parameters = params.check_notebook(values, notebook_path(name), what)
     check = getattr(importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}"), "check", None)
     try:
         if check is not None:
@@ -153,6 +153,7 @@ def check_chapter(name: str, parameters: dict[str, object]) -> None:
         raise
     except ValueError as exc:
         raise ParameterError(f"{name}: {exc}") from None
+    return parameters
 
 
 def load_parameter_file(path: Path | str) -> dict[str, object]:
