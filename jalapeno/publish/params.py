@@ -17,9 +17,8 @@ A parameter declares what it accepts in a trailing comment of its line, clauses 
 ``in`` takes an interval (``[`` and ``]`` include a bound, ``(`` and ``)`` exclude it; ``inf`` for none)
 and applies to a number or to every number of a list; ``names:`` checks a name (or every name of a list)
 against the registry of that kind (:data:`NAME_KINDS`); ``one of:`` lists the valid strings. Everything
-is checked before a notebook runs (:func:`check_notebook`), and again by the notebook itself
-(:func:`jalapeno.publish.notebook.setup`). NaN and infinities are refused for every numeric parameter, and
-every element of a list is checked like a scalar against the type of the default's elements.
+is checked before a notebook runs and again by its ``setup`` (:func:`jalapeno.publish.scenarios.check_chapter`);
+every element of a list like a scalar, NaN and infinities refused for every numeric parameter.
 
 Values given as text (``-p``, ``-y``, ``-f``, a scenario file) are read by :func:`read_yaml` under YAML 1.2
 core-schema rules (:class:`Yaml12Loader`): ``020000`` is the integer 20000, ``0x10`` and ``0o20`` are 16
@@ -277,7 +276,8 @@ def check_value(name: str, value: object, default: object, declared_type: type |
     elif isinstance(default, str) and number and not element:
         value, ok = str(value), True  # a run id typed at the command line reads as a number
     else:
-        ok, hint = isinstance(value, type(default)), "a text" if isinstance(default, str) else f"a {type(default).__name__}"
+        ok = isinstance(value, type(default))
+        hint = "a text" if isinstance(default, str) else f"a {type(default).__name__}"
     if not ok:
         kind = "None" if value is None else type(value).__name__
         raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({kind})")
@@ -294,9 +294,8 @@ def check(values: dict[str, object], defaults: dict[str, object], declared_: dic
     against what :func:`declarations` states, for a value or every element of a list (a list of names or
     choices names each once). An unknown name (a ``what``) or a value outside its declared choices or
     names raises UnknownNameError listing the valid ones; a number outside its interval ParameterError."""
-    for name in values:
-        if name not in defaults:
-            raise UnknownNameError(what, name, list(defaults))
+    if (unknown := next((name for name in values if name not in defaults), None)) is not None:
+        raise UnknownNameError(what, unknown, list(defaults))
     declared_ = declared_ or {}
     for name, d in declared_.items():  # the choices before the type, so a wrong type is named with them
         if d.choices and name in values and not isinstance(values[name], (list, tuple)) and values[name] not in d.choices:

@@ -111,14 +111,11 @@ def load_scenario(path: str | Path) -> Scenario:
 def plan(notebooks: list[str] | None, parameters: dict[str, object],
          per_notebook: dict[str, dict[str, object]] | None = None,
          overrides: dict[str, object] | None = None) -> dict[str, dict[str, object]]:
-    """For each chosen notebook, the parameters it takes, checked against its declared defaults.
-
-    ``parameters`` and ``overrides`` go to every chosen notebook that declares them (``overrides`` win);
-    ``per_notebook`` to one notebook each (checked, alone, even for a notebook that is not chosen, so a
-    scenario is checked whole). A parameter that no chosen notebook declares raises UnknownNameError
-    listing the names they do declare; a wrong type raises ParameterError; a computation the parameters
-    size beyond its stated limit raises CostError, and a value the chapter's model refuses ParameterError
-    (the chapter's own ``check``, see :func:`check_chapter`)."""
+    """For each chosen notebook (default: every chapter), the parameters it is given, checked by
+    :func:`check_chapter`: ``parameters`` and ``overrides`` for every chosen notebook that declares them
+    (``overrides`` win), ``per_notebook`` for one each (also checked alone, even for a notebook not
+    chosen, so a scenario is checked whole). A parameter that no chosen notebook declares raises
+    UnknownNameError listing the names they do declare."""
     per_notebook, overrides = per_notebook or {}, overrides or {}
     declared = {notebook_path(n).stem: params.declared(notebook_path(n)) for n in (notebooks or notebook_names())}
     valid = sorted({p for d in declared.values() for p in d})
