@@ -33,8 +33,7 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
     unknown = params.unknown_injected(namespace, path)
     if unknown:  # papermill only warns about a parameter the notebook does not declare
         raise UnknownNameError("parameter", unknown[0], list(defaults))
-    effective = params.check_notebook({k: namespace[k] for k in defaults if k in namespace}, path)
-    check_chapter(path.stem, effective)
+    effective = check_chapter(path.stem, {k: namespace[k] for k in defaults if k in namespace})
     charts.setup()
     table(pl.DataFrame({"parameter": list(effective), "value": [repr(v) for v in effective.values()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))

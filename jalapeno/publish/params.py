@@ -17,9 +17,8 @@ A parameter declares what it accepts in a trailing comment of its line, clauses 
 ``in`` takes an interval (``[`` and ``]`` include a bound, ``(`` and ``)`` exclude it; ``inf`` for none)
 and applies to a number or to every number of a list; ``names:`` checks a name (or every name of a list)
 against the registry of that kind (:data:`NAME_KINDS`); ``one of:`` lists the valid strings. Everything
-is checked before a notebook runs (:func:`check_notebook`), and again by the notebook itself
-(:func:`jalapeno.publish.notebook.setup`). NaN and infinities are refused for every numeric parameter, and
-every element of a list is checked like a scalar against the type of the default's elements.
+is checked before a notebook runs and again by its ``setup`` (:func:`jalapeno.publish.scenarios.check_chapter`);
+every element of a list like a scalar, NaN and infinities refused for every numeric parameter.
 
 Values given as text (``-p``, ``-y``, ``-f``, a scenario file) are read by :func:`read_yaml` under YAML 1.2
 core-schema rules (:class:`Yaml12Loader`): ``020000`` is the integer 20000, ``0x10`` and ``0o20`` are 16
@@ -33,13 +32,17 @@ file that is not UTF-8 is refused with ParameterError naming where it came from.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
 
 from ..chapters.names import NAME_KINDS
 from ..errors import ParameterError, UnknownNameError, shown
@@ -55,22 +58,23 @@ MAX_LIST_ELEMENTS = 256
 #: one notebook's parameters, is 5 deep).
 MAX_YAML_DEPTH = 20
 
+#: YAML 1.2 core-schema integers and floats (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+_YAML12_INT = re.compile(r"[-+]?[0-9]+|0o(?P<oct>[0-7]+)|0x(?P<hex>[0-9a-fA-F]+)")
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+
 
 class Yaml12Loader(yaml.SafeLoader):
-    """PyYAML's safe loader with YAML 1.2 core-schema scalars (null, bool, int, float; everything else
-    text) instead of YAML 1.1's (no ``020000`` read as octal 8192, no ``yes`` read as true, no dates), that
-    refuses aliases (so no recursive or exponentially expanding document) and nesting deeper than
-    :data:`MAX_YAML_DEPTH`. Errors are ``yaml.YAMLError`` with the position."""
+    """PyYAML's safe loader with YAML 1.2 core-schema scalars instead of YAML 1.1's (the module's rules),
+    refusing aliases and nesting deeper than :data:`MAX_YAML_DEPTH`; errors are ``yaml.YAMLError``."""
 
     yaml_implicit_resolvers: dict = {}
     _depth = 0
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not accepted", self.peek_event().start_mark)
-        if self._depth >= MAX_YAML_DEPTH:
-            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
-                                              self.peek_event().start_mark)
+        refused = ("aliases (*name) are not accepted" if self.check_event(yaml.AliasEvent) else
+                   f"nested deeper than {MAX_YAML_DEPTH} levels" if self._depth >= MAX_YAML_DEPTH else None)
+        if refused:
+            raise ComposerError(None, None, refused, self.peek_event().start_mark)
         self._depth += 1
         try:
             return super().compose_node(parent, index)
@@ -79,27 +83,19 @@ class Yaml12Loader(yaml.SafeLoader):
 
     def construct_yaml_int(self, node):
         text = self.construct_scalar(node)
-        m = _YAML12_INT.fullmatch(text)
-        if not m:  # an explicit !!int tag on something else
-            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not an integer", node.start_mark)
+        if not (m := _YAML12_INT.fullmatch(text)):  # an explicit !!int tag on something else
+            raise ConstructorError(None, None, f"{shown(text)} is not an integer", node.start_mark)
         if len(text) > 4000:  # int() stops at 4,300 digits
-            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(text):,} digits is too long",
-                                                    node.start_mark)
-        if m["hex"] or m["oct"]:
-            return int(m["hex"], 16) if m["hex"] else int(m["oct"], 8)
-        return int(text, 10)
+            raise ConstructorError(None, None, f"an integer of {len(text):,} digits is too long", node.start_mark)
+        return int(m["hex"], 16) if m["hex"] else int(m["oct"], 8) if m["oct"] else int(text, 10)
 
     def construct_yaml_float(self, node):
         text = self.construct_scalar(node)
         if not _YAML12_FLOAT.fullmatch(text) and not _YAML12_INT.fullmatch(text):
-            raise yaml.constructor.ConstructorError(None, None, f"{shown(text)} is not a number", node.start_mark)
-        return float(text.lower().replace(".inf", "inf").replace(".nan", "nan")) if "0x" not in text and "0o" not in text \
-            else float(self.construct_yaml_int(node))
-
-
-#: YAML 1.2 core-schema integers and floats (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
-_YAML12_INT = re.compile(r"[-+]?[0-9]+|0o(?P<oct>[0-7]+)|0x(?P<hex>[0-9a-fA-F]+)")
-_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+            raise ConstructorError(None, None, f"{shown(text)} is not a number", node.start_mark)
+        if text.startswith(("0x", "0o")):
+            return float(self.construct_yaml_int(node))
+        return float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
 
 
 for _tag, _pattern, _first in (
@@ -113,25 +109,20 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:float", Yaml12Loader.construct_y
 
 
 def read_yaml(text: str, where: str, error: type[Exception] = ParameterError) -> object:
-    """The value of a YAML text under :class:`Yaml12Loader`'s rules. Raises ``error`` (ParameterError by
-    default) naming ``where`` for a text over :data:`MAX_YAML_CHARS` characters or one that is not
-    valid YAML (an alias, too deep a nesting included)."""
+    """The value of a YAML text under :class:`Yaml12Loader`'s rules. Raises ``error`` naming ``where`` for
+    a text over :data:`MAX_YAML_CHARS` characters or one that is not valid YAML (an alias, too deep a
+    nesting included), in one line: what is wrong and where (line and column), without PyYAML's excerpt."""
     if len(text) > MAX_YAML_CHARS:
         raise error(f"{where}: {len(text):,} characters is more than the {MAX_YAML_CHARS:,} read as YAML")
     try:
         return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
-        raise error(f"{where}: not valid YAML: {_yaml_problem(exc)}") from None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """A YAML error in one line: what is wrong and where (line and column), without PyYAML's excerpt."""
-    problem = getattr(exc, "problem", None)
-    if not problem:
-        return " ".join(str(exc).split())
-    context, mark = getattr(exc, "context", None), getattr(exc, "problem_mark", None)
-    place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return " ".join(f"{context + ': ' if context else ''}{problem}{place}".split())
+        problem = str(exc)
+        if getattr(exc, "problem", None):  # a MarkedYAMLError: what is wrong and where
+            context, mark = exc.context, exc.problem_mark
+            problem = (f"{context}: " if context else "") + exc.problem + (
+                f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "")
+        raise error(f"{where}: not valid YAML: {' '.join(problem.split())}") from None
 
 
 def read_yaml_file(path: str | Path, where: str | None = None, error: type[Exception] = ParameterError) -> object:
@@ -151,156 +142,128 @@ def read_yaml_file(path: str | Path, where: str | None = None, error: type[Excep
     return read_yaml(text, where, error)
 
 
-def parameters_cell(notebook: dict) -> dict:
-    """The cell tagged ``parameters`` of a notebook (nbformat JSON as a dict); ParameterError if none."""
-    for cell in notebook.get("cells", []):
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return cell
-    raise ParameterError("notebook has no cell tagged 'parameters'")
+def mapping(value: object, where: str, error: type[Exception] = ParameterError, of: str = "name: value") -> dict:
+    """``value`` if it is a mapping, else ``error`` saying that ``where`` (a file, a key) must be one."""
+    if not isinstance(value, dict):
+        raise error(f"{where} must be a mapping of {of}, got {shown(value)}")
+    return value
 
 
-def declared(notebook: dict | str | Path) -> dict[str, object]:
-    """Names and default values of a notebook's parameters, in the order of its ``parameters`` cell.
+def _notebook(notebook: dict | str | Path) -> dict:
+    return notebook if isinstance(notebook, dict) else json.loads(Path(notebook).read_text())
 
-    Each line of that cell must be ``name = <Python literal>``; anything else raises ParameterError."""
-    if not isinstance(notebook, dict):
-        notebook = json.loads(Path(notebook).read_text())
-    source = "".join(parameters_cell(notebook)["source"])
-    out: dict[str, object] = {}
-    for node in ast.parse(source).body:
+
+def _parameters_cell(notebook: dict | str | Path) -> list[tuple[str, object, str]]:
+    """(name, default, trailing comment) of each line of a notebook's (nbformat JSON, or its path)
+    ``parameters`` cell. Each line must be ``name = <Python literal>``: ParameterError otherwise, and for
+    a notebook with no cell tagged ``parameters``."""
+    cells = _notebook(notebook).get("cells", [])
+    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        raise ParameterError("notebook has no cell tagged 'parameters'")
+    lines = "".join(cell["source"]).splitlines()
+    out = []
+    for node in ast.parse("\n".join(lines)).body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             raise ParameterError(f"parameters cell line {node.lineno}: expected 'name = literal'")
         try:
-            out[node.targets[0].id] = ast.literal_eval(node.value)
+            default = ast.literal_eval(node.value)
         except ValueError as exc:
             raise ParameterError(f"parameters cell line {node.lineno}: default is not a literal") from exc
+        rest = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode()  # offsets count UTF-8 bytes
+        out.append((node.targets[0].id, default, rest.strip().removeprefix("#").strip()))
     return out
+
+
+def declared(notebook: dict | str | Path) -> dict[str, object]:
+    """Names and default values of a notebook's parameters, in the order of its ``parameters`` cell."""
+    return {name: default for name, default, _ in _parameters_cell(notebook)}
 
 
 _TYPES = {"float": float, "int": int, "str": str, "bool": bool}
-
-
-def _annotated(notebook: dict | str | Path) -> list[tuple[str, str, str]]:
-    """(name, default text, trailing comment) of each line of the ``parameters`` cell."""
-    if not isinstance(notebook, dict):
-        notebook = json.loads(Path(notebook).read_text())
-    out = []
-    for line in "".join(parameters_cell(notebook)["source"]).splitlines():
-        name, _, rest = line.partition("=")
-        value, _, comment = rest.partition("#")
-        out.append((name.strip(), value.strip(), comment.strip()))
-    return out
-
-
 _INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
 
 
 @dataclass(frozen=True)
 class Declaration:
     """What a parameter's comment declares: a type for a ``None`` default, an interval for numbers
-    (``low``/``high`` with inclusivity), valid strings (``choices``), a kind of name (``names``) and a unit."""
+    (``low``/``high`` with inclusivity; ``interval`` as written with its unit, empty for none), valid
+    strings (``choices``), a kind of name (``names``) and a unit."""
 
     type: type | None = None
     low: float = -math.inf
     high: float = math.inf
     low_open: bool = True
     high_open: bool = True
+    interval: str = ""
     choices: tuple[str, ...] = ()
     names: str | None = None
     unit: str = ""
 
-    def interval(self) -> str:
-        """The interval as written (``[1, 1048576]``), or empty when none is declared."""
-        if self.low == -math.inf and self.high == math.inf:
-            return ""
-        fmt = lambda x: "inf" if math.isinf(x) else f"{int(x)}" if x.is_integer() else repr(x)  # noqa: E731
-        return f"{'(' if self.low_open else '['}{fmt(self.low)}, {fmt(self.high)}{')' if self.high_open else ']'}"
+    @classmethod
+    def parse(cls, name: str, comment: str) -> Declaration:
+        """The declaration in parameter ``name``'s trailing ``comment`` (the module's grammar). Raises
+        ParameterError for an interval bound that is not a number, UnknownNameError for a kind of name."""
+        fields: dict[str, object] = {}
+        where = f"parameters cell, {name}"
+        for clause in (c.strip() for c in comment.split(";")):
+            if clause.startswith("one of:"):
+                fields["choices"] = tuple(c.strip() for c in clause.removeprefix("one of:").split(",") if c.strip())
+            elif clause.startswith("names:"):
+                fields["names"] = clause.removeprefix("names:").strip()
+                if fields["names"] not in NAME_KINDS:
+                    raise UnknownNameError(f"name kind (in {where})", fields["names"], list(NAME_KINDS))
+            elif (m := _INTERVAL.match(clause)):
+                try:
+                    low, high = float(m[2]), float(m[3])
+                except ValueError:
+                    raise ParameterError(f"{where}: an interval bound of {clause!r} is not a number") from None
+                fields.update(low=low, high=high, low_open=m[1] == "(", high_open=m[4] == ")",
+                              interval=f"{m[1]}{m[2]}, {m[3]}{m[4]} {m[5]}".strip(), unit=m[5].strip())
+            elif clause.split(" ")[0] in _TYPES:
+                fields["type"] = _TYPES[clause.split(" ")[0]]
+                if (unit := re.search(r"\((.*)\)", clause)) and "unit" not in fields:
+                    fields["unit"] = unit[1]
+        return cls(**fields)
 
     def describe(self) -> str:
         """The declaration in words, for ``jalapeno params`` and error messages."""
-        parts = []
-        if self.interval():
-            parts.append(f"in {self.interval()}" + (f" {self.unit}" if self.unit else ""))
-        elif self.unit:
-            parts.append(self.unit)
-        if self.choices:
-            parts.append("one of: " + ", ".join(self.choices))
-        if self.names:
-            parts.append(f"names: {self.names}")
-        return "; ".join(parts)
-
-
-def _number(text: str, where: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ParameterError(f"{where}: interval bound {text!r} is not a number") from None
-
-
-def _declaration(name: str, comment: str) -> Declaration:
-    fields: dict[str, object] = {}
-    for clause in (c.strip() for c in comment.split(";")):
-        where = f"parameters cell, {name}"
-        if clause.startswith("one of:"):
-            fields["choices"] = tuple(c.strip() for c in clause.removeprefix("one of:").split(",") if c.strip())
-        elif clause.startswith("names:"):
-            kind = clause.removeprefix("names:").strip()
-            if kind not in NAME_KINDS:
-                raise UnknownNameError(f"name kind (in {where})", kind, list(NAME_KINDS))
-            fields["names"] = kind
-        elif (m := _INTERVAL.match(clause)):
-            fields.update(low=_number(m[2], where), high=_number(m[3], where), low_open=m[1] == "(",
-                          high_open=m[4] == ")", unit=m[5].strip())
-        elif clause.split(" ")[0] in _TYPES:
-            fields["type"] = _TYPES[clause.split(" ")[0]]
-            unit = re.search(r"\((.*)\)", clause)
-            if unit and "unit" not in fields:
-                fields["unit"] = unit[1]
-    return Declaration(**fields)
+        return "; ".join(filter(None, (f"in {self.interval}" if self.interval else self.unit,
+                                       self.choices and "one of: " + ", ".join(self.choices),
+                                       self.names and f"names: {self.names}")))
 
 
 def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
     """What each parameter of the ``parameters`` cell declares in its trailing comment (see the module's
     documentation); a parameter with no comment declares nothing beyond its default's type."""
-    return {name: _declaration(name, comment) for name, _, comment in _annotated(notebook) if name}
+    return {name: Declaration.parse(name, comment) for name, _, comment in _parameters_cell(notebook)}
 
 
-def _type_name(value: object) -> str:
-    return "None" if value is None else type(value).__name__
+def check_value(name: str, value: object, default: object, declared_type: type | None = None, *,
+                element: bool = False) -> object:
+    """Check one parameter value against its default's type and return it (ints accepted for floats; a
+    number typed for a text, such as a run id, taken as text, but not as an ``element`` of a list).
 
-
-def check_value(name: str, value: object, default: object, declared_type: type | None = None) -> object:
-    """Check one parameter value against its default's type and return it (ints accepted for floats).
-
-    A parameter whose default is ``None`` takes ``None`` or a value of ``declared_type`` (see
-    :func:`declarations`), or anything when no type is declared. A list's elements are checked the same
-    way against the type of the default's first element (a number is text only at the top level, such
-    as a run id); a list holds at most :data:`MAX_LIST_ELEMENTS`. Raises ParameterError naming the
-    parameter (``name[i]`` for an element), the value received (cut to a few dozen characters) and the
-    form expected."""
+    A ``None`` default takes ``None`` or a value of ``declared_type``, or anything when no type is
+    declared. A list (at most :data:`MAX_LIST_ELEMENTS` long) has its elements checked against the
+    default's first. Raises ParameterError naming the parameter (``name[i]`` for an element), the value
+    (cut short) and the form expected; NaN, infinities and integers beyond any float for a float."""
     if default is None:
-        if value is None or declared_type is None:
-            return value
-        return check_value(name, value, declared_type(), None)
+        return value if value is None or declared_type is None else check_value(name, value, declared_type())
+    if isinstance(default, float) and isinstance(value, str):  # papermill's -p passes 1.4e3 as a string
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(default, bool):
-        ok = isinstance(value, bool)
-        hint = "True or False (papermill: -p name True, exact spelling)"
+        ok, hint = isinstance(value, bool), "True or False (papermill: -p name True, exact spelling)"
     elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = number and isinstance(value, int)
         hint = f"an integer (such as {default}; {float(default)}, '{default}k' and True are refused)"
     elif isinstance(default, float):
-        if isinstance(value, str):  # papermill's -p passes 1.4e3 (no sign in the exponent) as a string
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        hint = "a number"
-        if ok:
-            try:
-                value = float(value)
-            except OverflowError:  # an integer beyond the largest float
-                raise ParameterError(f"parameter {name!r} must be a finite number; got {shown(value)}") from None
+        ok, hint = number, "a number"
+        if ok and not abs(value) <= sys.float_info.max:  # NaN, an infinity, an integer beyond the largest float
+            raise ParameterError(f"parameter {name!r} must be a finite number; got {shown(value)}")
+        value = float(value) if ok else value
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
         hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
@@ -308,114 +271,61 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         if ok and len(value) > MAX_LIST_ELEMENTS:
             raise ParameterError(f"parameter {name!r} holds {len(value):,} elements, more than the {MAX_LIST_ELEMENTS} a "
                                  "list parameter takes")
-        if ok and default:
-            element = default[0]
-            value = type(value)(check_value(f"{name}[{i}]", x, element) if not isinstance(element, str)
-                                else _text(f"{name}[{i}]", x) for i, x in enumerate(value))
-    elif isinstance(default, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if ok and default:  # a chip list holding a number is refused here, not later in a cell
+            value = type(value)(check_value(f"{name}[{i}]", x, default[0], element=True) for i, x in enumerate(value))
+    elif isinstance(default, str) and number and not element:
         value, ok = str(value), True  # a run id typed at the command line reads as a number
     else:
         ok = isinstance(value, type(default))
-        hint = f"a {_type_name(default)}"
+        hint = "a text" if isinstance(default, str) else f"a {type(default).__name__}"
     if not ok:
-        raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({_type_name(value)})")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ParameterError(f"parameter {name!r} must be a finite number; got {value!r}")
-    return value
-
-
-def _text(name: str, value: object) -> str:
-    """A list element where the default's elements are text: text only (a chip list holding a number is
-    refused here, naming the parameter, not later in a cell)."""
-    if not isinstance(value, str):
-        raise ParameterError(f"parameter {name!r} must be a text; got {shown(value)} ({_type_name(value)})")
+        kind = "None" if value is None else type(value).__name__
+        raise ParameterError(f"parameter {name!r} must be {hint}; got {shown(value)} ({kind})")
     return value
 
 
 def _flat(value: object) -> list[object]:
-    if isinstance(value, (list, tuple)):
-        return [y for x in value for y in _flat(x)]
-    return [value]
+    return [y for x in value for y in _flat(x)] if isinstance(value, (list, tuple)) else [value]
 
 
-def check_declared(name: str, value: object, declaration: Declaration) -> None:
-    """Check ``value`` (or every element of a list) against the interval, choices and kind of name that
-    ``declaration`` states (a list of names or choices names each once). Raises ParameterError naming the
-    parameter, the value and the interval, or UnknownNameError listing the valid choices or names."""
-    d = declaration
-    if isinstance(value, (list, tuple)) and (d.names or d.choices):
-        twice = next((x for i, x in enumerate(value) if x in value[:i]), None)
-        if twice is not None:
-            raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
-    for x in _flat(value):
-        if isinstance(x, (int, float)) and not isinstance(x, bool) and d.interval():
-            below = x < d.low or (d.low_open and x == d.low)
-            above = x > d.high or (d.high_open and x == d.high)
-            if below or above:
-                raise ParameterError(f"parameter {name!r} must be in {d.interval()}" + (f" {d.unit}" if d.unit else "")
-                                     + f"; got {shown(x)}")
-        if isinstance(x, str) and d.choices:
-            one_of(f"{name} value", x, d.choices)
-        if isinstance(x, str) and d.names:
-            valid = NAME_KINDS[d.names]()
-            if x not in valid and d.names == "HBM chip" and x in NAME_KINDS["chip"]():
-                raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
-                                     f"which this chapter times; valid HBM chips: {', '.join(valid)}")
-            if x not in valid:
-                raise UnknownNameError(d.names, x, valid, where=f"parameter {name!r}")
-
-
-def check(values: dict[str, object], defaults: dict[str, object],
-          declared_: dict[str, Declaration] | None = None) -> dict[str, object]:
-    """Check a set of parameter values against the declared defaults and what :func:`declarations`
-    states (the type of a ``None`` default, the choices of a text, intervals, kinds of name): an unknown
-    name, or a value outside its declared choices or names, raises UnknownNameError listing the valid
-    ones; a wrong type, NaN, an infinity or a number outside its interval raises ParameterError. Returns
-    the effective parameters (defaults overridden by ``values``)."""
-    for name in values:
-        if name not in defaults:
-            raise UnknownNameError("parameter", name, list(defaults))
+def check(values: dict[str, object], defaults: dict[str, object], declared_: dict[str, Declaration] | None = None,
+          what: str = "parameter") -> dict[str, object]:
+    """The effective parameters (``defaults`` overridden by ``values``), checked by :func:`check_value` and
+    against what :func:`declarations` states, for a value or every element of a list (a list of names or
+    choices names each once). An unknown name (a ``what``) or a value outside its declared choices or
+    names raises UnknownNameError listing the valid ones; a number outside its interval ParameterError."""
+    if (unknown := next((name for name in values if name not in defaults), None)) is not None:
+        raise UnknownNameError(what, unknown, list(defaults))
     declared_ = declared_ or {}
     for name, d in declared_.items():  # the choices before the type, so a wrong type is named with them
-        if d.choices and name in values and not isinstance(values[name], (list, tuple)):
-            one_of(f"{name} value", values[name], d.choices)
+        if d.choices and name in values and not isinstance(values[name], (list, tuple)) and values[name] not in d.choices:
+            raise UnknownNameError(f"{name} value", values[name], list(d.choices))
     out = {name: check_value(name, values.get(name, default), default, declared_.get(name, Declaration()).type)
            for name, default in defaults.items()}
-    for name, d in declared_.items():
-        if name in values:
-            check_declared(name, out[name], d)
+    for name, d in ((n, d) for n, d in declared_.items() if n in values):
+        if isinstance(out[name], (list, tuple)) and (d.names or d.choices):
+            twice = next((x for i, x in enumerate(out[name]) if x in out[name][:i]), None)
+            if twice is not None:
+                raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
+        for x in _flat(out[name]):
+            number = isinstance(x, (int, float)) and not isinstance(x, bool)
+            if number and not ((d.low < x if d.low_open else d.low <= x) and (x < d.high if d.high_open else x <= d.high)):
+                raise ParameterError(f"parameter {name!r} must be in {d.interval}; got {shown(x)}")
+            if isinstance(x, str) and d.choices and x not in d.choices:
+                raise UnknownNameError(f"{name} value", x, list(d.choices))
+            if isinstance(x, str) and d.names and x not in (valid := NAME_KINDS[d.names]()):
+                if d.names == "HBM chip" and x in NAME_KINDS["chip"]():
+                    raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
+                                         f"which this chapter times; valid HBM chips: {', '.join(valid)}")
+                raise UnknownNameError(d.names, x, valid, where=f"parameter {name!r}")
     return out
 
 
-def check_notebook(values: dict[str, object], path: str | Path) -> dict[str, object]:
+def check_notebook(values: dict[str, object], path: str | Path, what: str = "parameter") -> dict[str, object]:
     """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices,
     intervals, kinds of name)."""
-    nb = json.loads(Path(path).read_text())
-    return check(values, declared(nb), declarations(nb))
-
-
-def defined_names(notebook: dict | str | Path) -> set[str]:
-    """Every name a notebook's own code cells bind (assignments, imports, functions, loops), read with
-    ``ast``: what :func:`unknown_injected` does not count as an injected parameter."""
-    if not isinstance(notebook, dict):
-        notebook = json.loads(Path(notebook).read_text())
-    out: set[str] = set()
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code" or "injected-parameters" in cell.get("metadata", {}).get("tags", []):
-            continue
-        source = "".join(cell["source"])
-        try:
-            tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                out.add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                out.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                out.add(node.name)
-    return out
+    cell = _parameters_cell(path)
+    return check(values, {n: v for n, v, _ in cell}, {n: Declaration.parse(n, c) for n, _, c in cell}, what)
 
 
 #: Names IPython puts in every kernel's namespace.
@@ -423,14 +333,20 @@ _KERNEL_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
 
 def unknown_injected(namespace: dict, notebook: dict | str | Path) -> list[str]:
-    """Names in a running notebook's ``namespace`` that neither its code nor IPython defines: what
-    papermill injected for a parameter the notebook does not declare (papermill only warns)."""
-    known = defined_names(notebook) | _KERNEL_NAMES
+    """Names in a running notebook's ``namespace`` that neither IPython nor the notebook's own code cells
+    bind (assignments, imports, functions, loops; read with ``ast``): what papermill injected for a
+    parameter the notebook does not declare (papermill only warns)."""
+    known = set(_KERNEL_NAMES)
+    for cell in _notebook(notebook).get("cells", []):
+        if cell.get("cell_type") != "code" or "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        with contextlib.suppress(SyntaxError):  # a cell Python cannot parse binds nothing it can see
+            for node in ast.walk(ast.parse("\n".join(x for x in lines if not x.lstrip().startswith(("%", "!"))))):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    known.add(node.id)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    known.update((a.asname or a.name).split(".")[0] for a in node.names)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    known.add(node.name)
     return sorted(n for n in namespace if not n.startswith("_") and n not in known)
-
-
-def one_of(name: str, value: str, valid: list[str] | tuple[str, ...]) -> str:
-    """Return ``value`` if it is in ``valid``, else raise UnknownNameError naming ``name`` and the choices."""
-    if value not in valid:
-        raise UnknownNameError(name, value, list(valid))
-    return value

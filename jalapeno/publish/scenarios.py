@@ -12,6 +12,7 @@ A *scenario* is a YAML file naming a set of assumptions (see ``scenarios/``)::
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -20,16 +21,11 @@ from pathlib import Path
 import yaml
 
 from ..data import REPO_ROOT
-from ..errors import CostError, JalapenoError, UnknownNameError, shown
+from ..errors import CostError, JalapenoError, ParameterError, UnknownNameError, shown
 from . import params
 
-NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
-
-
-BOOK_DIR = REPO_ROOT / "book"
-
-
-SCENARIOS_DIR = REPO_ROOT / "scenarios"
+NOTEBOOKS_DIR, BOOK_DIR, SCENARIOS_DIR = REPO_ROOT / "notebooks", REPO_ROOT / "book", REPO_ROOT / "scenarios"
+_SCENARIO_KEYS = ("name", "description", "parameters", "notebooks")
 
 
 class ScenarioError(JalapenoError):
@@ -49,17 +45,10 @@ def notebook_names() -> list[str]:
 
 def notebook_path(name: str | Path) -> Path:
     """Path of a notebook given its name (``roofline``), file name or path; UnknownNameError otherwise."""
-    stem = Path(str(name)).stem
-    path = NOTEBOOKS_DIR / f"{stem}.ipynb"
+    path = NOTEBOOKS_DIR / f"{Path(str(name)).stem}.ipynb"
     if not path.exists():
         raise UnknownNameError("notebook", str(name), notebook_names())
     return path
-
-
-_SCENARIO_KEYS = ("name", "description", "parameters", "notebooks")
-
-
-_SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # matched in full (re.fullmatch): "evil\n" is refused
 
 
 @dataclass(frozen=True)
@@ -82,10 +71,7 @@ def scenario_names() -> list[str]:
 def display_path(path: Path) -> str:
     """``path`` relative to the repository when it is inside it, else absolute (how messages name it)."""
     path = path.resolve()
-    try:
-        return str(path.relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -94,127 +80,95 @@ def load_scenario(path: str | Path) -> Scenario:
     Raises UnknownNameError for an unknown scenario name or notebook, ScenarioError for a malformed
     file or an unknown key. Parameter names and types are checked by :func:`plan`."""
     p = Path(path)
-    if not p.exists():
-        shipped = SCENARIOS_DIR / f"{p.stem}.yml"
-        if p.suffix in ("", ".yml") and len(p.parts) == 1 and shipped.exists():
-            p = shipped
-        elif p.suffix in ("", ".yml", ".yaml") and len(p.parts) == 1:
+    shipped = SCENARIOS_DIR / f"{p.stem}.yml"
+    if not p.exists() and len(p.parts) == 1 and p.suffix in ("", ".yml", ".yaml"):  # a name
+        if p.suffix == ".yaml" or not shipped.exists():
             raise UnknownNameError("scenario", str(path), scenario_names())
-        else:
-            raise ScenarioError(f"scenario file {shown(str(path))} does not exist; shipped scenarios: "
-                                f"{', '.join(scenario_names())}")
-    where = display_path(p)
+        p = shipped
+    elif not p.exists():
+        raise ScenarioError(f"scenario file {shown(str(path))} does not exist; shipped scenarios: "
+                            f"{', '.join(scenario_names())}")
+    where, keys = display_path(p), ", ".join(_SCENARIO_KEYS)
     data = params.read_yaml_file(p, where, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{where}: a scenario must be a mapping with keys {', '.join(_SCENARIO_KEYS)}")
-    for key in data:
-        if key not in _SCENARIO_KEYS:
-            raise ScenarioError(f"{where}: unknown key {shown(key)}; valid keys: {', '.join(_SCENARIO_KEYS)}")
-    name = data.get("name")
-    if not isinstance(name, str) or not _SCENARIO_NAME.fullmatch(name):
+        raise ScenarioError(f"{where}: a scenario must be a mapping with keys {keys}")
+    if (key := next((k for k in data if k not in _SCENARIO_KEYS), None)) is not None:
+        raise ScenarioError(f"{where}: unknown key {shown(key)}; valid keys: {keys}")
+    if not isinstance(name := data.get("name"), str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):  # "evil\n"
         raise ScenarioError(f"{where}: 'name' must be lower-case letters, digits and dashes, got {shown(name)}")
-    description = data.get("description")
-    if not isinstance(description, str) or not description.strip():
+    if not isinstance(description := data.get("description"), str) or not description.strip():
         raise ScenarioError(f"{where}: 'description' must be a non-empty text saying what the scenario assumes")
-    parameters = data.get("parameters") or {}
-    if not isinstance(parameters, dict):
-        raise ScenarioError(f"{where}: 'parameters' must be a mapping of name: value, got {shown(parameters)}")
-    per_notebook = data.get("notebooks") or {}
-    if not isinstance(per_notebook, dict):
-        raise ScenarioError(f"{where}: 'notebooks' must map notebook names to parameters, got {shown(per_notebook)}")
-    checked: dict[str, dict[str, object]] = {}
-    for nb, values in per_notebook.items():
-        stem = notebook_path(nb).stem
-        if not isinstance(values, dict):
-            raise ScenarioError(f"{where}: notebooks.{nb} must be a mapping of name: value, got {shown(values)}")
-        checked[stem] = dict(values)
-    if not parameters and not checked:
+    parameters = params.mapping(data.get("parameters") or {}, f"{where}: 'parameters'", ScenarioError)
+    notebooks = params.mapping(data.get("notebooks") or {}, f"{where}: 'notebooks'", ScenarioError,
+                               "notebook names to parameters")
+    notebooks = {notebook_path(nb).stem: dict(params.mapping(v, f"{where}: notebooks.{nb}", ScenarioError))
+                 for nb, v in notebooks.items()}
+    if not parameters and not notebooks:
         raise ScenarioError(f"{where}: the scenario sets no parameter (give 'parameters' or 'notebooks')")
-    return Scenario(name, " ".join(description.split()), dict(parameters), checked, where)
+    return Scenario(name, " ".join(description.split()), dict(parameters), notebooks, where)
 
 
 def plan(notebooks: list[str] | None, parameters: dict[str, object],
          per_notebook: dict[str, dict[str, object]] | None = None,
          overrides: dict[str, object] | None = None) -> dict[str, dict[str, object]]:
-    """For each chosen notebook, the parameters it takes, checked against its declared defaults.
-
-    ``parameters`` and ``overrides`` go to every chosen notebook that declares them (``overrides`` win);
-    ``per_notebook`` to one notebook each (checked even for a notebook that is not chosen, so a scenario
-    is checked whole). A parameter that no chosen notebook declares raises UnknownNameError listing the
-    names they do declare; a wrong type raises ParameterError; a computation the parameters size beyond
-    its stated limit raises CostError, and a value the chapter's model refuses ParameterError (the
-    chapter's own ``check``, see :func:`check_chapter`)."""
-    per_notebook = per_notebook or {}
-    overrides = overrides or {}
-    chosen = [notebook_path(n).stem for n in (notebooks or notebook_names())]
-    declared = {n: params.declared(notebook_path(n)) for n in chosen}
+    """For each chosen notebook (default: every chapter), the parameters it is given, checked by
+    :func:`check_chapter`: ``parameters`` and ``overrides`` for every chosen notebook that declares them
+    (``overrides`` win), ``per_notebook`` for one each (also checked alone, even for a notebook not
+    chosen, so a scenario is checked whole). A parameter that no chosen notebook declares raises
+    UnknownNameError listing the names they do declare."""
+    per_notebook, overrides = per_notebook or {}, overrides or {}
+    declared = {notebook_path(n).stem: params.declared(notebook_path(n)) for n in (notebooks or notebook_names())}
     valid = sorted({p for d in declared.values() for p in d})
-    for layer in (parameters, overrides):
-        for name in layer:
-            if name not in valid:
-                raise UnknownNameError("parameter", name, valid)
-    for nb, values in per_notebook.items():
-        stem = notebook_path(nb).stem
-        own = declared.get(stem) or params.declared(notebook_path(stem))
-        for name in values:
-            if name not in own:
-                raise UnknownNameError(f"{stem} parameter", name, list(own))
-        check_chapter(stem, params.check_notebook(dict(values), notebook_path(stem)))
+    if (name := next((k for k in [*parameters, *overrides] if k not in valid), None)) is not None:
+        raise UnknownNameError("parameter", name, valid)
+    for n, values in per_notebook.items():
+        check_chapter(stem := notebook_path(n).stem, dict(values), f"{stem} parameter")
     out = {}
     for n, defaults in declared.items():
-        mine = {k: v for k, v in parameters.items() if k in defaults}
-        mine.update(per_notebook.get(n, {}))
-        mine.update({k: v for k, v in overrides.items() if k in defaults})
-        checked = params.check_notebook(mine, notebook_path(n))
-        check_chapter(n, checked)
+        layers = (parameters, per_notebook.get(n, {}), overrides)  # the later win
+        mine = {k: v for layer in layers for k, v in layer.items() if k in defaults}
+        checked = check_chapter(n, mine)
         out[n] = {k: checked[k] for k in mine}  # as checked: a run id typed as a number becomes text
     return out
 
 
-def check_chapter(name: str, parameters: dict[str, object]) -> None:
-    """Refuse, before notebook ``name`` runs, effective ``parameters`` that its chapter refuses although
-    each is inside its declared range: the chapter module's ``check(**parameters)`` if it has one
-    (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology`` build, against the stated
-    cost limits; ``jalapeno.chapters.agents``: a task longer than the model's context window). Raises
-    CostError with the size and the limit, ParameterError naming the notebook for another value the
-    chapter's model refuses."""
-    import importlib
-
-    module = importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}")
-    if hasattr(module, "check"):
-        try:
-            module.check(**parameters)
-        except CostError as exc:
-            raise CostError(f"{name}: {exc}") from None
-        except UnknownNameError:
-            raise
-        except ValueError as exc:
-            raise params.ParameterError(f"{name}: {exc}") from None
+def check_chapter(name: str, values: dict[str, object], what: str = "parameter") -> dict[str, object]:
+    """The effective parameters of notebook ``name`` given ``values``, checked as a build does before it
+    runs and its ``setup`` again: by :func:`params.check_notebook` (an unknown name as a ``what``), then
+    by the chapter module's ``check(**parameters)`` if it has one, for values its model refuses although
+    each is inside its range (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology``
+    build, against the stated cost limits; ``jalapeno.chapters.agents``: a task longer than the model's
+    context window). Raises CostError with the size and the limit, ParameterError naming the notebook."""
+    parameters = params.check_notebook(values, notebook_path(name), what)
+    check = getattr(importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}"), "check", None)
+    try:
+        if check is not None:
+            check(**parameters)
+    except CostError as exc:
+        raise CostError(f"{name}: {exc}") from None
+    except UnknownNameError:
+        raise
+    except ValueError as exc:
+        raise ParameterError(f"{name}: {exc}") from None
+    return parameters
 
 
 def load_parameter_file(path: Path | str) -> dict[str, object]:
     """Parameters from a YAML (or JSON) file holding one mapping, read by :func:`params.read_yaml_file`
     (YAML 1.2 numbers, size and depth limits, UTF-8); ParameterError naming the file otherwise, OSError
     for a file that cannot be read."""
-    data = params.read_yaml_file(path)
-    if not isinstance(data, dict):
-        raise JalapenoError(f"{path}: a parameters file must hold one mapping of name: value, got {type(data).__name__}")
-    return data
+    return params.mapping(params.read_yaml_file(path), f"{path}: a parameters file")
 
 
 def describe(name: str, as_json: bool = False) -> str:
     """The parameters notebook ``name`` declares: name, type, default and what it accepts (interval and
     unit, choices, kind of name), as an aligned text table or (``as_json``) JSON."""
-    path = notebook_path(name)
-    defaults, decl = params.declared(path), params.declarations(path)
-    rows = []
-    for key, default in defaults.items():
-        kind = (decl[key].type or type(default)).__name__
+    path, rows = notebook_path(name), []
+    for (key, default), d in zip(params.declared(path).items(), params.declarations(path).values()):
+        kind = (d.type or type(default)).__name__ + (" or None" if default is None and d.type else "")
         if isinstance(default, list) and default:
             kind = f"list of {type(default[0]).__name__}"
-        if default is None and decl[key].type:
-            kind += " or None"
-        rows.append({"parameter": key, "type": kind, "default": default, "accepts": decl[key].describe()})
+        rows.append({"parameter": key, "type": kind, "default": default, "accepts": d.describe()})
     if as_json:
         return json.dumps(rows, indent=1)
     table = [("parameter", "type", "default", "accepts")] + [
