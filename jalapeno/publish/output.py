@@ -1,24 +1,18 @@
 """Output folders: a build removes only what it can prove it wrote, and never loses the previous site.
 
-``--out`` (:func:`check_output`, before anything runs) may be a new folder, an empty one, or a site an
-earlier build wrote, proved by its manifest (:data:`MANIFEST`: the path, size and SHA-256 of every file
-and the path of every folder the build wrote; :func:`audit`). Refused with :class:`OutputError` (status
-2), naming why: a folder with an entry its manifest does not prove (a file added or edited, a symbolic
-link, no valid manifest: a marker or a planted or copied one proves nothing, nor does a default folder's
-location), an existing file, a symbolic link, the working folder, the repository, the home folder or a
-parent of any of them, the build cache, the notebooks, the book's sources or anything inside them, and
-anything inside the repository not under its ``build/`` (a lock file in ``data/`` would change every
-cache key).
-
-A build holds a lock per output folder (:func:`locked`), stages its work in a folder beside it
-(:func:`make_stage`) and swaps the finished site in (:func:`replace`) with one atomic
-``renameat2(RENAME_EXCHANGE)``: under any signal, SIGKILL included, the folder holds one whole version or
-the other. Without the exchange it falls back to two renames under a :data:`JOURNAL`; a build killed
-between them leaves the previous site in its stage, and the next build puts it back before anything else
-(:func:`remove_stale_stages`). SIGINT and SIGTERM wait for the swap. A stage is removed only when it
-holds nothing but what a build puts there and the site moved into it still matches its manifest
-(:func:`remove_stage`).
+A folder is the tool's when its manifest (:data:`MANIFEST`: the path, size and SHA-256 of every file and
+the path of every folder a build wrote) matches every entry in it (:func:`audit`); a marker, a planted or
+copied manifest or a default folder's location prove nothing. :func:`check_output` refuses, before
+anything runs, any other existing folder and every place a build must not replace, with
+:class:`OutputError` (status 2) saying why. A build holds a lock per output folder (:func:`locked`),
+stages its work beside it (:func:`make_stage`) and swaps the finished site in (:func:`replace`) with one
+atomic ``renameat2(RENAME_EXCHANGE)``: under any signal, SIGKILL included, the folder holds one whole
+version or the other; SIGINT and SIGTERM wait for the swap. Without the exchange it falls back to two
+renames under a :data:`JOURNAL`; a build killed between them leaves the previous site in its stage, and
+the next build puts it back before anything else (:func:`remove_stale_stages`). A stage is removed only
+when it holds nothing but what a build puts there, its sites matching their manifests (:func:`remove_stage`).
 """
+
 import errno
 import hashlib
 import json
@@ -29,7 +23,6 @@ import signal
 import stat
 import tempfile
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -40,22 +33,19 @@ from ..errors import JalapenoError
 
 #: The manifest of every site a build writes: what proves a folder's files are the tool's own.
 MANIFEST = ".jalapeno-manifest.json"
-#: In every staging folder, naming the output folder it stages for.
-STAGE_MARKER = ".jalapeno-stage"
-#: In a staging folder while the fallback swap's two renames run.
-JOURNAL = ".jalapeno-journal"
+STAGE_MARKER = ".jalapeno-stage"  # in every staging folder, naming the output folder it stages for
+JOURNAL = ".jalapeno-journal"  # in a staging folder while the fallback swap's two renames run
 #: What a build creates at the top of its staging folder (anything else makes the stage not the tool's).
 STAGE_ENTRIES = frozenset({STAGE_MARKER, JOURNAL, "run", "src", "figures", "html", "previous"})
 #: Every output folder a :func:`replace` of this process has swapped in (what the interrupt message says).
 REPLACED: list[Path] = []
-#: Fault injection for tests: called with the name of each step of :func:`replace` (``before-swap``,
-#: ``between-renames`` of the fallback, ``after-swap``), for example to send the process a signal there.
+#: Fault injection for tests: called at each step of :func:`replace` (``before-swap``, ``between-renames``
+#: of the fallback, ``after-swap``), for example to send the process a signal there.
 fault: Callable[[str], None] | None = None
 
 
 class OutputError(JalapenoError):
-    """``--out`` names a place a build may not write (the message says why and what to do), or another
-    build is writing there."""
+    """``--out`` names a place a build may not write, or another build is writing there."""
 
 
 # ---- the manifest -----------------------------------------------------------------------------------
@@ -91,8 +81,7 @@ def write_manifest(folder: Path) -> None:
 
 
 def _manifest(folder: Path) -> tuple[dict[str, tuple], set[str]] | None:
-    """The files (``(size, sha256)`` by path) and folders the manifest of ``folder`` lists, or None when
-    it is not a regular file of the right form."""
+    """The files (``(size, sha256)`` by path) and the folders ``folder``'s valid manifest lists, or None."""
     path = folder / MANIFEST
     try:
         data = json.loads(path.read_text()) if stat.S_ISREG(path.lstat().st_mode) else {}
@@ -138,16 +127,15 @@ def _named(shown: str, foreign: list[tuple[str, str]]) -> str:
 
 # ---- where a build may write -------------------------------------------------------------------------
 
-_OWN = "a build replaces its output folder whole, so it must be a folder of its own, for example build/mine"
-_NOT_SOURCES = ("a build never writes into the sources or the build cache: name a folder below build/ "
-                "(for example build/mine) or outside the repository")
-
-
 def check_output(out: Path | str, protected: dict[str, Path] | None = None) -> Path:
-    """The absolute output folder for ``out``, after checking that a build may write there (the rules
-    above); ``protected`` labels more folders a build may neither be, contain nor be inside. Raises
-    OutputError naming ``out``, the reason (the first files that are not the tool's, if that is it) and
-    what to do."""
+    """The absolute output folder for ``out``, else OutputError: not an existing file or a symbolic link;
+    a new or empty folder, or one its manifest proves; not the working folder, the repository, the home
+    folder or a parent of any of them (``/`` included); not ``protected`` (labelled folders: the build
+    cache, the notebooks, the book's sources), a parent of one or inside one; nothing in the repository
+    outside its ``build/`` (the sources are never written: a lock in ``data/`` would change every cache key)."""
+    own = "a build replaces its output folder whole, so it must be a folder of its own, for example build/mine"
+    not_sources = ("a build never writes into the sources or the build cache: name a folder below build/ "
+                   "(for example build/mine) or outside the repository")
     given, path = str(out), Path(os.path.abspath(Path(out).expanduser()))
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         what = "a symbolic link; name a real folder" if path.is_symlink() else "an existing file; name a folder"
@@ -156,12 +144,12 @@ def check_output(out: Path | str, protected: dict[str, Path] | None = None) -> P
     places = {"the working folder": Path.cwd(), "the repository": REPO_ROOT, "the home folder": Path.home(), **inner}
     places = {label: Path(os.path.abspath(p)).resolve() for label, p in places.items()}
     repo = places["the repository"]
-    reasons = ([(f"is {label}", _OWN) for label, p in places.items() if path == p]
-               + [(f"is a parent of {label} ({p})", _OWN) for label, p in places.items() if path in p.parents]
-               + [(f"is inside {label} ({places[label]})", _NOT_SOURCES) for label in inner
+    reasons = ([(f"is {label}", own) for label, p in places.items() if path == p]
+               + [(f"is a parent of {label} ({p})", own) for label, p in places.items() if path in p.parents]
+               + [(f"is inside {label} ({places[label]})", not_sources) for label in inner
                   if places[label] in path.parents])
     if repo in path.parents and repo / "build" not in path.parents:  # the sources, data/ and build/ itself
-        reasons.append((f"is inside the repository ({repo}) and not below its build/ folder", _NOT_SOURCES))
+        reasons.append((f"is inside the repository ({repo}) and not below its build/ folder", not_sources))
     if reasons:
         raise OutputError(f"--out {given}: {reasons[0][0]}; {reasons[0][1]}")
     if path.exists() and (foreign := audit(path)[0]):
@@ -175,12 +163,10 @@ def check_output(out: Path | str, protected: dict[str, Path] | None = None) -> P
 
 # ---- the lock, the stage and the swap ----------------------------------------------------------------
 
-@contextmanager
-def locked(out: Path) -> Iterator[None]:
-    """Hold the build lock of ``out`` for the ``with`` block: ``filelock``'s lock on
-    ``.<name>.jalapeno-lock`` beside it, a file that stays and names its holder's process id. Raises
-    OutputError at once if another build holds it (naming its process id), or if the lock's path holds
-    something that is not a lock file (left as it is)."""
+def locked(out: Path) -> filelock.AcquireReturnProxy:
+    """The build lock of ``out``, held until the ``with`` block it opens ends: ``filelock``'s lock on
+    ``.<name>.jalapeno-lock`` beside it, a file that stays, naming its holder's process id. OutputError at
+    once if another build holds it (naming its process id) or the path holds something else (left as it is)."""
     path = out.parent / f".{out.name}.jalapeno-lock"
 
     def claim(fd: int) -> None:  # holding the lock, before anything is written into the file
@@ -190,19 +176,14 @@ def locked(out: Path) -> Iterator[None]:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(path, timeout=0, preserve_lock_file=True, on_acquired=claim)
     try:
-        lock.acquire()
+        return filelock.FileLock(path, timeout=0, preserve_lock_file=True, on_acquired=claim).acquire()
     except filelock.Timeout:
         holder = path.read_text(errors="replace").strip() or "unknown"
         raise OutputError(f"another jalapeno build (process {holder}) is writing {out}; wait for it to "
                           "finish, or build into another --out") from None
     except OSError as exc:  # a folder, a symbolic link, a file it may not write
         raise OutputError(f"{path}: cannot be a build's lock file ({exc.strerror}); move it away") from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def make_stage(out: Path) -> Path:
@@ -229,12 +210,12 @@ def remove_stale_stages(out: Path) -> list[str]:
     stage whose marker names ``out``; call it holding :func:`locked`. Returns a line for each thing done."""
     done = []
     for folder in sorted(out.parent.glob(f".{out.name}-building-*")):
-        try:
-            marker = (folder / STAGE_MARKER).lstat()
-            ours = stat.S_ISREG(marker.st_mode) and (folder / STAGE_MARKER).read_text().strip() == str(out)
-        except (OSError, UnicodeDecodeError):  # not a folder, or no marker
+        try:  # the tool's: a real folder, its marker a regular file naming ``out``
+            ours = (not folder.is_symlink() and stat.S_ISREG((folder / STAGE_MARKER).lstat().st_mode)
+                    and (folder / STAGE_MARKER).read_text().strip() == str(out))
+        except (OSError, UnicodeDecodeError):
             ours = False
-        if not ours or folder.is_symlink():
+        if not ours:
             continue
         if (folder / JOURNAL).is_file() and not os.path.lexists(out) and (folder / "previous").is_dir():
             (folder / "previous").rename(out)
