@@ -59,7 +59,6 @@ def _entries(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry below ``folder`` (symbolic links not followed), sorted."""
     def fail(exc: OSError) -> None:
         raise exc  # an unreadable folder is not silently taken as empty
-
     for root, dirs, files in os.walk(folder, onerror=fail):
         dirs.sort()
         for name in sorted(dirs + files):
@@ -174,7 +173,6 @@ def locked(out: Path) -> filelock.AcquireReturnProxy:
             raise OutputError(f"{path}: is not a build's lock file (it holds other data); move it away")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         return filelock.FileLock(path, timeout=0, preserve_lock_file=True, on_acquired=claim).acquire()
