@@ -39,8 +39,7 @@ JOURNAL = ".jalapeno-journal"  # in a staging folder while the fallback swap's t
 STAGE_ENTRIES = frozenset({STAGE_MARKER, JOURNAL, "run", "src", "figures", "html", "previous"})
 #: Every output folder a :func:`replace` of this process has swapped in (what the interrupt message says).
 REPLACED: list[Path] = []
-#: Fault injection for tests: called at each step of :func:`replace` (``before-swap``, ``between-renames``
-#: of the fallback, ``after-swap``), for example to send the process a signal there.
+#: Fault injection for tests: called at each step of :func:`replace` (before-swap, between-renames, after-swap).
 fault: Callable[[str], None] | None = None
 
 
@@ -140,7 +139,8 @@ def check_output(out: Path | str, protected: dict[str, Path] | None = None) -> P
         what = "a symbolic link; name a real folder" if path.is_symlink() else "an existing file; name a folder"
         raise OutputError(f"--out {given}: is {what} (a new one, or one an earlier build wrote)")
     path, inner = path.resolve(), protected or {}
-    places = {"the working folder": Path.cwd(), "the repository": REPO_ROOT, "the home folder": Path.home(), **inner}
+    places = {"the working folder": Path.cwd(), "the repository": REPO_ROOT, "the home folder": Path.home(),
+              **inner}
     places = {label: Path(os.path.abspath(p)).resolve() for label, p in places.items()}
     repo = places["the repository"]
     reasons = ([(f"is {label}", own) for label, p in places.items() if path == p]
@@ -209,11 +209,10 @@ def remove_stale_stages(out: Path) -> list[str]:
     done = []
     for folder in sorted(out.parent.glob(f".{out.name}-building-*")):
         try:  # the tool's: a real folder, its marker a regular file naming ``out``
-            ours = (not folder.is_symlink() and stat.S_ISREG((folder / STAGE_MARKER).lstat().st_mode)
-                    and (folder / STAGE_MARKER).read_text().strip() == str(out))
+            if (folder.is_symlink() or not stat.S_ISREG((folder / STAGE_MARKER).lstat().st_mode)
+                    or (folder / STAGE_MARKER).read_text().strip() != str(out)):
+                continue
         except (OSError, UnicodeDecodeError):
-            ours = False
-        if not ours:
             continue
         if (folder / JOURNAL).is_file() and not os.path.lexists(out) and (folder / "previous").is_dir():
             (folder / "previous").rename(out)
