@@ -26,12 +26,13 @@ JALAPENO = [sys.executable, "-m", "jalapeno.publish.cli"]
 #: argv = step, signal name, "exchange" or "journal" (the fallback without renameat2), then the build's.
 FAULTY_BUILD = """
 import errno, os, signal, sys
+import renameat2
 from jalapeno.publish import cli, output
 step, sig, how = sys.argv[1], getattr(signal, sys.argv[2]), sys.argv[3]
 if how == "journal":
     def no_exchange(a, b):
         raise OSError(errno.EINVAL, "no exchange on this file system")
-    output._exchange = no_exchange
+    renameat2.exchange = no_exchange
 output.fault = lambda at: os.kill(os.getpid(), sig) if at == step else None
 sys.exit(cli.main(sys.argv[4:]))
 """

@@ -1,34 +1,17 @@
 """Output folders: a build removes only what it can prove it wrote, and never loses the previous site.
 
-Where ``--out`` may point (:func:`check_output`, before anything runs):
-
-- a new folder, an empty folder, or a site an earlier build wrote, proved by its manifest
-  (:data:`MANIFEST`: the relative path, size and SHA-256 of every file and the path of every folder the
-  build wrote, :func:`write_manifest`). Every entry of an existing folder must match it (:func:`audit`):
-  a file the manifest does not list, a file whose size or digest differ (one a user added or edited), a
-  symbolic link, or a folder without a valid manifest (a marker, a planted or copied manifest that does
-  not match the files) makes the build refuse, naming the file. A default folder (``build/html``,
-  ``build/scenarios/<name>``) is proved the same way; its location proves nothing.
-- not an existing file or a symbolic link; not the working folder, the repository, the home folder or
-  a parent of any of them (``/`` included); not the build cache, the notebooks or the book's sources,
-  nor anything inside them; and nowhere inside the repository except under its ``build/`` folder (the
-  sources, ``data/`` included, are never written: a lock file in ``data/`` would change every cache key).
-
-Refusals raise :class:`OutputError` (status 2 on the command line). A build holds a lock per output
-folder (:func:`locked`: ``filelock``'s lock on ``.<name>.jalapeno-lock`` beside it), so a second build into
-the same folder stops at once. It stages its work in a folder it creates beside the output
-(:func:`make_stage`, marked with :data:`STAGE_MARKER` naming the output) and moves the finished site into
-place (:func:`replace`) with one atomic ``renameat2(RENAME_EXCHANGE)`` (Linux), which swaps the new site
-and the previous one: under any signal, SIGKILL included, the output folder holds one whole version or
-the other. Where the exchange is not available it falls back to two renames under a journal
-(:data:`JOURNAL`); a build killed between them leaves the previous site in the stage, and the next build
-into the folder puts it back (:func:`remove_stale_stages`) before anything else. SIGINT and SIGTERM
-arriving during the swap are held until it is over; :data:`REPLACED` says whether it happened (what the
-interrupt message reports). A stage is removed only when it holds nothing else than what a build puts
-there and the site moved into it still matches its manifest (:func:`remove_stage`).
+A folder is the tool's when its manifest (:data:`MANIFEST`: the path, size and SHA-256 of every file and
+the path of every folder a build wrote) matches every entry in it (:func:`audit`); a marker, a planted or
+copied manifest or a default folder's location prove nothing. :func:`check_output` refuses, before
+anything runs, any other existing folder and every place a build must not replace, with
+:class:`OutputError` (status 2) saying why. A build holds a lock per output folder (:func:`locked`),
+stages its work beside it (:func:`make_stage`) and swaps the finished site in (:func:`replace`) with one
+atomic ``renameat2(RENAME_EXCHANGE)``: under any signal, SIGKILL included, the folder holds one whole
+version or the other; SIGINT and SIGTERM wait for the swap. Without the exchange it falls back to two
+renames under a :data:`JOURNAL`; a build killed between them leaves the previous site in its stage, and
+the next build puts it back before anything else (:func:`remove_stale_stages`). A stage is removed only
+when it holds nothing but what a build puts there, its sites matching their manifests (:func:`remove_stage`).
 """
-
-from __future__ import annotations
 
 import errno
 import hashlib
@@ -40,7 +23,6 @@ import signal
 import stat
 import tempfile
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -51,33 +33,18 @@ from ..errors import JalapenoError
 
 #: The manifest of every site a build writes: what proves a folder's files are the tool's own.
 MANIFEST = ".jalapeno-manifest.json"
-_MANIFEST_FORMAT = 1
-#: The marker earlier versions left in a site (proof of nothing: it is refused like any other file).
-LEGACY_MARKER = ".jalapeno-site"
-#: Written into every staging folder, with the output folder it stages for.
-STAGE_MARKER = ".jalapeno-stage"
-#: Written into a staging folder while the fallback swap's two renames run.
-JOURNAL = ".jalapeno-journal"
-_STAGE_INFIX = "-building-"
+STAGE_MARKER = ".jalapeno-stage"  # in every staging folder, naming the output folder it stages for
+JOURNAL = ".jalapeno-journal"  # in a staging folder while the fallback swap's two renames run
 #: What a build creates at the top of its staging folder (anything else makes the stage not the tool's).
 STAGE_ENTRIES = frozenset({STAGE_MARKER, JOURNAL, "run", "src", "figures", "html", "previous"})
-_SHOWN = 3  # the files a refusal names
-
-#: Every output folder a :func:`replace` of this process has swapped in (read by the interrupt message).
+#: Every output folder a :func:`replace` of this process has swapped in (what the interrupt message says).
 REPLACED: list[Path] = []
-#: Fault injection for tests: called with the name of each step of :func:`replace` (``before-swap``,
-#: ``between-renames`` of the fallback, ``after-swap``), for example to send the process a signal there.
+#: Fault injection for tests: called at each step of :func:`replace` (before-swap, between-renames, after-swap).
 fault: Callable[[str], None] | None = None
 
 
 class OutputError(JalapenoError):
-    """``--out`` names a place a build may not write (the message says why and what to do), or another
-    build is writing there."""
-
-
-def _at(step: str) -> None:
-    if fault is not None:
-        fault(step)
+    """``--out`` names a place a build may not write, or another build is writing there."""
 
 
 # ---- the manifest -----------------------------------------------------------------------------------
@@ -91,17 +58,14 @@ def _entries(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry below ``folder`` (symbolic links not followed), sorted."""
     def fail(exc: OSError) -> None:
         raise exc  # an unreadable folder is not silently taken as empty
-
     for root, dirs, files in os.walk(folder, onerror=fail):
         dirs.sort()
         for name in sorted(dirs + files):
-            path = Path(root) / name
-            yield path.relative_to(folder).as_posix(), path.lstat()
+            yield (Path(root) / name).relative_to(folder).as_posix(), (Path(root) / name).lstat()
 
 
 def write_manifest(folder: Path) -> None:
-    """Write :data:`MANIFEST` into ``folder``: every file below it (relative path, size in bytes,
-    SHA-256) and every folder. Raises OutputError for a symbolic link (a build writes none)."""
+    """Write :data:`MANIFEST` into ``folder``. Raises OutputError for a symbolic link (a build writes none)."""
     files, folders = {}, []
     for rel, st in _entries(folder):
         if stat.S_ISDIR(st.st_mode):
@@ -110,50 +74,43 @@ def write_manifest(folder: Path) -> None:
             files[rel] = {"size": st.st_size, "sha256": _sha256(folder / rel)}
         elif rel != MANIFEST:
             raise OutputError(f"{folder / rel}: a build writes no symbolic links or special files")
-    text = json.dumps({"format": _MANIFEST_FORMAT, "files": files, "folders": folders}, indent=0, sort_keys=True)
+    text = json.dumps({"format": 1, "files": files, "folders": folders}, indent=0, sort_keys=True)
     (folder / MANIFEST).write_text(text + "\n")
 
 
-def _manifest(folder: Path) -> dict | None:
-    """The manifest of ``folder`` if it is a regular file of the right form, else None."""
+def _manifest(folder: Path) -> tuple[dict[str, tuple], set[str]] | None:
+    """The files (``(size, sha256)`` by path) and the folders ``folder``'s valid manifest lists, or None."""
     path = folder / MANIFEST
     try:
-        if not stat.S_ISREG(path.lstat().st_mode):
-            return None
-        data = json.loads(path.read_text())
-        files, folders = data["files"], data["folders"]
-        if data.get("format") != _MANIFEST_FORMAT or not isinstance(folders, list) or not all(
-                isinstance(k, str) and isinstance(v["size"], int) and isinstance(v["sha256"], str)
-                for k, v in files.items()):
-            return None
-        return {"files": files, "folders": set(folders)}
+        data = json.loads(path.read_text()) if stat.S_ISREG(path.lstat().st_mode) else {}
+        if data.get("format") == 1 and isinstance(data["folders"], list):
+            return {k: (v["size"], v["sha256"]) for k, v in data["files"].items()}, set(data["folders"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        pass
+    return None
 
 
 def audit(folder: Path) -> tuple[list[tuple[str, str]], list[str]]:
-    """Compare ``folder`` with its manifest. Returns ``(foreign, missing)``: the entries the manifest does
-    not prove the tool wrote, each ``(relative path, why)`` (every entry when there is no valid manifest),
-    and the files it lists that are gone."""
+    """``(foreign, missing)``: the entries of ``folder`` its manifest does not prove the tool wrote, each
+    ``(relative path, why)`` (every entry without a valid manifest), and the listed files that are gone."""
     manifest = _manifest(folder)
+    files, folders = manifest or ({}, set())
     foreign: list[tuple[str, str]] = []
-    listed = manifest["files"] if manifest else {}
     for rel, st in _entries(folder):
         if manifest is None:
-            foreign.append((rel, "not in a jalapeno manifest"))
-        elif rel == MANIFEST:
+            why = "not in a jalapeno manifest"
+        elif rel == MANIFEST or (stat.S_ISDIR(st.st_mode) and rel in folders):
             continue
-        elif stat.S_ISLNK(st.st_mode):
-            foreign.append((rel, "a symbolic link jalapeno did not write"))
-        elif stat.S_ISDIR(st.st_mode):
-            if rel not in manifest["folders"]:
-                foreign.append((rel, "a folder jalapeno did not write"))
-        elif rel not in listed or not stat.S_ISREG(st.st_mode):
-            foreign.append((rel, "a file jalapeno did not write"))
-        elif st.st_size != listed[rel]["size"] or _sha256(folder / rel) != listed[rel]["sha256"]:
-            foreign.append((rel, "changed since jalapeno wrote it"))
-    missing = [rel for rel in listed if not (folder / rel).is_file()]
-    return foreign, missing
+        elif stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            why = f"a {'folder' if stat.S_ISDIR(st.st_mode) else 'symbolic link'} jalapeno did not write"
+        elif rel not in files or not stat.S_ISREG(st.st_mode):
+            why = "a file jalapeno did not write"
+        elif st.st_size == files[rel][0] and _sha256(folder / rel) == files[rel][1]:
+            continue
+        else:
+            why = "changed since jalapeno wrote it"
+        foreign.append((rel, why))
+    return foreign, [rel for rel in files if not (folder / rel).is_file()]
 
 
 def intact(folder: Path) -> bool:
@@ -162,115 +119,80 @@ def intact(folder: Path) -> bool:
 
 
 def _named(shown: str, foreign: list[tuple[str, str]]) -> str:
-    names = "; ".join(f"{shown}/{rel} ({why})" for rel, why in foreign[:_SHOWN])
-    return names + (f"; and {len(foreign) - _SHOWN} more" if len(foreign) > _SHOWN else "")
+    names = "; ".join(f"{shown}/{rel} ({why})" for rel, why in foreign[:3])
+    return names + (f"; and {len(foreign) - 3} more" if len(foreign) > 3 else "")
 
 
 # ---- where a build may write -------------------------------------------------------------------------
 
-def _protected() -> dict[str, Path]:
-    return {"the working folder": Path.cwd().resolve(), "the repository": REPO_ROOT.resolve(),
-            "the home folder": Path.home().resolve()}
-
-
 def check_output(out: Path | str, protected: dict[str, Path] | None = None) -> Path:
-    """The absolute output folder for ``out``, after checking that a build may write there (the rules of
-    the module's docstring).
-
-    ``protected`` labels folders a build may neither be, contain nor be inside (the build cache, the
-    notebooks, the book's sources). Raises OutputError naming ``out``, the reason (the first files that
-    are not the tool's, when that is it) and what to do."""
-    given = str(out)
-    path = Path(os.path.abspath(Path(out).expanduser()))
-    if path.is_symlink():
-        raise OutputError(f"--out {given}: is a symbolic link; name a real folder (a new one, or one an "
-                          "earlier build wrote)")
-    path = path.resolve()
-    outer = {label: Path(os.path.abspath(p)).resolve() for label, p in _protected().items()}
-    inner = {label: Path(os.path.abspath(p)).resolve() for label, p in (protected or {}).items()}
-    places = {**outer, **inner}
-    exact = [f"is {label}" for label, p in places.items() if path == p]
-    parent = [f"is a parent of {label} ({p})" for label, p in places.items() if path in p.parents]
-    inside = [f"is inside {label} ({p})" for label, p in inner.items() if p in path.parents]
-    repo, build = REPO_ROOT.resolve(), REPO_ROOT.resolve() / "build"
-    if repo in path.parents and build not in path.parents:  # the sources, data/ and build/ itself
-        inside.append(f"is inside the repository ({repo}) and not below its build/ folder")
-    if exact or parent:
-        raise OutputError(f"--out {given}: {(exact + parent)[0]}; a build replaces its output folder whole, so "
-                          "it must be a folder of its own, for example build/mine")
-    if inside:
-        raise OutputError(f"--out {given}: {inside[0]}; a build never writes into the sources or the build "
-                          "cache: name a folder below build/ (for example build/mine) or outside the repository")
-    if path.exists():
-        if not path.is_dir():
-            raise OutputError(f"--out {given}: is an existing file; name a folder (a new one, or one an "
-                              "earlier build wrote)")
-        foreign, _ = audit(path)
-        if foreign:
-            legacy = (" (its .jalapeno-site marker, left by earlier versions, proves nothing)"
-                      if (path / LEGACY_MARKER).exists() and _manifest(path) is None else "")
-            raise OutputError(f"--out {given}: is a folder with files that jalapeno did not build{legacy}: "
-                              f"{_named(given.rstrip('/') or '/', foreign)}. A build removes only what its "
-                              f"manifest ({MANIFEST}) proves it wrote; move those away, or name a new or empty "
-                              "folder")
+    """The absolute output folder for ``out``, else OutputError: not an existing file or a symbolic link;
+    a new or empty folder, or one its manifest proves; not the working folder, the repository, the home
+    folder or a parent of any of them (``/`` included); not ``protected`` (labelled folders: the build
+    cache, the notebooks, the book's sources), a parent of one or inside one; nothing in the repository
+    outside its ``build/`` (the sources are never written: a lock in ``data/`` would change every cache key)."""
+    own = "a build replaces its output folder whole, so it must be a folder of its own, for example build/mine"
+    not_sources = ("a build never writes into the sources or the build cache: name a folder below build/ "
+                   "(for example build/mine) or outside the repository")
+    given, path = str(out), Path(os.path.abspath(Path(out).expanduser()))
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        what = "a symbolic link; name a real folder" if path.is_symlink() else "an existing file; name a folder"
+        raise OutputError(f"--out {given}: is {what} (a new one, or one an earlier build wrote)")
+    path, inner = path.resolve(), protected or {}
+    places = {"the working folder": Path.cwd(), "the repository": REPO_ROOT, "the home folder": Path.home(),
+              **inner}
+    places = {label: Path(os.path.abspath(p)).resolve() for label, p in places.items()}
+    repo = places["the repository"]
+    reasons = ([(f"is {label}", own) for label, p in places.items() if path == p]
+               + [(f"is a parent of {label} ({p})", own) for label, p in places.items() if path in p.parents]
+               + [(f"is inside {label} ({places[label]})", not_sources) for label in inner
+                  if places[label] in path.parents])
+    if repo in path.parents and repo / "build" not in path.parents:  # the sources, data/ and build/ itself
+        reasons.append((f"is inside the repository ({repo}) and not below its build/ folder", not_sources))
+    if reasons:
+        raise OutputError(f"--out {given}: {reasons[0][0]}; {reasons[0][1]}")
+    if path.exists() and (foreign := audit(path)[0]):
+        legacy = (" (its .jalapeno-site marker, left by earlier versions, proves nothing)"
+                  if (path / ".jalapeno-site").exists() and _manifest(path) is None else "")
+        raise OutputError(f"--out {given}: is a folder with files that jalapeno did not build{legacy}: "
+                          f"{_named(given.rstrip('/') or '/', foreign)}. A build removes only what its "
+                          f"manifest ({MANIFEST}) proves it wrote; move those away, or name a new or empty folder")
     return path
 
 
-# ---- the lock --------------------------------------------------------------------------------------
+# ---- the lock, the stage and the swap ----------------------------------------------------------------
 
-def _lock_path(out: Path) -> Path:
-    return out.parent / f".{out.name}.jalapeno-lock"
+def locked(out: Path) -> filelock.AcquireReturnProxy:
+    """The build lock of ``out``, held until the ``with`` block it opens ends: ``filelock``'s lock on
+    ``.<name>.jalapeno-lock`` beside it, a file that stays, naming its holder's process id. OutputError at
+    once if another build holds it (naming its process id) or the path holds something else (left as it is)."""
+    path = out.parent / f".{out.name}.jalapeno-lock"
 
-
-@contextmanager
-def locked(out: Path) -> Iterator[None]:
-    """Hold the build lock of output folder ``out`` for the ``with`` block.
-
-    Raises OutputError at once if another build holds it (naming that build's process id), or if the
-    lock's path holds something that is not a lock file (which is left as it is)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    path = _lock_path(out)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot be a build's lock file ({exc.strerror}); move it away") from None
-    try:
-        held = os.pread(fd, 65, 0)
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or not re.fullmatch(rb"\d*\n?", held):
+    def claim(fd: int) -> None:  # holding the lock, before anything is written into the file
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not re.fullmatch(rb"\d*\n?", os.pread(fd, 65, 0)):
             raise OutputError(f"{path}: is not a build's lock file (it holds other data); move it away")
-        if not filelock.lock_descriptor(fd, blocking=False):
-            holder = held.decode().strip() or "unknown"
-            raise OutputError(f"another jalapeno build (process {holder}) is writing {out}; wait for it to "
-                              "finish, or build into another --out") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return filelock.FileLock(path, timeout=0, preserve_lock_file=True, on_acquired=claim).acquire()
+    except filelock.Timeout:
+        holder = path.read_text(errors="replace").strip() or "unknown"
+        raise OutputError(f"another jalapeno build (process {holder}) is writing {out}; wait for it to "
+                          "finish, or build into another --out") from None
+    except OSError as exc:  # a folder, a symbolic link, a file it may not write
+        raise OutputError(f"{path}: cannot be a build's lock file ({exc.strerror}); move it away") from None
 
-
-# ---- staging and the swap -----------------------------------------------------------------------------
 
 def make_stage(out: Path) -> Path:
     """A new staging folder beside ``out``, marked as the tool's own (:data:`STAGE_MARKER`)."""
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}{_STAGE_INFIX}", dir=out.parent))
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent))
     (stage / STAGE_MARKER).write_text(f"{out}\n")
     return stage
 
 
-def _is_stage_of(folder: Path, out: Path) -> bool:
-    marker = folder / STAGE_MARKER
-    try:
-        return (folder.is_dir() and not folder.is_symlink() and stat.S_ISREG(marker.lstat().st_mode)
-                and marker.read_text().strip() == str(out))
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
 def remove_stage(stage: Path) -> None:
-    """Remove staging folder ``stage``, after checking that it holds only what a build puts there and that
-    a site moved into it (the previous output) still matches its manifest. Raises OutputError, removing
-    nothing, naming what is not the tool's."""
+    """Remove ``stage``; raises OutputError, removing nothing, naming what in it is not the tool's."""
     foreign = [(p.name, "not written by a build") for p in sorted(stage.iterdir()) if p.name not in STAGE_ENTRIES]
     for site in ("html", "previous"):
         if (stage / site / MANIFEST).exists():
@@ -282,79 +204,55 @@ def remove_stage(stage: Path) -> None:
 
 
 def remove_stale_stages(out: Path) -> list[str]:
-    """Finish what killed builds into ``out`` left behind; returns a line for each thing done.
-
-    Call it holding :func:`locked` (no other build into ``out`` runs). A stage whose journal shows a
-    swap cut between its renames (``out`` gone, the previous site in the stage) has that site put back
-    first; then every staging folder whose :data:`STAGE_MARKER` names ``out`` is removed with
-    :func:`remove_stage` (which refuses one holding anything else). Folders without the marker are not
-    touched."""
+    """Put back a previous site a killed swap left in its stage, then remove (:func:`remove_stage`) every
+    stage whose marker names ``out``; call it holding :func:`locked`. Returns a line for each thing done."""
     done = []
-    for folder in sorted(out.parent.glob(f".{out.name}{_STAGE_INFIX}*")):
-        if not _is_stage_of(folder, out):
+    for folder in sorted(out.parent.glob(f".{out.name}-building-*")):
+        try:  # the tool's: a real folder, its marker a regular file naming ``out``
+            if (folder.is_symlink() or not stat.S_ISREG((folder / STAGE_MARKER).lstat().st_mode)
+                    or (folder / STAGE_MARKER).read_text().strip() != str(out)):
+                continue
+        except (OSError, UnicodeDecodeError):
             continue
-        previous = folder / "previous"
-        if (folder / JOURNAL).is_file() and not os.path.lexists(out) and previous.is_dir():
-            previous.rename(out)
+        if (folder / JOURNAL).is_file() and not os.path.lexists(out) and (folder / "previous").is_dir():
+            (folder / "previous").rename(out)
             done.append(f"restored {out} from {folder.name}, where an interrupted build had left it")
         remove_stage(folder)
         done.append(f"removed {folder.name}, left behind by an interrupted build")
     return done
 
 
-def _exchange(a: Path, b: Path) -> None:
-    """Swap ``a`` and ``b`` atomically (``renameat2(..., RENAME_EXCHANGE)``, the ``renameat2`` package);
-    OSError where the system or the file system cannot (``ENOSYS``, ``EINVAL``)."""
+def replace(out: Path, site: Path, stage: Path, protected: dict[str, Path] | None = None) -> None:
+    """Move the finished ``site`` (in ``stage``) to ``out``, after checking ``out`` once more
+    (OutputError) and writing the site's manifest; the previous site ends up in ``stage``. SIGINT and
+    SIGTERM wait for the swap; ``out`` is appended to :data:`REPLACED` once it holds the new site."""
+    check_output(out, protected)
+    write_manifest(site)
+    at = fault or (lambda step: None)
+    at("before-swap")
+    caught: list[int] = []  # the signals held, in the main thread (elsewhere Python runs no handler)
+    held = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in held}
     try:
-        import renameat2
-    except (ImportError, RuntimeError) as exc:  # not Linux, a kernel before 3.15, a libc without it
-        raise OSError(errno.ENOSYS, f"renameat2 is not available: {exc}") from None
-    try:
-        renameat2.exchange(a, b)
-    except OSError as exc:  # its message names no file
-        raise OSError(exc.errno, os.strerror(exc.errno), str(a), None, str(b)) from None
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for the ``with`` block, then deliver the first that came (main thread
-    only; elsewhere Python runs no signal handler anyway)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    saved = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
+        if not os.path.lexists(out):
+            site.rename(out)
+        else:
+            try:
+                import renameat2  # ImportError, RuntimeError: not Linux, a kernel before 3.15, a libc without it
+                renameat2.exchange(site, out)
+            except (ImportError, RuntimeError, OSError) as exc:
+                fallback = (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP)
+                if isinstance(exc, OSError) and exc.errno not in fallback:  # its message names no file
+                    raise OSError(exc.errno, os.strerror(exc.errno), str(site), None, str(out)) from None
+                (stage / JOURNAL).write_text(json.dumps({"out": str(out), "previous": "previous", "new": site.name}) + "\n")
+                out.rename(stage / "previous")
+                at("between-renames")
+                site.rename(out)
+                (stage / JOURNAL).unlink()
+        REPLACED.append(out)
+        at("after-swap")
     finally:
         for s, handler in saved.items():
             signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
         if caught:
             signal.raise_signal(caught[0])
-
-
-def replace(out: Path, site: Path, stage: Path, protected: dict[str, Path] | None = None) -> None:
-    """Move the finished ``site`` (inside ``stage``) to ``out``, after checking ``out`` once more and
-    writing the site's manifest; the previous site, if any, ends up in ``stage`` (which the caller removes
-    with :func:`remove_stage`). Under SIGINT or SIGTERM the swap completes first; ``out`` is appended to
-    :data:`REPLACED` once it holds the new site. Raises OutputError if ``out`` is no longer a place a
-    build may write."""
-    check_output(out, protected)
-    write_manifest(site)
-    _at("before-swap")
-    with _signals_held():
-        if not os.path.lexists(out):
-            site.rename(out)
-        else:
-            try:
-                _exchange(site, out)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-                    raise
-                (stage / JOURNAL).write_text(json.dumps({"out": str(out), "previous": "previous", "new": site.name}) + "\n")
-                out.rename(stage / "previous")
-                _at("between-renames")
-                site.rename(out)
-                (stage / JOURNAL).unlink()
-        REPLACED.append(out)
-        _at("after-swap")
