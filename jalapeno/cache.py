@@ -23,7 +23,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -58,13 +57,20 @@ def files_digest(root: Path, pattern: str = "*") -> str:
     return h.hexdigest()
 
 
+def pins() -> dict[str, list[tuple[str, str]]]:
+    """The packages ``pyproject.toml`` pins, by group (``core`` for its dependencies, then each extra):
+    ``(name, pinned version)`` of each, an environment marker (``; sys_platform == 'linux'``) left out."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    groups = {"core": project["dependencies"], **project["optional-dependencies"]}
+    return {group: [tuple(req.split(";")[0].strip().partition("==")[::2]) for req in reqs]
+            for group, reqs in groups.items()}
+
+
 @functools.lru_cache(maxsize=1)
 def installed_versions() -> str:
-    """Python's version and the installed version of every package ``pyproject.toml`` names (its
-    dependencies and extras; ``not installed`` for one that is missing), as JSON; once per process."""
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
-    versions = {dist: installed_version(dist) for dist in (re.split(r"[=<>!~ \[]", r, maxsplit=1)[0] for r in reqs)}
+    """Python's version and the installed version of every package of :func:`pins` (``not installed``
+    for one that is missing), as JSON; once per process."""
+    versions = {name: installed_version(name) for group in pins().values() for name, _ in group}
     return json.dumps({"python": sys.version, **versions}, sort_keys=True)
 
 
@@ -121,7 +127,8 @@ def write_atomic(path: Path, content: str | bytes | Callable[[Path], object], *,
     return path
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
+    """The SHA-256 (hex) of the file ``path``."""
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
@@ -130,7 +137,7 @@ def _file_damage(path: Path) -> str | None:
     """Why the file entry ``path`` does not match the SHA-256 kept in ``<path>.sha256`` (written before
     the entry, so an entry without one was never whole), or None."""
     try:
-        if path.with_name(path.name + ".sha256").read_text().strip() == _sha256(path):
+        if path.with_name(path.name + ".sha256").read_text().strip() == sha256(path):
             return None
     except (OSError, UnicodeDecodeError):
         pass
@@ -174,7 +181,7 @@ def put(path: Path, make: Callable[[Path], object], seal: Callable[[Path], objec
     if seal is None:  # a file: its digest first, so that an entry without one was never whole
         def write(tmp: Path) -> None:
             make(tmp)
-            write_atomic(path.with_name(path.name + ".sha256"), _sha256(tmp) + "\n")
+            write_atomic(path.with_name(path.name + ".sha256"), sha256(tmp) + "\n")
         return write_atomic(path, write)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
     try:

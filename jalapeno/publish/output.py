@@ -14,7 +14,6 @@ when it holds nothing but what a build puts there, its sites matching their mani
 """
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from typing import Callable, Iterator
 
 import filelock
 
+from .. import cache
 from ..data import REPO_ROOT
 from ..errors import JalapenoError
 
@@ -49,11 +49,6 @@ class OutputError(JalapenoError):
 
 # ---- the manifest -----------------------------------------------------------------------------------
 
-def _sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def _entries(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry below ``folder`` (symbolic links not followed), sorted."""
     def fail(exc: OSError) -> None:
@@ -71,7 +66,7 @@ def write_manifest(folder: Path) -> None:
         if stat.S_ISDIR(st.st_mode):
             folders.append(rel)
         elif stat.S_ISREG(st.st_mode) and rel != MANIFEST:
-            files[rel] = {"size": st.st_size, "sha256": _sha256(folder / rel)}
+            files[rel] = {"size": st.st_size, "sha256": cache.sha256(folder / rel)}
         elif rel != MANIFEST:
             raise OutputError(f"{folder / rel}: a build writes no symbolic links or special files")
     text = json.dumps({"format": 1, "files": files, "folders": folders}, indent=0, sort_keys=True)
@@ -105,7 +100,7 @@ def audit(folder: Path) -> tuple[list[tuple[str, str]], list[str]]:
             why = f"a {'folder' if stat.S_ISDIR(st.st_mode) else 'symbolic link'} jalapeno did not write"
         elif rel not in files or not stat.S_ISREG(st.st_mode):
             why = "a file jalapeno did not write"
-        elif st.st_size == files[rel][0] and _sha256(folder / rel) == files[rel][1]:
+        elif st.st_size == files[rel][0] and cache.sha256(folder / rel) == files[rel][1]:
             continue
         else:
             why = "changed since jalapeno wrote it"

@@ -6,7 +6,6 @@ rendered site (nothing loaded from the network, no cache-busting query strings).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import re
@@ -21,7 +20,7 @@ import nbformat
 import yaml
 
 from .. import charts
-from ..cache import installed_version, write_atomic
+from ..cache import installed_version, pins, sha256, write_atomic
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import params
@@ -199,14 +198,9 @@ def environment_page() -> str:
     """The environment page: each pinned package of ``pyproject.toml`` with the version installed."""
     import vl_convert as vlc
 
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    packages = []
-    for extra, reqs in {"core": project["dependencies"], **project["optional-dependencies"]}.items():
-        for req in reqs:
-            name, _, pinned = req.split(";")[0].strip().partition("==")
-            installed = installed_version(name)
-            packages.append({"name": name, "extra": extra, "pinned": pinned, "installed": installed,
-                             "matches": installed == pinned})
+    packages = [{"name": name, "extra": extra, "pinned": pinned, "installed": installed_version(name),
+                 "matches": installed_version(name) == pinned}
+                for extra, group in pins().items() for name, pinned in group]
     return render("environment.md", version=version(), python=platform.python_version(), packages=packages,
                   vega=vlc.get_vega_version(), vega_lite=", ".join(vlc.get_vegalite_versions()[-1:]),
                   vega_embed=vlc.get_vega_embed_version())
@@ -224,7 +218,7 @@ def data_files_table() -> str:
     """The table of the data files (rows, digest), each a download from the built site's ``data/``."""
     root = data_dir()
     files = [{"path": p.relative_to(root).as_posix(), "rows": max(0, len(p.read_text().splitlines()) - 1),
-              "digest": hashlib.sha256(p.read_bytes()).hexdigest()[:16]} for p in sorted(root.rglob("*.csv"))]
+              "digest": sha256(p)[:16]} for p in sorted(root.rglob("*.csv"))]
     return render("data-files.md", files=files)
 
 
