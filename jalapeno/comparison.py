@@ -8,6 +8,8 @@ numbers are read from ``data/claims.csv`` by claim id, never typed here.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 import polars as pl
 
 from . import bounds, measured, metrics, power, specs
@@ -44,38 +46,55 @@ def resolve_run(model: str, hw: str, isl: int, osl: int, run_id: str = "auto") -
     return run_id
 
 
-def baseline_summary(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 8192, osl: int = 1024,
-                     run_id: str = "auto", power_w: float | None = None) -> dict[str, object]:
-    """The baseline side of the comparison from one run's raw points (no speculative decoding).
+@dataclass(frozen=True)
+class BaselineSummary:
+    """The baseline side of the comparison, from one run's raw points (SI units): the run (``run_id``),
+    the power its throughput is divided by (``baseline_power_w``, W), the highest-throughput point's
+    ``peak_tput_per_gpu`` (input + output tokens/s per GPU), ``peak_conc`` and ``tok_s_per_kw`` (that
+    throughput over ``baseline_power_w``), and the lowest-concurrency point's ``single_conc``, mean
+    ``tpot_s``, ``e2e_s`` and ``ttft_s`` (s) and ``interactivity_tok_s_user`` (1 / mean TPOT)."""
 
-    Returns (SI units): ``run_id``; the highest-throughput point's ``peak_tput_per_gpu`` (input + output
-    tokens/s per GPU), its ``peak_conc`` and ``tok_s_per_kw`` at ``power_w`` (default: the chip's rated
-    TDP); the lowest-concurrency point's ``single_conc``, mean ``tpot_s``, ``e2e_s``, ``ttft_s`` and
-    ``interactivity_tok_s_user``. Raises ValueError for a non-positive power, UnknownNameError for an
-    unknown model, hardware or run."""
+    run_id: str
+    baseline_power_w: float
+    peak_tput_per_gpu: float
+    peak_conc: int
+    tok_s_per_kw: float
+    single_conc: int
+    tpot_s: float
+    e2e_s: float
+    ttft_s: float
+    interactivity_tok_s_user: float
+
+
+def baseline_summary(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 8192, osl: int = 1024,
+                     run_id: str = "auto", baseline_power_w: float | None = None) -> BaselineSummary:
+    """The :class:`BaselineSummary` of ``hw`` serving ``model`` at ``isl``/``osl`` in run ``run_id``
+    (no speculative decoding), its throughput divided by ``baseline_power_w`` (W; default the chip's rated
+    TDP, :func:`jalapeno.power.power_w`). Raises ValueError for a non-positive power, UnknownNameError for
+    an unknown model, hardware or run."""
     run = resolve_run(model, hw, isl, osl, run_id)
     pts = measured.points(model, hw, isl=isl, osl=osl, run_id=run)
-    chip_key = hw.removesuffix("-trt")
-    power_w = power.power_w(chip_key, "rated") if power_w is None else power_w
-    if power_w is None or power_w <= 0:
-        raise ValueError(f"power_w must be a positive number of watts, got {power_w!r}")
+    if baseline_power_w is None:
+        baseline_power_w = power.power_w(hw.removesuffix("-trt"), "rated")
+    if baseline_power_w is None or not baseline_power_w > 0:
+        raise ValueError(f"baseline_power_w must be a positive number of watts, got {baseline_power_w!r}")
     best = pts.sort("tput_per_gpu", descending=True).row(0, named=True)
     single = pts.sort("conc").row(0, named=True)
-    return {
-        "run_id": run, "power_w": power_w,
-        "peak_tput_per_gpu": best["tput_per_gpu"], "peak_conc": best["conc"],
-        "tok_s_per_kw": metrics.throughput_per_kw(best["tput_per_gpu"], power_w),
-        "single_conc": single["conc"], "tpot_s": single["mean_tpot"], "e2e_s": single["mean_e2el"],
-        "ttft_s": single["mean_ttft"], "interactivity_tok_s_user": 1.0 / single["mean_tpot"],
-    }
+    return BaselineSummary(
+        run_id=run, baseline_power_w=float(baseline_power_w),
+        peak_tput_per_gpu=best["tput_per_gpu"], peak_conc=best["conc"],
+        tok_s_per_kw=metrics.throughput_per_kw(best["tput_per_gpu"], baseline_power_w),
+        single_conc=single["conc"], tpot_s=single["mean_tpot"], e2e_s=single["mean_e2el"],
+        ttft_s=single["mean_ttft"], interactivity_tok_s_user=1.0 / single["mean_tpot"])
 
 
 def runs_table(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 8192, osl: int = 1024,
-               power_w: float | None = None) -> pl.DataFrame:
-    """One row per measured run of a configuration: its peak tok/s/kW and its lowest-concurrency TPOT
-    and E2E, to show how much repeated runs of one configuration differ."""
+               baseline_power_w: float | None = None) -> pl.DataFrame:
+    """One row per measured run of a configuration: its peak tok/s/kW (at ``baseline_power_w``, as
+    :func:`baseline_summary`) and its lowest-concurrency TPOT and E2E, to show how much repeated runs of
+    one configuration differ."""
     pts = measured.points(model, hw, isl=isl, osl=osl)
-    rows = [baseline_summary(model, hw, isl=isl, osl=osl, run_id=r, power_w=power_w)
+    rows = [asdict(baseline_summary(model, hw, isl=isl, osl=osl, run_id=r, baseline_power_w=baseline_power_w))
             for r in sorted(pts["run_id"].unique(), key=int)]
     return pl.DataFrame(rows).select(
         "run_id", "peak_conc", "peak_tput_per_gpu", "tok_s_per_kw", "single_conc",
@@ -112,7 +131,7 @@ def headline_ratio_arithmetic() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def power_basis_table(baseline: dict[str, object] | None = None, *, bases: tuple[str, ...] = COMPARISON_BASES,
+def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[str, ...] = COMPARISON_BASES,
                       jalapeno_sustained_w: float | None = None, jalapeno_allin_w: float | None = None,
                       pue: float | None = None, baseline_hw: str = "gb200") -> pl.DataFrame:
     """Tokens/s/kW at peak of Jalapeño and the baseline under each of ``bases``, and their ratio: one row
@@ -125,7 +144,7 @@ def power_basis_table(baseline: dict[str, object] | None = None, *, bases: tuple
     (:data:`POWER_BASIS_ROWS`):
 
     - ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW); the baseline at
-      ``baseline["power_w"]``, by default its TDP;
+      ``baseline.baseline_power_w``, by default its TDP;
     - ``sustained``: Jalapeño's measured sustained power (default the published 550 W,
       ``jalapeno_sustained_w`` otherwise); the baseline's sustained draw is not published, so it stays at
       its rated power: a generous assumption for Jalapeño;
@@ -152,11 +171,11 @@ def power_basis_table(baseline: dict[str, object] | None = None, *, bases: tuple
     j_tdp = power.power_w("jalapeno", "rated")
     j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
     j_sus = power.power_w("jalapeno", "sustained", sustained_w=jalapeno_sustained_w)
-    b_tput, b_rated = float(baseline["peak_tput_per_gpu"]), float(baseline["power_w"])
+    b_tput, b_power = baseline.peak_tput_per_gpu, baseline.baseline_power_w
     watts = {  # basis -> (Jalapeño's watts, the baseline's), computed when asked for
-        "rated": lambda: (j_tdp, b_rated),
-        "sustained": lambda: (j_sus, b_rated),
-        "sustained, both": lambda: (j_sus, b_rated * j_sus / j_tdp),
+        "rated": lambda: (j_tdp, b_power),
+        "sustained": lambda: (j_sus, b_power),
+        "sustained, both": lambda: (j_sus, b_power * j_sus / j_tdp),
         "all-in-proportional": lambda: (jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional"),
                                         power.power_w(chip, "all-in-proportional")),
         "all-in-per-chip": lambda: (power.power_w("jalapeno", "all-in-per-chip"), power.power_w(chip, "all-in-per-chip")),
@@ -180,7 +199,7 @@ def _grid(start: float, stop: float, step: float, value: float) -> tuple[float, 
     return tuple(sorted({round(start + i * step, 9) for i in range(n + 1)} | {round(float(value), 9)}))
 
 
-def power_basis_grid(baseline: dict[str, object], *, jalapeno_sustained_w: float | None = None,
+def power_basis_grid(baseline: BaselineSummary, *, jalapeno_sustained_w: float | None = None,
                      jalapeno_allin_w: float | None = None, baseline_hw: str = "gb200",
                      sustained_range_w: tuple[float, float, float] = (300.0, 700.0, 25.0),
                      allin_range_w: tuple[float, float, float] = (700.0, 1750.0, 12.5)) -> pl.DataFrame:
@@ -245,13 +264,13 @@ def implied_osl(isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
                       .alias("implied_osl"))
 
 
-def compare_published(summary: dict[str, object]) -> pl.DataFrame:
+def compare_published(summary: BaselineSummary) -> pl.DataFrame:
     """The baseline numbers of :func:`baseline_summary` next to the published GB200 gpt-oss-120b ones:
     ``quantity``, ``computed``, ``published``, ``agrees`` (equal to the published printed rounding)."""
-    cases = [("tok/s/kW at peak throughput", summary["tok_s_per_kw"], "gptoss-gb200-tok-per-kw", 0),
-             ("TPOT at concurrency 1 (ms)", summary["tpot_s"] * 1e3, "gptoss-gb200-tbt", 2),
-             ("E2E at concurrency 1 (s)", summary["e2e_s"], "gptoss-gb200-e2e", 2),
-             ("interactivity at concurrency 1 (tok/s/user)", summary["interactivity_tok_s_user"], "gptoss-gb200-single-user", 0)]
+    cases = [("tok/s/kW at peak throughput", summary.tok_s_per_kw, "gptoss-gb200-tok-per-kw", 0),
+             ("TPOT at concurrency 1 (ms)", summary.tpot_s * 1e3, "gptoss-gb200-tbt", 2),
+             ("E2E at concurrency 1 (s)", summary.e2e_s, "gptoss-gb200-e2e", 2),
+             ("interactivity at concurrency 1 (tok/s/user)", summary.interactivity_tok_s_user, "gptoss-gb200-single-user", 0)]
     return pl.DataFrame([{"quantity": q, "computed": c, "published": claim_value(cid),
                           "agrees": rounds_to(c, claim_value(cid), d)} for q, c, cid, d in cases])
 

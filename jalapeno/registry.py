@@ -158,29 +158,29 @@ def _data_stamp() -> tuple:
 
 @check("gptoss-gb200-tok-per-kw", "reproduce")
 def check_gptoss_gb200_tok_per_kw(c: ClaimsView) -> Result:
-    h = baseline_summary(power_w=c.value("gb200-tdp"))
-    return _cmp(h["tok_s_per_kw"], c.value("gptoss-gb200-tok-per-kw"), 0,
-                f"run {h['run_id']}: highest tput_per_gpu {number(h['peak_tput_per_gpu']):.1f} tok/s (conc "
-                f"{h['peak_conc']}) / {number(h['power_w'] / 1e3):.1f} kW", "{:,.1f}")
+    h = baseline_summary(baseline_power_w=c.value("gb200-tdp"))
+    return _cmp(h.tok_s_per_kw, c.value("gptoss-gb200-tok-per-kw"), 0,
+                f"run {h.run_id}: highest tput_per_gpu {number(h.peak_tput_per_gpu):.1f} tok/s (conc "
+                f"{h.peak_conc}) / {number(h.baseline_power_w / 1e3):.1f} kW", "{:,.1f}")
 
 
 @check("gptoss-gb200-tbt", "reproduce")
 def check_gptoss_gb200_tbt(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["tpot_s"] * 1e3, c.value("gptoss-gb200-tbt"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean TPOT")
+    return _cmp(h.tpot_s * 1e3, c.value("gptoss-gb200-tbt"), 2, f"run {h.run_id}, conc {h.single_conc}: mean TPOT")
 
 
 @check("gptoss-gb200-e2e", "reproduce")
 def check_gptoss_gb200_e2e(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["e2e_s"], c.value("gptoss-gb200-e2e"), 2, f"run {h['run_id']}, conc {h['single_conc']}: mean E2E")
+    return _cmp(h.e2e_s, c.value("gptoss-gb200-e2e"), 2, f"run {h.run_id}, conc {h.single_conc}: mean E2E")
 
 
 @check("gptoss-gb200-single-user", "reproduce")
 def check_gptoss_gb200_single_user(c: ClaimsView) -> Result:
     h = baseline_summary()
-    return _cmp(h["interactivity_tok_s_user"], c.value("gptoss-gb200-single-user"), 0,
-                f"run {h['run_id']}, conc {h['single_conc']}: 1 / mean TPOT", "{:.1f}")
+    return _cmp(h.interactivity_tok_s_user, c.value("gptoss-gb200-single-user"), 0,
+                f"run {h.run_id}, conc {h.single_conc}: 1 / mean TPOT", "{:.1f}")
 
 
 def _workload_points(c: ClaimsView, claim_id: str, column: str) -> Result:

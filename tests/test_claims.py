@@ -25,13 +25,13 @@ def _agreeing_ids() -> list[str]:
 
 def test_gb200_side_of_the_gpt_oss_comparison_from_raw_data():
     s = comparison.baseline_summary()
-    assert s["run_id"] == "20786863188"
-    assert s["peak_conc"] == 512
-    assert s["peak_tput_per_gpu"] == pytest.approx(53_952, abs=0.5)
-    assert round(s["tok_s_per_kw"]) == 44_960          # published 44,960 tok/s/kW
-    assert round(s["tpot_s"] * 1e3, 2) == 1.87          # published TBT 1.87 ms
-    assert round(s["e2e_s"], 2) == 1.80                 # published E2E 1.80 s
-    assert round(s["interactivity_tok_s_user"]) == 535  # published 535 tok/s
+    assert s.run_id == "20786863188"
+    assert s.peak_conc == 512
+    assert s.peak_tput_per_gpu == pytest.approx(53_952, abs=0.5)
+    assert round(s.tok_s_per_kw) == 44_960          # published 44,960 tok/s/kW
+    assert round(s.tpot_s * 1e3, 2) == 1.87          # published TBT 1.87 ms
+    assert round(s.e2e_s, 2) == 1.80                 # published E2E 1.80 s
+    assert round(s.interactivity_tok_s_user) == 535  # published 535 tok/s
 
 
 # ---- statuses --------------------------------------------------------------------------------------------
@@ -226,8 +226,8 @@ def test_e2e_decomposition_hand_worked():
 
 
 def test_bad_power_and_unknown_run_are_refused():
-    with pytest.raises(ValueError, match="power_w must be a positive number"):
-        comparison.baseline_summary(power_w=-5)
+    with pytest.raises(ValueError, match="baseline_power_w must be a positive number of watts, got -5"):
+        comparison.baseline_summary(baseline_power_w=-5)
     with pytest.raises(jp.UnknownNameError, match="valid run ids: 20737128080"):
         comparison.baseline_summary(run_id="123")
 

@@ -102,8 +102,8 @@ def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built,
 def test_gb300_scenario_divides_by_gb300_power_and_focuses_the_roofline(built):
     site = built["gb300-baseline"]
     reading = text_of(site / "chapters" / "reading-the-numbers.html")
-    s = comparison.baseline_summary(power_w=1400)
-    assert f"{s['tok_s_per_kw']:,.0f} tok/s/kW" in reading
+    s = comparison.baseline_summary(baseline_power_w=1400)
+    assert f"{s.tok_s_per_kw:,.0f} tok/s/kW" in reading
     roofline = text_of(site / "chapters" / "roofline.html")
     assert "on NVIDIA GB300" in roofline
 

@@ -46,33 +46,34 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
 
     # The baseline side, from the raw data
-    s = comparison.baseline_summary(model, baseline, isl=isl, osl=osl, run_id=run_id, power_w=baseline_power_w)
-    ch.quote("run", s["run_id"])
-    ch.quote("peak_conc", s["peak_conc"])
-    ch.quote("peak_tput", s["peak_tput_per_gpu"], "{:,.0f}")
-    ch.quote("power_kw", s["power_w"] / 1e3, "{:.1f}")
-    ch.quote("tok_per_kw", s["tok_s_per_kw"], "{:,.0f}")
-    ch.quote("single_conc", s["single_conc"])
-    ch.quote("tpot_ms", s["tpot_s"] * 1e3, "{:.3f}")
-    ch.quote("e2e_s", s["e2e_s"], "{:.3f}")
-    ch.quote("ttft_s", s["ttft_s"], "{:.3f}")
-    ch.quote("interactivity", s["interactivity_tok_s_user"], "{:.1f}")
+    summary = comparison.baseline_summary(model, baseline, isl=isl, osl=osl, run_id=run_id,
+                                         baseline_power_w=baseline_power_w)
+    ch.quote("run", summary.run_id)
+    ch.quote("peak_conc", summary.peak_conc)
+    ch.quote("peak_tput", summary.peak_tput_per_gpu, "{:,.0f}")
+    ch.quote("baseline_power_kw", summary.baseline_power_w / 1e3, "{:.1f}")
+    ch.quote("tok_per_kw", summary.tok_s_per_kw, "{:,.0f}")
+    ch.quote("single_conc", summary.single_conc)
+    ch.quote("tpot_ms", summary.tpot_s * 1e3, "{:.3f}")
+    ch.quote("e2e_s", summary.e2e_s, "{:.3f}")
+    ch.quote("ttft_s", summary.ttft_s, "{:.3f}")
+    ch.quote("interactivity", summary.interactivity_tok_s_user, "{:.1f}")
     ch.quote("pub_tok_per_kw", claim_value("gptoss-gb200-tok-per-kw"), "{:,.0f}")
     ch.quote("pub_tbt", claim_value("gptoss-gb200-tbt"), "{:.2f}")
     ch.quote("pub_e2e", claim_value("gptoss-gb200-e2e"), "{:.2f}")
     ch.quote("pub_single", claim_value("gptoss-gb200-single-user"), "{:.0f}")
     isl_mean, osl_mean = metrics.mean_request_length(isl), metrics.mean_request_length(osl)
     ch.quote("prompt_share", 100 * isl_mean / (isl_mean + osl_mean), "{:.0f}")
-    agreement = comparison.compare_published(s)
+    agreement = comparison.compare_published(summary)
     n_agree = int(agreement["agrees"].sum())
     ch.quote("agreement", "all four published GB200 numbers are reproduced to their printed rounding" if n_agree == 4
              else f"{n_agree} of the four published GB200 numbers are reproduced (the published ones are for "
                   "GB200, gpt-oss-120b, 8k/1k, run 20786863188)")
     pts = measured.points(model, baseline, isl=isl, osl=osl)
-    ch.add_figure("measured", charts.measured_points(pts, s["run_id"]), f"measured-{model}-{baseline}-{isl}-{osl}")
+    ch.add_figure("measured", charts.measured_points(pts, summary.run_id), f"measured-{model}-{baseline}-{isl}-{osl}")
 
     # Run-to-run spread
-    runs = comparison.runs_table(model, baseline, isl=isl, osl=osl, power_w=baseline_power_w)
+    runs = comparison.runs_table(model, baseline, isl=isl, osl=osl, baseline_power_w=baseline_power_w)
     spread = runs["tok_s_per_kw"].max() / runs["tok_s_per_kw"].min() - 1
     ch.quote("n_runs", runs.height)
     ch.quote("run_spread_pct", 100 * spread, "{:.2f}")
@@ -94,7 +95,6 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_tbt_low", claim("gptoss-jalapeno-tbt") - metrics.half_ulp(2), "{:.3f}")
     ch.quote("j_e2e", claim("gptoss-jalapeno-e2e"), "{:.2f}")
     ch.quote("j_tdp_kw", claim("jalapeno-tdp") / 1e3, "{:.1f}")
-    ch.quote("b_tdp_kw", s["power_w"] / 1e3, "{:.1f}")
     ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}")
     ratios = comparison.headline_ratio_arithmetic()
     ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}")
@@ -104,7 +104,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.tables["ratios"] = ratios
 
     # Per watt under three power bases
-    bases = comparison.power_basis_table(s, jalapeno_sustained_w=jalapeno_sustained_w,
+    bases = comparison.power_basis_table(summary, jalapeno_sustained_w=jalapeno_sustained_w,
                                          jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     for row in bases.iter_rows(named=True):
         key = {"all-in-proportional": "allin"}.get(row["basis"], row["basis"])
@@ -112,7 +112,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
         ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
         ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
     ch.tables["power_bases"] = bases
-    grid = comparison.power_basis_grid(s, jalapeno_sustained_w=jalapeno_sustained_w,
+    grid = comparison.power_basis_grid(summary, jalapeno_sustained_w=jalapeno_sustained_w,
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
     ch.add_figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
@@ -129,7 +129,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_ttft", j["implied_ttft_s"], "{:.2f}")
     ch.quote("g_ttft", g["implied_ttft_s"], "{:.3f}")
     ch.quote("j_decode", j["decode_s"], "{:.2f}")
-    ch.quote("ttft_ratio", j["implied_ttft_s"] / s["ttft_s"], "{:.1f}")
+    ch.quote("ttft_ratio", j["implied_ttft_s"] / summary.ttft_s, "{:.1f}")
     ch.tables["e2e"] = dec
 
     # Every claim of the seeds
