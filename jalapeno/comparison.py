@@ -204,7 +204,7 @@ def power_basis_grid(baseline: BaselineSummary, *, jalapeno_sustained_w: float |
                      sustained_range_w: tuple[float, float, float] = (300.0, 700.0, 25.0),
                      allin_range_w: tuple[float, float, float] = (700.0, 1750.0, 12.5)) -> pl.DataFrame:
     """:func:`power_basis_table` at every position of two sliders (Jalapeño's sustained power and its
-    all-in power per chip), one bar per row, for :func:`jalapeno.charts.power_bases_explorable`.
+    all-in power per chip), one bar per row, for :func:`jalapeno.chapters.reading_the_numbers.power_bases_explorable`.
 
     Each range is ``(start, stop, step)`` in watts; the grid adds the effective value of
     ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (as :func:`power_basis_table` resolves them), where

@@ -1,5 +1,5 @@
 """Node-link drawings of fabrics, computed from a :class:`jalapeno.network.Topology`'s own graph, for the
-diagrams of :func:`jalapeno.charts.topology_diagram`.
+diagrams of :func:`jalapeno.chapters.systems.topology_diagram`.
 
 A drawing is layout, not physics: it sits beside the charts, above :mod:`jalapeno.network`, and every link
 it draws is one of :meth:`~jalapeno.network.Topology.edges` (every hop count one of its

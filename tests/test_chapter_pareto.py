@@ -158,3 +158,17 @@ def test_fixed_interactivity_reads_every_frontier_at_the_same_speed(ch):
     assert gb200["at 300 tok/s/user (tok/s/kW)"] != "not reached"
     assert gb200["at 1,000 tok/s/user (tok/s/kW)"] == "not reached"
     assert all(v for row in t.iter_rows() for v in row)  # no empty cell
+
+
+# ---- the chapter's figures ----------------------------------------------------------------------------
+
+def test_frontier_sources_have_the_books_line_styles():
+    df = pl.DataFrame({"chip": ["gb200", "gb300", "jalapeno"] * 2, "interactivity_tok_s_user": [10.0, 10, 10, 50, 50, 50],
+                       "tok_s_per_kw": [1.0, 2, 3, 0.5, 1, 2],
+                       "line": ["gb200, measured", "gb300, transferred", "jalapeno, modeled"] * 2})
+    dash = chapter.frontiers(df).to_dict()["encoding"]["strokeDash"]
+    styles = dict(zip(dash["scale"]["domain"], dash["scale"]["range"]))
+    assert styles["measured"] == [1, 0] and styles["transferred"][0] > styles["modeled"][0] > 0  # solid, long, short dashes
+    assert dash["legend"]["symbolType"] == "stroke"  # the legend draws the line styles, not three dots
+    with pytest.raises(ValueError, match="'guessed' is not one of"):
+        chapter.frontiers(df.with_columns(pl.lit("gb200, guessed").alias("line")))

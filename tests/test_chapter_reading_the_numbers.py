@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-
+from jalapeno import charts, comparison, measured
 from jalapeno.chapters import reading_the_numbers as chapter
 from jalapeno.errors import UnknownNameError
 from jalapeno.metrics import rounds_to
@@ -79,3 +79,26 @@ def test_a_changed_baseline_power_is_said_in_words(defaults):
 def test_an_unknown_run_is_refused(defaults):
     with pytest.raises(UnknownNameError, match="123"):
         chapter.compute(**{**defaults, "run_id": "123"})
+
+
+# ---- the chapter's figures ----------------------------------------------------------------------------
+
+def test_chart_embeds_only_its_points():
+    pts = measured.points("gpt-oss-120b", "gb200", isl=8192, osl=1024)
+    spec = chapter.measured_points(pts, "20786863188").to_dict()
+    (values,) = spec["datasets"].values()
+    assert len(values) == pts.height
+    assert len(charts.to_svg(spec)) < 200_000
+
+
+def test_power_bases_explorable_draws_a_precomputed_grid():
+    grid = comparison.power_basis_grid(comparison.baseline_summary())
+    spec = chapter.power_bases_explorable(grid, jalapeno_sustained_w=550.0, jalapeno_allin_w=1225.0).to_dict()
+    bind = {p["name"]: p["bind"] for p in spec["params"]}
+    assert (bind["knob_jalapeno_sustained_w"]["min"], bind["knob_jalapeno_sustained_w"]["max"],
+            bind["knob_jalapeno_sustained_w"]["step"]) == (300.0, 700.0, 25.0)
+    # Jalapeño at 1,225 W all-in: 85,448 tok/s/kW x 0.7 kW / 1.225 kW
+    at = grid.filter(pl.col("jalapeno_allin_w") == 1225.0)["tok_s_kw"].item()
+    assert at == pytest.approx(85_448 * 0.7 / 1.225)
+    with pytest.raises(ValueError, match="not on its grid"):
+        chapter.power_bases_explorable(grid, jalapeno_sustained_w=551.0, jalapeno_allin_w=1225.0)

@@ -6,7 +6,7 @@ import math
 import chapter_sources
 import pytest
 
-from jalapeno import subject
+from jalapeno import bounds, specs, subject
 from jalapeno.chapters import roofline as chapter
 
 NAME = "roofline"
@@ -122,3 +122,15 @@ def test_the_worked_example_meets_the_published_and_measured_steps(ch):
     # the roofline part of each step is a small share: both are far from their speed-of-light bounds
     assert ch.values["we_j_roofline_us"] < 0.1 * ch.values["we_j_total_ms"] * 1e3
     assert ch.values["we_g_roofline_us"] < 0.1 * ch.values["we_g_total_ms"] * 1e3
+
+
+# ---- the chapter's figures ----------------------------------------------------------------------------
+
+def test_roofline_draws_a_chip_with_the_same_line_as_another_on_top_of_it():
+    curves = bounds.roofline_curves([specs.chip(c) for c in ("gb200", "mi355x", "jalapeno")], "fp4")
+    points = bounds.phase_points(specs.model("gpt-oss-120b"), specs.chip("jalapeno"))
+    spec = chapter.roofline(curves, points).to_dict()
+    drawn = [{r["chip"] for r in spec["datasets"][layer["data"]["name"]]} for layer in spec["layer"][:2]]
+    # GB200 and MI355X have the same peak and bandwidth: MI355X dashed over GB200, so both colours show
+    assert drawn == [{"gb200", "jalapeno"}, {"mi355x"}]
+    assert spec["layer"][1]["mark"]["strokeDash"]

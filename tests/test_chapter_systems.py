@@ -2,9 +2,14 @@
 provides every number, table and figure the notebook shows."""
 
 import chapter_sources
+import numpy as np
+import polars as pl
 import pytest
+import vl_convert as vlc
 
 import jalapeno as jp
+from jalapeno import charts, diagrams, network
+from jalapeno import systems as sy
 from jalapeno.chapters import systems as chapter
 
 NAME = "systems"
@@ -70,3 +75,33 @@ def test_an_unknown_topology_names_the_parameter_and_the_choices(defaults):
     p = defaults | {"topology": "hypercube"}
     with pytest.raises(jp.UnknownNameError, match="topology 'hypercube'.*switched, ring, torus2d, torus3d, dragonfly"):
         chapter.compute(**p)
+
+
+# ---- the chapter's figures ----------------------------------------------------------------------------
+
+def test_capacity_chart_draws_every_bar_at_its_starting_knobs():
+    m = [jp.model("gpt-oss-120b"), jp.model("deepseek-r1")]
+    cap = pl.concat([sy.capacity_table(m, ["gb200-nvl72", "groq-3-lpx"], contexts=(8192, 32768)),
+                     sy.jalapeno_capacity(m, contexts=(8192, 32768))])
+    svg = vlc.vegalite_to_svg(chapter.capacity_chips(cap, 8192, "hbm").to_dict())
+    shown = cap.filter((pl.col("context_tokens") == 8192) & (pl.col("tier") == "hbm"))
+    assert svg.count('aria-roledescription="bar"') == shown.height == 4  # one-chip bars too (log scale from 0.5)
+
+
+def test_chapter_charts_embed_small_frames():
+    g = jp.model("gemma-4-31b")
+    specs_ = [chapter.topology_hops(network.size_sweep()).to_dict(),
+              chapter.budget_split(sy.lpu_budget(g, 3400), "t").to_dict(),
+              chapter.lpu_scaling(sy.lpu_scaling(g)).to_dict(),
+              chapter.tpu_all_to_all(sy.tpu_all_to_all([jp.model("deepseek-r1")], tokens_per_chip=[1, 8]), 1.0).to_dict()]
+    for spec in specs_:
+        rows = sum(len(v) for v in spec.get("datasets", {}).values())
+        assert 0 < rows < 5000
+
+
+def test_the_diagram_is_deterministic_vector_output():
+    d = diagrams.drawing(network.dragonfly((8, 32)))
+    a = charts.to_svg(chapter.topology_diagram(d, title="LPX").to_dict())
+    b = charts.to_svg(chapter.topology_diagram(diagrams.drawing(network.dragonfly((8, 32))), title="LPX").to_dict())
+    assert a == b and a.lstrip().startswith("<svg")
+    assert np.isfinite(d["nodes"]["x"].to_numpy()).all()

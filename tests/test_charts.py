@@ -1,30 +1,25 @@
 """Charts: deterministic offline output, small specs (golden case 11)."""
 
+from pathlib import Path
+
 import altair as alt
 import numpy as np
 import polars as pl
 import pytest
 
-from jalapeno import bounds, cache, charts, comparison, measured, specs
+from jalapeno import cache, charts, comparison, specs
+from jalapeno.chapters import reading_the_numbers
 
 
 def test_renderer_is_deterministic_and_offline():
     charts.setup()
-    chart = charts.power_bases(comparison.power_basis_table(comparison.baseline_summary()))
+    chart = reading_the_numbers.power_bases(comparison.power_basis_table(comparison.baseline_summary()))
     a, b = chart._repr_mimebundle_(), chart._repr_mimebundle_()
     html = a[0]["text/html"] if isinstance(a, tuple) else a["text/html"]
     assert a == b
     assert html.startswith('<div id="fig-') and "window.vegaEmbed(el,spec" in html
     assert "<svg" not in html  # no font-dependent static layout in a notebook's output
     assert "cdn" not in html.lower() and "altair-viz-" not in html
-
-
-def test_chart_embeds_only_its_points():
-    pts = measured.points("gpt-oss-120b", "gb200", isl=8192, osl=1024)
-    spec = charts.measured_points(pts, "20786863188").to_dict()
-    (values,) = spec["datasets"].values()
-    assert len(values) == pts.height
-    assert len(charts.to_svg(spec)) < 200_000
 
 
 def test_default_transformer_still_refuses_huge_frames():
@@ -53,23 +48,27 @@ def test_the_chart_runtime_is_kept_under_vl_converts_version(tmp_path, monkeypat
     assert charts.runtime_bundle() == "(function(){ kept })();"
 
 
-def test_power_bases_explorable_draws_a_precomputed_grid():
-    grid = comparison.power_basis_grid(comparison.baseline_summary())
-    spec = charts.power_bases_explorable(grid, jalapeno_sustained_w=550.0, jalapeno_allin_w=1225.0).to_dict()
-    bind = {p["name"]: p["bind"] for p in spec["params"]}
-    assert (bind["knob_jalapeno_sustained_w"]["min"], bind["knob_jalapeno_sustained_w"]["max"],
-            bind["knob_jalapeno_sustained_w"]["step"]) == (300.0, 700.0, 25.0)
-    # Jalapeño at 1,225 W all-in: 85,448 tok/s/kW x 0.7 kW / 1.225 kW
-    at = grid.filter(pl.col("jalapeno_allin_w") == 1225.0)["tok_s_kw"].item()
-    assert at == pytest.approx(85_448 * 0.7 / 1.225)
-    with pytest.raises(ValueError, match="not on its grid"):
-        charts.power_bases_explorable(grid, jalapeno_sustained_w=551.0, jalapeno_allin_w=1225.0)
-
-
 def test_charts_draw_and_never_run_a_model():
     import jalapeno.charts as module
 
     assert not {"comparison", "serving", "pareto", "systems", "caveats", "agents"} & set(vars(module))
+
+
+def test_a_shared_figure_is_drawn_by_two_chapters_or_more():
+    """A figure one chapter draws is in that chapter's module; jalapeno/chapters/figures.py keeps only the
+    figures that two or more chapter modules draw."""
+    import ast
+
+    folder = Path(charts.__file__).parent / "chapters"
+    shared = {n.name for n in ast.parse((folder / "figures.py").read_text()).body
+              if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    drawn_by: dict[str, set[str]] = {name: set() for name in shared}
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "figures"
+                    and node.attr in shared):
+                drawn_by[node.attr].add(path.stem)
+    assert shared and {name: len(chapters) for name, chapters in drawn_by.items() if len(chapters) < 2} == {}
 
 
 def test_figure_data_is_every_dataset_the_chart_draws():
@@ -97,28 +96,6 @@ def test_every_chip_has_its_own_colour_in_every_chart():
         assert dict(zip(scale["domain"], scale["range"]))["jalapeno"] == charts.CHIP_COLOURS["jalapeno"]
     assert charts._system_chip("gb200-nvl72") == "gb200" and charts._system_chip("Jalapeño") == "jalapeno"
     assert charts._system_chip("what-if torus 8x8x16") is None
-
-
-def test_frontier_sources_have_the_books_line_styles():
-    df = pl.DataFrame({"chip": ["gb200", "gb300", "jalapeno"] * 2, "interactivity_tok_s_user": [10.0, 10, 10, 50, 50, 50],
-                       "tok_s_per_kw": [1.0, 2, 3, 0.5, 1, 2],
-                       "line": ["gb200, measured", "gb300, transferred", "jalapeno, modeled"] * 2})
-    dash = charts.frontiers(df).to_dict()["encoding"]["strokeDash"]
-    styles = dict(zip(dash["scale"]["domain"], dash["scale"]["range"]))
-    assert styles["measured"] == [1, 0] and styles["transferred"][0] > styles["modeled"][0] > 0  # solid, long, short dashes
-    assert dash["legend"]["symbolType"] == "stroke"  # the legend draws the line styles, not three dots
-    with pytest.raises(ValueError, match="'guessed' is not one of"):
-        charts.frontiers(df.with_columns(pl.lit("gb200, guessed").alias("line")))
-
-
-def test_roofline_draws_a_chip_with_the_same_line_as_another_on_top_of_it():
-    curves = bounds.roofline_curves([specs.chip(c) for c in ("gb200", "mi355x", "jalapeno")], "fp4")
-    points = bounds.phase_points(specs.model("gpt-oss-120b"), specs.chip("jalapeno"))
-    spec = charts.roofline(curves, points).to_dict()
-    drawn = [{r["chip"] for r in spec["datasets"][layer["data"]["name"]]} for layer in spec["layer"][:2]]
-    # GB200 and MI355X have the same peak and bandwidth: MI355X dashed over GB200, so both colours show
-    assert drawn == [{"gb200", "jalapeno"}, {"mi355x"}]
-    assert spec["layer"][1]["mark"]["strokeDash"]
 
 
 def test_charts_fit_their_container_and_export_at_a_fixed_width():

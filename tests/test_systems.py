@@ -272,31 +272,3 @@ def test_the_rack_bandwidth_check_can_fail(edit_data):
     edit_data("claims.csv", "groq-lpx-rack-sram-bandwidth,40,", "groq-lpx-rack-sram-bandwidth,50,")
     row = registry.claim("groq-lpx-rack-sram-bandwidth")
     assert row["status"] == "inconsistent" and row["computed"] == "40.0 PB/s"
-
-
-# ---- the chapter's charts ------------------------------------------------------------------------------------
-
-def test_capacity_chart_draws_every_bar_at_its_starting_knobs():
-    import vl_convert as vlc
-
-    from jalapeno import charts
-
-    m = [jp.model("gpt-oss-120b"), jp.model("deepseek-r1")]
-    cap = pl.concat([sy.capacity_table(m, ["gb200-nvl72", "groq-3-lpx"], contexts=(8192, 32768)),
-                     sy.jalapeno_capacity(m, contexts=(8192, 32768))])
-    svg = vlc.vegalite_to_svg(charts.capacity_chips(cap, 8192, "hbm").to_dict())
-    shown = cap.filter((pl.col("context_tokens") == 8192) & (pl.col("tier") == "hbm"))
-    assert svg.count('aria-roledescription="bar"') == shown.height == 4  # one-chip bars too (log scale from 0.5)
-
-
-def test_chapter_charts_embed_small_frames():
-    from jalapeno import charts
-
-    g = jp.model("gemma-4-31b")
-    specs_ = [charts.topology_hops(network.size_sweep()).to_dict(),
-              charts.budget_split(sy.lpu_budget(g, 3400), "t").to_dict(),
-              charts.lpu_scaling(sy.lpu_scaling(g)).to_dict(),
-              charts.tpu_all_to_all(sy.tpu_all_to_all([jp.model("deepseek-r1")], tokens_per_chip=[1, 8]), 1.0).to_dict()]
-    for spec in specs_:
-        rows = sum(len(v) for v in spec.get("datasets", {}).values())
-        assert 0 < rows < 5000

@@ -1,21 +1,20 @@
 """The chapter *Agents: latency per task* (``notebooks/agents.ipynb``).
 
-Runs the agent task model of :mod:`jalapeno.agents` (imported here as ``task_model``: this module has the
-same name) on Jalapeño and a baseline, each at an operating point of its modeled Pareto frontier: the
-seeds' worked examples, per-step timings, how a per-call advantage carries to whole tasks, the steps and
-timeout sweeps, the published numbers as per-call constants, and energy, cost and the effective task
-efficiency at a matched interactivity.
+Runs the agent task model of :mod:`jalapeno.agents` on Jalapeño and a baseline, each at an operating point
+of its modeled Pareto frontier: the seeds' worked examples, per-step timings, how a per-call advantage
+carries to whole tasks, the steps and timeout sweeps, the published numbers as per-call constants, and
+energy, cost and the effective task efficiency at a matched interactivity.
 """
 
 from __future__ import annotations
 
 import functools
 
+import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import agents as task_model
-from .. import charts, data, power, specs, subject
+from .. import agents, charts, data, power, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -34,9 +33,9 @@ _TASK_FIELDS = ("steps", "initial_context_tokens", "context_growth_tokens", "out
                 "step_success", "timeout_s", "max_attempts", "prefix_cache", "latency_sigma")
 
 
-def _task(parameters: dict) -> task_model.AgentProfile:
+def _task(parameters: dict) -> agents.AgentProfile:
     """The chapter's own task from its parameters (those of :data:`_TASK_FIELDS`)."""
-    return task_model.AgentProfile("this chapter's task", **{k: parameters[k] for k in _TASK_FIELDS})
+    return agents.AgentProfile("this chapter's task", **{k: parameters[k] for k in _TASK_FIELDS})
 
 
 def check(**parameters) -> None:
@@ -44,7 +43,7 @@ def check(**parameters) -> None:
     its declared range: a task whose longest call (``initial_context_tokens`` + ``steps`` x
     ``context_growth_tokens``, and ``output_tokens``) exceeds ``model``'s context window. ValueError from
     :func:`jalapeno.agents.task_shape` naming the task and the lengths."""
-    task_model.task_shape(_task(parameters), parameters["model"])
+    agents.task_shape(_task(parameters), parameters["model"])
 
 
 def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: int, initial_context_tokens: int,
@@ -84,21 +83,21 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
     baseline = specs.chip(baseline).chip  # the chip's key (names are case-insensitive)
     fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, fitted once
     task = _task(locals())
-    tasks = [task] + [task_model.profile(name) for name in profiles]
+    tasks = [task] + [agents.profile(name) for name in profiles]
     latency_at = interactivity_tok_s_user or None
 
     @functools.cache
-    def servers(interactivity: float | None, t: task_model.AgentProfile) -> dict:
-        return task_model.task_servers(t, model, baseline, interactivity_tok_s_user=interactivity, scenario=scenario,
-                                       jalapeno_fit=fit, max_chips=max_chips)
+    def servers(interactivity: float | None, t: agents.AgentProfile) -> dict:
+        return agents.task_servers(t, model, baseline, interactivity_tok_s_user=interactivity, scenario=scenario,
+                                   jalapeno_fit=fit, max_chips=max_chips)
 
     at_latency = functools.partial(servers, latency_at)
     ch = Chapter()
     _seeds(ch)
     srv = at_latency(task)
-    runs = {k: task_model.run_task(task, s) for k, s in srv.items()}
+    runs = {k: agents.run_task(task, s) for k, s in srv.items()}
     _step_timings(ch, task, srv, runs, baseline=baseline, latency_at=latency_at)
-    ratios = task_model.published_call_ratios()
+    ratios = agents.published_call_ratios()
     _compounding(ch, tasks, at_latency, ratios, fit=fit, model=model, baseline=baseline)
     _sweeps(ch, task, srv, runs, model=model, baseline=baseline)
     _published(ch, tasks, ratios, baseline=baseline)
@@ -116,14 +115,14 @@ def _seeds(ch: Chapter) -> None:
     ch.quote("s30_step", claim_value("agent-30-step-per-step-saving"), "{:g}")
     ch.quote("s30_total", claim_value("agent-30-step-saving"), "{:g}")
     ch.quote("headline_e2e_hi", claim_value("headline-e2e-ratio", high=True), "{:g}")
-    seeds = task_model.seed_examples()
+    seeds = agents.seed_examples()
     ch.quote("seed30_saving", seeds["task_model_saving_s"][0], "{:.1f}")
     ch.quote("seed50_saving", seeds["task_model_saving_s"][1], "{:.0f}")
     ch.quote("seed50_published", seeds["published_saving_s"][1], "{:.0f}")
     ch.tables["seeds"] = seeds
 
 
-def layout_text(server: task_model.ServingPoint) -> str:
+def layout_text(server: agents.ServingPoint) -> str:
     """A worker's layout in words: ``8 chips, 1 sequence``."""
     return (f"{number(server.n_chips):g} chip{'s' if server.n_chips > 1 else ''}, "
             f"{number(server.concurrency):g} sequence{'s' if server.concurrency > 1 else ''}")
@@ -153,8 +152,8 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
 def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: subject.JalapenoFit, model: str,
                  baseline: str) -> None:
     """Each task's latency on both chips against the published per-call ratios."""
-    comp = task_model.compounding_table(tasks, servers, fast="jalapeno", slow=baseline,
-                                        per_call_e2e_ratio=ratios["e2e"], per_call_tbt_ratio=ratios["tbt"])
+    comp = agents.compounding_table(tasks, servers, fast="jalapeno", slow=baseline,
+                                    per_call_e2e_ratio=ratios["e2e"], per_call_tbt_ratio=ratios["tbt"])
     ch.quote("pub_e2e_ratio", ratios["e2e"], "{:.2f}")
     ch.quote("pub_tbt_ratio", ratios["tbt"], "{:.2f}")
     ch.quote("task_ratio_min", comp["task_ratio"].min(), "{:.2f}")
@@ -169,25 +168,25 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: 
     ch.quote("model_slower", ", ".join(model_slower) if model_slower else "none")
     ch.quote("j_request_ms", 1e3 * fit.efficiency.request_latency_s, "{:.0f}")
     ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
-    ch.add_figure("task-latency", charts.agent_task_latency(task_model.compare(tasks, servers)),
+    ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")
 
 
 def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: str) -> None:
     """This task's latency as its steps grow, and its completion rate as its timeout tightens."""
-    sweep = task_model.steps_sweep(task, srv, steps=SWEEP_STEPS)
+    sweep = agents.steps_sweep(task, srv, steps=SWEEP_STEPS)
     n_max = int(sweep["steps"].max())
     ch.quote("sweep_n", n_max)
     lat = {r["server"]: r["latency_s"] for r in sweep.filter(pl.col("steps") == n_max).iter_rows(named=True)}
     ch.quote("sweep_saving_100", lat[baseline] - lat["jalapeno"], "{:,.1f}")
     ch.quote("sweep_ratio_100", lat[baseline] / lat["jalapeno"], "{:.2f}")
-    ch.add_figure("steps-sweep", charts.agent_sweep(sweep, "steps", "latency_s", "Task latency grows with the number of steps",
-                                                    "dependent steps", "expected task latency (s)"),
+    ch.add_figure("steps-sweep", agent_sweep(sweep, "steps", "latency_s", "Task latency grows with the number of steps",
+                                             "dependent steps", "expected task latency (s)"),
                   f"agent-steps-{model}-{baseline}")
     calls = pl.concat([r.steps.select("call_s") for r in runs.values()])["call_s"]
     grid = np.geomspace(float(calls.min()) * TIMEOUT_FROM_SHORTEST, float(calls.max()) * TIMEOUT_TO_LONGEST,
                         TIMEOUT_POINTS)
-    tsweep = task_model.timeout_sweep(task, srv, grid)
+    tsweep = agents.timeout_sweep(task, srv, grid)
     wide = tsweep.pivot(on="server", index="timeout_s", values="completion_rate")
     gap = wide.with_columns((pl.col("jalapeno") - pl.col(baseline)).abs().alias("gap")).sort("gap").row(-1, named=True)
     ch.quote("to_gap_timeout", gap["timeout_s"], "{:.2f}")
@@ -199,18 +198,18 @@ def _sweeps(ch: Chapter, task, srv: dict, runs: dict, *, model: str, baseline: s
              f"timeout more often and its tasks complete where {other}'s die")
     ch.quote("task_steps", task.steps)
     ch.quote("task_attempts", task.max_attempts)
-    ch.add_figure("timeouts", charts.agent_sweep(tsweep, "timeout_s", "completion_rate",
-                                                 "Tasks completed as the timeout tightens", "timeout per call (s)",
-                                                 "share of tasks completed", log_x=True),
+    ch.add_figure("timeouts", agent_sweep(tsweep, "timeout_s", "completion_rate",
+                                          "Tasks completed as the timeout tightens", "timeout per call (s)",
+                                          "share of tasks completed", log_x=True),
                   f"agent-timeouts-{model}-{baseline}")
 
 
 def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -> None:
     """The task model driven by the published gpt-oss-120b numbers as constant per-call timings."""
-    pub = task_model.published_servers()
-    comp_pub = task_model.compounding_table(tasks, {"jalapeno": pub["jalapeno"], baseline: pub["gb200"]},
-                                            fast="jalapeno", slow=baseline, per_call_e2e_ratio=ratios["e2e"],
-                                            per_call_tbt_ratio=ratios["tbt"])
+    pub = agents.published_servers()
+    comp_pub = agents.compounding_table(tasks, {"jalapeno": pub["jalapeno"], baseline: pub["gb200"]},
+                                        fast="jalapeno", slow=baseline, per_call_e2e_ratio=ratios["e2e"],
+                                        per_call_tbt_ratio=ratios["tbt"])
     ch.quote("pub_ttft_j", pub["jalapeno"].ttft_s, "{:.3f}")
     ch.quote("pub_ttft_b", pub["gb200"].ttft_s, "{:.3f}")
     slower = comp_pub.filter(pl.col("task_ratio") < 1)
@@ -226,7 +225,7 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
     powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
     price = data.whatif("gb200_cost_per_gpu_hour")
     prices = {"jalapeno": price * price_ratio, baseline: price}
-    econ = task_model.compare(tasks, servers, powers=powers, prices=prices)
+    econ = agents.compare(tasks, servers, powers=powers, prices=prices)
     ch.quote("matched_at", matched_at, "{:,.0f}")
     ch.quote("basis", power.BASIS_LABELS[power_basis])
     ch.quote("basis_j_w", powers["jalapeno"].total_w, "{:,.0f}")
@@ -248,3 +247,39 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
     ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
                                          "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
                                          "energy_cooling_j", "cost_usd", "effective_tasks_per_kwh")
+
+
+# ---- figures ----
+
+def _server_chip(name: str) -> str:
+    return name.split(" ")[0]
+
+
+def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
+    """Expected task latency per agent profile on each server (:func:`jalapeno.agents.compare`:
+    ``profile``, ``server_key``, ``latency_s``), bars side by side, coloured by chip."""
+    data = df.select("profile", "server_key", "latency_s", "completion_rate")
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("profile:N", title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("server_key:N"),
+        y=alt.Y("latency_s:Q", title="expected task latency (s)"),
+        color=charts.chip_color(data["server_key"].to_list(), "server_key"),
+        tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
+                 alt.Tooltip("completion_rate:Q", format=".3f")],
+    ).properties(title="Agent tasks: expected latency per task")
+
+
+def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
+                log_x: bool = False) -> alt.Chart:
+    """One line per server of an agent sweep (:func:`jalapeno.agents.steps_sweep` or
+    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip."""
+    data = df.select("server", x, y)
+    servers = sorted(set(data["server"].to_list()), key=lambda s: (charts.chip_order([_server_chip(s)]), s))
+    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
+        y=alt.Y(f"{y}:Q", title=y_title),
+        color=alt.Color("server:N", title="chip", legend=charts.LINE_LEGEND, scale=alt.Scale(
+            domain=servers, range=[charts.chip_colours().get(_server_chip(s), charts.OTHER_COLOUR) for s in servers])),
+        order=f"{x}:Q",
+        tooltip=["server:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
+    ).properties(title=title)

@@ -10,13 +10,14 @@ for each section of :data:`jalapeno.caveats.SECTION_CLAIMS` (the registry rows i
 
 from __future__ import annotations
 
+import altair as alt
 import polars as pl
 
-from .. import agents, caveats, charts, comparison, data, pareto, power, registry, specs, subject
+from .. import agents, caveats, charts, comparison, data, display, pareto, power, registry, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter
+from . import Chapter, figures
 
 #: Published claims the prose quotes as they stand: claim id, key, format (revenue in billion USD).
 CLAIM_NUMBERS = (("jalapeno-tdp", "j_tdp", "{:,.0f}"), ("gb200-tdp", "b_tdp", "{:,.0f}"),
@@ -121,7 +122,7 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
     vr = caveats.vera_rubin_table(models, fit=fit, scenario=scenario, cases=cases, max_chips=max_chips)
     ch.tables["vera-rubin"] = _shown(vr.select("model", "metric", "case", "baseline", "vs_baseline", "vs_vera_rubin",
                                                "remaining", "published", "published_projected"))
-    ch.add_figure("vera-rubin-remaining", charts.remaining_share(vr), "caveats-vera-rubin-remaining")
+    ch.add_figure("vera-rubin-remaining", remaining_share(vr), "caveats-vera-rubin-remaining")
 
     def value(model, metric, case, col="vs_vera_rubin"):
         rows = vr.filter((pl.col("model") == model) & (pl.col("metric") == metric) & (pl.col("case") == case))
@@ -183,8 +184,8 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     ch.quote("pb_hn_w", power.host_network_w("jalapeno", "per-chip"), "{:,.0f}")
     ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
     ch.tables["power-bases"] = bases
-    ch.add_figure("power-bases", charts.ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
-                                                   "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
+    ch.add_figure("power-bases", ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
+                                            "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
 
 
 def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
@@ -195,8 +196,8 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
     ch.tables["shape-sweep"] = _shown(sw)
     long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
                       value_name="ratio")
-    ch.add_figure("shape-sweep", charts.ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
-                                                   "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
+    ch.add_figure("shape-sweep", ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
+                                            "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
     for metric, key in (("per_kw_at_peak", "sh"), ("single_user", "sh_su")):
         ranked = sw.sort(metric)
         best, worst = ranked.row(-1, named=True), ranked.row(0, named=True)
@@ -235,7 +236,7 @@ def _kernels(ch, reg, model, fit, scenario) -> None:
     ch.tables["kernels"] = _shown(kt)
     pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
                                pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
-    ch.add_figure("amdahl", charts.amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
+    ch.add_figure("amdahl", amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
     ch.quote("k_model", model)
     bt, pk = kt.row(0, named=True), kt.row(1, named=True)  # best TBT, peak throughput
     ch.quote("k_share_bt", 100 * bt["kernel_share"], "{:.0f}")
@@ -264,7 +265,7 @@ def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
     _qualifies(ch, reg, "hbm")
     hbm = caveats.hbm_table(chips, supply_share=supply_share, power_basis=basis, pue=pue)
     ch.tables["hbm"] = _shown(hbm)
-    ch.add_figure("hbm-per-gw", charts.hbm_per_gw(hbm), "caveats-hbm-per-gw")
+    ch.add_figure("hbm-per-gw", hbm_per_gw(hbm), "caveats-hbm-per-gw")
     j = hbm.filter(pl.col("chip") == "jalapeno").row(0, named=True)
     ch.quote("hbm_basis", power.BASIS_LABELS[basis])
     ch.quote("hbm_per_stack", caveats.hbm_per_stack_bytes("jalapeno") / 1e9, "{:.0f}")  # GB
@@ -287,7 +288,7 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "pareto-shape")
     shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
     ch.tables["pareto-shape"] = _shown(shape_t)
-    ch.add_figure("pareto-shape", charts.ratio_curves(curves), "caveats-pareto-shape")
+    ch.add_figure("pareto-shape", figures.ratio_curves(curves), "caveats-pareto-shape")
     m = shape_t["model"][0]
     at = {round(r["fraction"], 2): r["ratio"] for r in shape_t.filter(pl.col("model") == m).iter_rows(named=True)}
     near, half = PARETO_SHAPE_FRACTIONS
@@ -315,3 +316,67 @@ def _business(ch, reg) -> None:
     ch.quote("bz_margin_watt_lo", implied["margins"][3], "{:.0f}")
     ch.quote("bz_life_lo", implied["inference cost"][0], "{:.0f}")
     ch.quote("bz_life_hi", implied["inference cost"][1], "{:.0f}")
+
+
+# ---- figures ----
+
+def amdahl_curves(curve: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
+    """Whole-step speedup against the accelerated share (:func:`jalapeno.caveats.amdahl_curve`: ``share``,
+    ``block_speedup``, ``speedup``), with operating points of the serving model marked (``points``:
+    ``label``, ``share``, ``speedup``)."""
+    curve = curve.with_columns(pl.col("block_speedup").map_elements(
+        lambda s: display.formatted(s, "{}x on the blocks"), return_dtype=pl.String).alias("blocks"))
+    lines = alt.Chart(curve).mark_line().encode(
+        x=alt.X("share:Q", title="share of decode-step time in the accelerated blocks", axis=alt.Axis(format="%")),
+        y=alt.Y("speedup:Q", title="whole-step speedup"),
+        color=charts.series_color(curve["blocks"].to_list(), "blocks", legend=charts.LINE_LEGEND),
+        strokeDash=charts.series_dash(curve["blocks"].to_list(), "blocks"),
+    )
+    dots = alt.Chart(points).mark_point(filled=True, size=70, color="black").encode(
+        x="share:Q", y="speedup:Q", shape=alt.Shape("label:N", title="serving model"),
+        tooltip=["label:N", alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("speedup:Q", format=".3f")],
+    )
+    return alt.layer(lines, dots).properties(title="Amdahl's law: faster blocks, smaller whole-model gain")
+
+
+def ratio_bars(df: pl.DataFrame, x: str, title: str, x_title: str | None = None) -> alt.Chart:
+    """Ratios (``ratio``, bars from zero, a dashed rule at 1 = parity) by the category ``x`` (titled
+    ``x_title``), grouped by ``metric``: for the workload-shape sweep and the power bases of the caveats
+    chapter. The bars lie horizontal, one category a row, so long category names stay legible on a phone."""
+    data = df.select(x, "metric", "ratio")
+    rule = alt.Chart(pl.DataFrame({"x": [1.0]})).mark_rule(color="#888888", strokeDash=[4, 3]).encode(x="x:Q")
+    bars = alt.Chart(data).mark_bar().encode(
+        y=alt.Y(f"{x}:N", title=x_title, sort=None),
+        yOffset=alt.YOffset("metric:N", sort=None),
+        x=alt.X("ratio:Q", title="Jalapeño / other"),
+        color=charts.series_color(data["metric"].to_list(), "metric"),
+        tooltip=[f"{x}:N", "metric:N", alt.Tooltip("ratio:Q", format=",.2f")],
+    )
+    return alt.layer(bars, rule).properties(title=title)  # rule drawn over the bars
+
+
+def remaining_share(df: pl.DataFrame) -> alt.Chart:
+    """Share of each published advantage left against Vera Rubin (:func:`jalapeno.caveats.vera_rubin_table`:
+    ``model``, ``metric``, ``case``, ``remaining``), one point per case."""
+    data = df.select("model", "metric", "case", "remaining").with_columns(
+        pl.format("{} · {}", pl.col("model"), pl.col("metric")).alias("comparison"))
+    return alt.Chart(data).mark_point(filled=True, size=70).encode(
+        y=alt.Y("comparison:N", title=None, sort=None),
+        x=alt.X("remaining:Q", title="advantage left against Vera Rubin / against the published baseline",
+                scale=alt.Scale(type="log")),
+        color=charts.series_color(["pessimistic", "central", "optimistic"], "case", "Vera Rubin"),
+        shape=alt.Shape("case:N", title="Vera Rubin", scale=alt.Scale(domain=["pessimistic", "central", "optimistic"])),
+        tooltip=["model:N", "metric:N", "case:N", alt.Tooltip("remaining:Q", format=".2f")],
+    ).properties(title="How much of each published ratio remains against Vera Rubin")
+
+
+def hbm_per_gw(df: pl.DataFrame) -> alt.Chart:
+    """HBM stacks per gigawatt of deployed chips (:func:`jalapeno.caveats.hbm_table`), one bar per chip."""
+    data = df.select("chip", "stacks_per_gw", "hbm_pb_per_gw", "watts_per_chip")
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("chip:N", title=None, sort=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("stacks_per_gw:Q", title="HBM stacks per GW of chips"),
+        color=charts.chip_color(data["chip"].to_list(), legend=None),
+        tooltip=["chip:N", alt.Tooltip("stacks_per_gw:Q", format=",.0f"), alt.Tooltip("hbm_pb_per_gw:Q", format=",.0f"),
+                 alt.Tooltip("watts_per_chip:Q", format=",.0f")],
+    ).properties(title="HBM a gigawatt of chips needs")

@@ -6,8 +6,6 @@ Fits Jalapeño's four own constants to its published points in each scenario of 
 the three published matched-interactivity ratios (:func:`jalapeno.subject.ratio_table`), splits each into
 its three factors (retention x peak ratio x steepness) and shows how a matched ratio grows without bound
 as the baseline nears its fastest point.
-
-The physics module of Pareto frontiers is imported here as ``frontiers`` (this module has the same name).
 """
 
 from __future__ import annotations
@@ -15,16 +13,16 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import (baselines, calibration, charts, comparison, data, display, measured, power, specs,
-               subject, uncertainty)
-from .. import pareto as frontiers
+from .. import (baselines, calibration, charts, comparison, data, display, measured, pareto, power,
+               specs, subject, uncertainty)
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter
+from . import Chapter, figures
 
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
 SENSITIVITY_MAX_CHIPS = (8, 16, 72)
@@ -91,8 +89,8 @@ def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
     """UnknownNameError for a model without a published matched ratio, an unknown chip, power basis or
     concurrency range; ValueError when ``models`` leaves out a model the prose discusses."""
     for m in models:
-        if m not in frontiers.PUBLISHED_RATIOS:
-            raise UnknownNameError("model with a published matched ratio", m, list(frontiers.PUBLISHED_RATIOS))
+        if m not in pareto.PUBLISHED_RATIOS:
+            raise UnknownNameError("model with a published matched ratio", m, list(pareto.PUBLISHED_RATIOS))
     missing = [m for m in DISCUSSED_MODELS if m not in models]
     if missing:
         raise ValueError(f"models must include {', '.join(missing)}: the chapter discusses its ratio's factors; "
@@ -110,7 +108,7 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
     ch.tables["unknowns"] = data.jalapeno_unknowns().select("parameter", "low", "central", "high", "unit", "basis")
     effs = {sc: f.efficiency for sc, f in fits.items()}
     pub_shape = {"isl": int(claim_value("workload-isl")), "osl": int(claim_value("workload-osl"))}  # 8k/1k
-    caps = {(m, d): frontiers.benchmark_concurrency_cap(m, **pub_shape, disagg=d)
+    caps = {(m, d): pareto.benchmark_concurrency_cap(m, **pub_shape, disagg=d)
             for m in ("gpt-oss-120b", "deepseek-r1") for d in (False, True)}
     gb200 = measured.points("gpt-oss-120b", "gb200", **pub_shape)
     gb200_peak = gb200.row(gb200["tput_per_gpu"].arg_max(), named=True)
@@ -147,7 +145,7 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
                           ("mla_layer_factor", "mla", "{:.2f}")):
         ch.quote(f"{key}_lo", constants[col].min(), fmt)
         ch.quote(f"{key}_hi", constants[col].max(), fmt)
-    ch.quote("tau_gpu", calibrated.tau(frontiers.best_stack(calibrated)) * 1e6, "{:.1f}")
+    ch.quote("tau_gpu", calibrated.tau(pareto.best_stack(calibrated)) * 1e6, "{:.1f}")
     ch.quote("mla_gpu", calibrated.mla_layer_factor, "{:.2f}")
     ch.quote("j_ttft", e2e[0]["implied_ttft_s"], "{:.2f}")
     ch.quote("b_ttft", e2e[1]["implied_ttft_s"], "{:.2f}")
@@ -170,8 +168,8 @@ def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str,
                 lines.append(f.select("chip", "model", "interactivity_tok_s_user", "tok_s_per_kw").with_columns(
                     line=pl.lit("jalapeno, modeled"), scenario=pl.lit(sc), power_basis=pl.lit(basis)))
             for c in baseline_chips:
-                b = frontiers.baseline_frontier(m, c, power_basis=basis, max_chips=baseline_max_chips, isl=isl, osl=osl,
-                                                concurrency_cap=concurrency_cap)
+                b = pareto.baseline_frontier(m, c, power_basis=basis, max_chips=baseline_max_chips, isl=isl, osl=osl,
+                                             concurrency_cap=concurrency_cap)
                 lines.append(b.select(pl.lit(c).alias("chip"), pl.lit(m).alias("model"), "interactivity_tok_s_user",
                                       "tok_s_per_kw").with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
                                                                    scenario=pl.lit(None, pl.Utf8),
@@ -185,8 +183,8 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
     all_lines = frontier_lines(models, baseline_chips, fits, isl=isl, osl=osl, baseline_max_chips=baseline_max_chips,
                                concurrency_cap=concurrency_cap)
     for m in models:
-        chart = charts.frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
-                                            scenario="central", title=f"{m}: Pareto frontiers")
+        chart = frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
+                                     scenario="central", title=f"{m}: Pareto frontiers")
         ch.add_figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
     ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
     ch.quote("fixed_levels", ", ".join(f"{number(v):,}" for v in FIXED_LEVELS))
@@ -208,7 +206,7 @@ def fixed_interactivity(lines: pl.DataFrame, *, power_basis: str, levels=FIXED_L
         front = front.sort("interactivity_tok_s_user")
         row = {"model": model, "frontier": line + (" (central)" if line.startswith("jalapeno") else "")}
         for level in levels:
-            v = frontiers.throughput_at(front, level)
+            v = pareto.throughput_at(front, level)
             row[f"at {number(level):,} tok/s/user (tok/s/kW)"] = f"{number(v):,.0f}" if math.isfinite(v) else "not reached"
         rows.append(row)
     return pl.DataFrame(rows)
@@ -318,7 +316,7 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
                 "kimi-k2.5": claim_value("kimi-per-watt-ratio"), "deepseek-r1": watt_low}
     for m, key in (("gpt-oss-120b", "imp_gpt"), ("kimi-k2.5", "imp_kimi"), ("deepseek-r1", "imp_dsr")):
         if m in steep:
-            ch.quote(key, 100 * claim_value(frontiers.PUBLISHED_RATIOS[m][0]) / (pub_peak[m] * steep[m]), "{:.0f}")
+            ch.quote(key, 100 * claim_value(pareto.PUBLISHED_RATIOS[m][0]) / (pub_peak[m] * steep[m]), "{:.0f}")
     ch.quote("k_prefill_gain", kimi_peak_2x / kimi_peak, "{:.2f}")
     ch.tables["factors"] = factors
 
@@ -327,19 +325,19 @@ def _ratio_curves(ch: Chapter, fits, *, models, power_basis, isl, osl, baseline_
     """The matched ratio across each baseline's interactivity range (figure ``ratio-curves``)."""
     curves = []
     for m in models:
-        claim_id, chip = frontiers.PUBLISHED_RATIOS[m]
-        old = frontiers.baseline_frontier(m, chip, power_basis=power_basis, max_chips=baseline_max_chips, isl=isl,
-                                          osl=osl, concurrency_cap=concurrency_cap)
+        claim_id, chip = pareto.PUBLISHED_RATIOS[m]
+        old = pareto.baseline_frontier(m, chip, power_basis=power_basis, max_chips=baseline_max_chips, isl=isl,
+                                       osl=osl, concurrency_cap=concurrency_cap)
         new = subject.jalapeno_frontier(m, "central", fit=fits["central"], isl=isl, osl=osl, power_basis=power_basis,
                                         concurrency_cap=concurrency_cap)
-        curves.append(frontiers.ratio_curve(new, old).with_columns(label=pl.lit(f"{m} vs {chip}")))
+        curves.append(pareto.ratio_curve(new, old).with_columns(label=pl.lit(f"{m} vs {chip}")))
     curves = pl.concat(curves)
     first = curves.filter(pl.col("label").str.starts_with(models[0]))
     ch.quote("ratio_start", first["ratio"][0], "{:.1f}")
     ch.quote("ratio_end", first["ratio"][-1], "{:.0f}")
     ch.quote("first_model", models[0])
     ch.quote("dsr_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
-    ch.add_figure("ratio-curves", charts.ratio_curves(curves), "pareto-ratio-curves")
+    ch.add_figure("ratio-curves", figures.ratio_curves(curves), "pareto-ratio-curves")
 
 
 def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis, baseline_max_chips,
@@ -424,7 +422,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
         b = uncertainty.Band(math.nan, math.nan, math.nan)
         if math.isfinite(r["ratio"]):
             x, old_y = r["interactivity_tok_s_user"], r["baseline_tok_s_kw"]
-            b = ens.band(lambda f, m=r["model"], x=x: frontiers.throughput_at(subject.jalapeno_frontier(
+            b = ens.band(lambda f, m=r["model"], x=x: pareto.throughput_at(subject.jalapeno_frontier(
                 m, "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), x))
             b = uncertainty.Band(b.median / old_y, b.low / old_y, b.high / old_y)
         rows.append({**{c: r[c] for c in ("model", "assumption_set", "baseline_source", "interactivity_tok_s_user",
@@ -450,7 +448,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     ch.quote("q_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
     curve = baselines.ratio_against_fastest("deepseek-r1", fit=fits["central"], power_basis=power_basis)
     xs = np.unique(curve["fastest_tok_s_user"].to_numpy())
-    draws = ens.draws_of(lambda f: frontiers.throughput_at(subject.jalapeno_frontier(
+    draws = ens.draws_of(lambda f: pareto.throughput_at(subject.jalapeno_frontier(
         "deepseek-r1", "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), xs))
     with np.errstate(all="ignore"):
         q = np.nanquantile(draws, [uncertainty.BAND[0], 0.5, uncertainty.BAND[1]], axis=0)
@@ -460,7 +458,73 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
         ratio_high=pl.col("j_high") / pl.col("baseline_tok_s_kw"),
         line=pl.format("{} {}", pl.col("precision").str.to_uppercase(),
                        pl.when(pl.col("spec_decoding") == "mtp").then(pl.lit("with MTP")).otherwise(pl.lit("no MTP"))))
-    ch.add_figure("ratio-vs-fastest", charts.ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
-                                                                   published=claim_value("dsr1-matched-tbt-ratio"),
-                                                                   seeds_speed=claim_value("dsr1-baseline-single-user")),
+    ch.add_figure("ratio-vs-fastest", ratio_against_fastest(curve.drop("j_low", "j_median", "j_high"),
+                                                            published=claim_value("dsr1-matched-tbt-ratio"),
+                                                            seeds_speed=claim_value("dsr1-baseline-single-user")),
                   "pareto-ratio-vs-fastest")
+
+
+# ---- figures ----
+
+def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart:
+    """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
+    ``gb200, measured``: the chip, then its source), ``interactivity_tok_s_user`` and ``y``. Colour by chip
+    (:data:`jalapeno.charts.CHIP_COLOURS`), line style by source (:data:`jalapeno.charts.SOURCE_DASHES`: measured solid, transferred
+    dashed, modeled dotted), each line its own ``line``. Raises ValueError for a source that is not one
+    of :data:`jalapeno.charts.SOURCES`."""
+    sources = {line: line.rsplit(", ", 1)[-1] for line in df["line"].unique().to_list()}
+    unknown = sorted(s for s in sources.values() if s not in charts.SOURCES)
+    if unknown:
+        raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(charts.SOURCES)}")
+    df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
+    # no point overlay: with one, Vega-Lite draws the line-style legend as dots that all look alike
+    return alt.Chart(df).mark_line(strokeWidth=2).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y(f"{y}:Q", title="throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y,
+                scale=alt.Scale(type="log")),
+        color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
+        strokeDash=charts.source_dash(),
+        detail="line:N", order="interactivity_tok_s_user:Q",
+        tooltip=["line:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip(f"{y}:Q", format=",.0f")],
+    ).properties(title=title)
+
+
+def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:
+    """:func:`frontiers` over a precomputed grid with two inputs: the power basis (``power_basis`` column,
+    every row) and the scenario of Jalapeño's unknowns (``scenario`` column, empty on baseline rows, so
+    the baselines stay drawn). Starts at ``power_basis`` and ``scenario``."""
+    bases = tuple(sorted(grid["power_basis"].unique().to_list(), key=power.POWER_BASES.index))
+    scenarios = tuple(s for s in ("low", "central", "high") if s in grid["scenario"].drop_nulls().to_list())
+    return charts.explorable(frontiers(grid, title=title),
+                             charts.Knob("power_basis", bases, power_basis, "power basis", kind="select"),
+                             charts.Knob("scenario", scenarios, scenario, "Jalapeño unknowns", kind="select"))
+
+
+def ratio_against_fastest(df: pl.DataFrame, *, published: float, seeds_speed: float) -> alt.LayerChart:
+    """The matched ratio as a function of the baseline's fastest interactivity
+    (:func:`jalapeno.baselines.ratio_against_fastest` with a band: ``line``, ``fastest_tok_s_user``,
+    ``ratio``, ``ratio_low``, ``ratio_high``, ``extrapolated``, ``baseline_end_tok_s_user``): one line per
+    baseline (precision, speculative decoding; dashed where the baseline is extended past its last point by
+    its final slope), its band shaded, a horizontal rule at the ``published`` ratio and a vertical one at
+    the seeds' single-user speed of the baseline (``seeds_speed``, tok/s/user). Log-log."""
+    data = df.select("line", "fastest_tok_s_user", "ratio", "ratio_low", "ratio_high", "extrapolated",
+                     "baseline_end_tok_s_user").drop_nulls("ratio").filter(pl.col("ratio").is_finite())
+    data = data.with_columns(part=pl.when(pl.col("extrapolated")).then(pl.lit("past the baseline's end (final slope)"))
+                             .otherwise(pl.lit("on the baseline's frontier")))
+    x = alt.X("fastest_tok_s_user:Q", title="baseline's fastest interactivity (tok/s/user)", scale=alt.Scale(type="log"))
+    y_scale = alt.Scale(type="log")
+    band = alt.Chart(data).mark_area(opacity=0.15).encode(
+        x=x, y=alt.Y("ratio_low:Q", scale=y_scale, title="Jalapeño / baseline throughput per kW"), y2="ratio_high:Q",
+        color=alt.Color("line:N", title="baseline"))
+    lines = alt.Chart(data).mark_line().encode(
+        x=x, y=alt.Y("ratio:Q", scale=y_scale), color=alt.Color("line:N", title="baseline"),
+        strokeDash=alt.StrokeDash("part:N", title=None, sort=["on the baseline's frontier"]),
+        detail="part:N",
+        tooltip=["line:N", alt.Tooltip("fastest_tok_s_user:Q", format=",.0f"), alt.Tooltip("ratio:Q", format=",.1f"),
+                 alt.Tooltip("ratio_low:Q", format=",.1f"), alt.Tooltip("ratio_high:Q", format=",.1f")])
+    rules = pl.DataFrame({"value": [published], "label": [f"published {published:g}x"]})
+    hrule = alt.Chart(rules).mark_rule(color="#888888", strokeDash=[4, 3]).encode(y="value:Q", tooltip=["label:N"])
+    vrule = alt.Chart(pl.DataFrame({"value": [seeds_speed], "label": [f"seeds' single-user speed {seeds_speed:g}"]})) \
+        .mark_rule(color="#888888", strokeDash=[2, 2]).encode(x="value:Q", tooltip=["label:N"])
+    return alt.layer(band, lines, hrule, vrule).properties(
+        title="DeepSeek-R1: the matched ratio against the baseline's fastest point")

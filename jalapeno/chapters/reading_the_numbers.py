@@ -10,6 +10,7 @@ quotes and the tables and figures it shows.
 
 from __future__ import annotations
 
+import altair as alt
 import polars as pl
 
 from .. import charts, comparison, measured, metrics, registry
@@ -70,7 +71,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              else f"{n_agree} of the four published GB200 numbers are reproduced (the published ones are for "
                   "GB200, gpt-oss-120b, 8k/1k, run 20786863188)")
     pts = measured.points(model, baseline, isl=isl, osl=osl)
-    ch.add_figure("measured", charts.measured_points(pts, summary.run_id), f"measured-{model}-{baseline}-{isl}-{osl}")
+    ch.add_figure("measured", measured_points(pts, summary.run_id), f"measured-{model}-{baseline}-{isl}-{osl}")
 
     # Run-to-run spread
     runs = comparison.runs_table(model, baseline, isl=isl, osl=osl, baseline_power_w=baseline_power_w)
@@ -115,8 +116,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     grid = comparison.power_basis_grid(summary, jalapeno_sustained_w=jalapeno_sustained_w,
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
-    ch.add_figure("power_bases", charts.power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
-                                                               jalapeno_allin_w=start["all-in-proportional"]),
+    ch.add_figure("power_bases", power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
+                                                        jalapeno_allin_w=start["all-in-proportional"]),
                   f"power-bases-{model}-{baseline}")
 
     # What the end-to-end latencies imply
@@ -147,3 +148,67 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
         "claim_id", "claimed", "status", "computed", "quantity", "seeds", "check")
     return ch
+
+
+# ---- figures ----
+
+def measured_points(points: pl.DataFrame, highlight_run: str) -> alt.Chart:
+    """Throughput per GPU against interactivity of measured points; the points of ``highlight_run``
+    in colour, the other runs of the same configuration in grey."""
+    df = points.select(
+        (1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"), "tput_per_gpu", "conc", "run_id",
+        pl.when(pl.col("run_id") == highlight_run).then(pl.lit(f"run {highlight_run}"))
+        .otherwise(pl.lit("other runs")).alias("series"),
+    ).sort("run_id", "conc")
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / mean TPOT)", scale=alt.Scale(type="log")),
+        y=alt.Y("tput_per_gpu:Q", title="throughput per GPU (input + output tok/s)", scale=alt.Scale(type="log")),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=[f"run {highlight_run}", "other runs"],
+                                                                range=[charts.CHIP_COLOURS["gb200"], "#c7c7c7"])),
+        detail="run_id:N",
+        tooltip=["run_id:N", "conc:Q", alt.Tooltip("tput_per_gpu:Q", format=",.0f"),
+                 alt.Tooltip("interactivity_tok_s_user:Q", format=".1f")],
+    ).properties(title="Measured points of one configuration: throughput against interactivity")
+
+
+def power_bases(bases: pl.DataFrame) -> alt.Chart:
+    """Tokens/s/kW of Jalapeño and the baseline under each power basis (from
+    :func:`jalapeno.comparison.power_basis_table`)."""
+    df = pl.concat([
+        bases.select("basis", pl.lit("jalapeno").alias("chip"), pl.col("jalapeno_tok_s_kw").alias("tok_s_kw")),
+        bases.select("basis", pl.lit("baseline").alias("chip"), pl.col("baseline_tok_s_kw").alias("tok_s_kw")),
+    ])
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"]),
+        xOffset="chip:N",
+        y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)"),
+        color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
+                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]])),
+        tooltip=["basis:N", "chip:N", alt.Tooltip("tok_s_kw:Q", format=",.0f")],
+    ).properties(title="Per-kW throughput depends on whose watts are counted")
+
+
+def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
+                           jalapeno_allin_w: float) -> alt.Chart:
+    """:func:`power_bases` with two sliders: Jalapeño's sustained power and its all-in power per chip.
+
+    Draws a precomputed grid (:func:`jalapeno.comparison.power_basis_grid`: columns ``basis``, ``chip``,
+    ``watts``, ``tok_s_kw``, ``ratio``, ``jalapeno_sustained_w``, ``jalapeno_allin_w``; a knob column is
+    empty on the rows that do not depend on it). The sliders take the grid's values of the two knob
+    columns and start at ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (W), which must be among them;
+    the static SVG shows that position. Raises ValueError for a starting value off the grid."""
+    sustained = tuple(grid["jalapeno_sustained_w"].drop_nulls().unique().sort().to_list())
+    allin = tuple(grid["jalapeno_allin_w"].drop_nulls().unique().sort().to_list())
+    top = float(grid["tok_s_kw"].max()) * 1.05
+    chart = alt.Chart(grid).mark_bar().encode(
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"], axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
+        y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
+        color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
+                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]])),
+        tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
+                 alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
+    ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)")
+    return charts.explorable(chart,
+                             charts.Knob("jalapeno_sustained_w", sustained, jalapeno_sustained_w, "Jalapeño sustained power (W)"),
+                             charts.Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))

@@ -8,6 +8,7 @@ Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.bound
 
 from __future__ import annotations
 
+import altair as alt
 import numpy as np
 import polars as pl
 
@@ -144,7 +145,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("prefill_intensity", phases["intensity_flop_per_byte"][-1], "{:,.0f}")
     ch.quote("decode1_intensity", phases["intensity_flop_per_byte"][0], "{:.1f}")
     ch.quote("focus_ridge", focus_c.ridge_point_flop_per_byte(weight_precision), "{:,.0f}")
-    ch.add_figure("roofline", charts.roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
+    ch.add_figure("roofline", roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
 
     # The batch-1 bound, chip by chip
     ch.quote("focus_label", f"{focus_m.display_name} on {focus_c.display_name}")
@@ -160,7 +161,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
                                context_tokens=context_tokens, weight_precision=weight_precision,
                                kv_precision=kv_precision)
-    ch.add_figure("batch_sweep", charts.batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
+    ch.add_figure("batch_sweep", batch_sweep(sweep, focus_m.display_name), f"batch-sweep-{focus_model}")
 
     # How close the best single-user speeds come
     frac = comparison.published_vs_roofline(context_tokens=context_tokens, weight_precision=weight_precision,
@@ -181,7 +182,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"])
     ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}")
     ch.tables["fraction"] = frac
-    ch.add_figure("fraction", charts.fraction_of_bound(frac), "fraction-of-roofline")
+    ch.add_figure("fraction", fraction_of_bound(frac), "fraction-of-roofline")
 
     # The prefill bound
     ch.quote("prefill_ms", 1e3 * bounds.prefill_time_s(focus_m, focus_c, context_tokens,
@@ -211,3 +212,54 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     # Worked example: one decode step, step by step
     _worked_example(ch)
     return ch
+
+
+# ---- figures ----
+
+def roofline(curves: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
+    """Roofline lines (:func:`jalapeno.bounds.roofline_curves`) with the phases of one model on one
+    chip (:func:`jalapeno.bounds.phase_points`) as labelled points."""
+    color = charts.chip_color(curves["chip"].to_list() + points["chip"].to_list(), legend=charts.LINE_LEGEND)
+    x = alt.X("intensity_flop_per_byte:Q", title="arithmetic intensity (FLOP per HBM byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("attainable_flops_per_s:Q", title="attainable FLOP/s", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    # A chip whose roofline is the same line as an earlier chip's (GB200 and MI355X) is drawn dashed on top
+    # of it, so both colours show instead of the later one hiding the earlier.
+    order = charts.chip_order(curves["chip"].to_list())
+    shape = {c: tuple(curves.filter(pl.col("chip") == c)["attainable_flops_per_s"].to_list()) for c in order}
+    hidden = [c for i, c in enumerate(order) if shape[c] in [shape[o] for o in order[:i]]]
+    under = curves.filter(~pl.col("chip").is_in(hidden))
+    over = curves.filter(pl.col("chip").is_in(hidden))
+    lines = [alt.Chart(under).mark_line().encode(x=x, y=y, color=color, tooltip=["chip:N"])]
+    if hidden:
+        lines.append(alt.Chart(over).mark_line(strokeDash=[6, 6], strokeWidth=2.5).encode(
+            x=x, y=y, color=color, tooltip=["chip:N"]))
+    dots = alt.Chart(points).mark_point(filled=True, size=70, color="black").encode(
+        x=x, y=y, shape=alt.Shape("phase:N", title=f"{points['model'][0]} on {points['chip'][0]}"),
+        tooltip=["phase:N", alt.Tooltip("intensity_flop_per_byte:Q", format=",.1f"),
+                 alt.Tooltip("attainable_flops_per_s:Q", format=".3s")])
+    return alt.layer(*lines, dots).properties(title="Roofline: decode sits far left of every ridge point, prefill to the right")
+
+
+def batch_sweep(sweep: pl.DataFrame, model: str) -> alt.Chart:
+    """Speed-of-light output throughput per chip against interactivity over the decode batch
+    (:func:`jalapeno.bounds.batch_sweep`), one line per chip."""
+    return alt.Chart(sweep).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity bound (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y("output_tok_s_chip:Q", title="output throughput bound per chip (tok/s)", scale=alt.Scale(type="log")),
+        color=charts.chip_color(sweep["chip"].to_list(), legend=charts.LINE_LEGEND),
+        order="batch:Q",
+        tooltip=["chip:N", "batch:Q", alt.Tooltip("step_s:Q", format=".3s"), "memory_bound:N"],
+    ).properties(title=f"{model}: speed-of-light decode as the batch grows (one chip each)")
+
+
+def fraction_of_bound(df: pl.DataFrame) -> alt.Chart:
+    """Best single-user speed as a fraction of the batch-1 roofline bound
+    (:func:`jalapeno.comparison.published_vs_roofline`)."""
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        x=alt.X("fraction_of_bound:Q", title="single-user speed / speed-of-light bound", axis=alt.Axis(format="%")),
+        color=charts.chip_color(df["chip"].to_list()),
+        tooltip=["model:N", "chip:N", "source:N", alt.Tooltip("tok_s_user:Q", format=",.0f"),
+                 alt.Tooltip("bound_tok_s_user:Q", format=",.0f"), alt.Tooltip("fraction_of_bound:Q", format=".0%")],
+    ).transform_calculate(label="datum.model + ' on ' + datum.chip").properties(
+        title="How close each best single-user speed comes to its roofline")

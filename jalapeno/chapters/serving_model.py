@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import altair as alt
 import polars as pl
 
 from .. import calibration, charts, serving, specs, subject
@@ -52,7 +53,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
     ch.tables["fit_errors"] = fit_errors.drop("point_distances")
-    ch.add_figure("fit", charts.predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
+    ch.add_figure("fit", predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
     held = pl.concat([calibration.holdout(configs, by=b) for b in holdout_by])
     for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
         ch.numbers[key] = text
@@ -65,7 +66,7 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
         pl.col("frontier_points").alias("measured frontier points"),
         (100 * pl.col("median")).alias("median distance (%)"), (100 * pl.col("p90")).alias("p90 distance (%)"))
     long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
-    ch.add_figure("schemes", charts.validation_schemes(
+    ch.add_figure("schemes", validation_schemes(
         long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
                         (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
         "serving-model-validation")
@@ -190,3 +191,32 @@ def _worked_example(ch: Chapter) -> None:
         q("target_tok_s_chip", config["target_tok_s_chip"], "{:,.0f}")
         q("vs_target_pct", 100 * (plain(ev.throughput_tok_s_chip) / config["target_tok_s_chip"] - 1), "{:+.0f}")
     ch.quote("wb_g_target_mode", "disaggregated" if configs["gb200"]["target_disagg"] else "aggregated")
+
+
+# ---- figures ----
+
+def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
+    """Measured points and the model's predictions for a few series: ``series``, ``interactivity``,
+    ``throughput``, ``kind`` (``measured`` or ``predicted``)."""
+    base = alt.Chart(df).encode(
+        x=alt.X("interactivity:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
+        y=alt.Y("throughput:Q", title="throughput per GPU (tok/s)", scale=alt.Scale(type="log")),
+        color=charts.series_color(df["series"].to_list(), "series"),
+    )
+    measured = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
+    predicted = base.transform_filter(alt.datum.kind == "predicted").mark_point(shape="cross", size=40)
+    return alt.layer(measured, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
+
+
+def validation_schemes(df: pl.DataFrame, target: float) -> alt.LayerChart:
+    """Median and p90 frontier distance (percent) of each leave-out scheme: ``scheme``, ``statistic``
+    (``median`` or ``p90``), ``distance_pct``; a rule at ``target`` (percent), the book's aim."""
+    bars = alt.Chart(df).mark_bar().encode(
+        y=alt.Y("scheme:N", title=None, sort=None),
+        yOffset=alt.YOffset("statistic:N"),
+        x=alt.X("distance_pct:Q", title="frontier distance, held out (%)"),
+        color=alt.Color("statistic:N", title=None),
+        tooltip=["scheme", "statistic", alt.Tooltip("distance_pct:Q", format=".0f")],
+    )
+    rule = alt.Chart(pl.DataFrame({"target": [target]})).mark_rule(strokeDash=[4, 3]).encode(x="target:Q")
+    return alt.layer(bars, rule).properties(title="Predicting what the fit has not seen: three leave-out schemes")

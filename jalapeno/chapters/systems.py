@@ -8,6 +8,9 @@ This module only picks, converts to display units (µs, ms, GB, TB/s) and format
 
 from __future__ import annotations
 
+import json
+
+import altair as alt
 import numpy as np
 import polars as pl
 
@@ -149,7 +152,7 @@ def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology:
     ch.quote("sys_whatif_hops", whatif.diameter_hops())
     ch.quote("sys_whatif_avg", whatif.average_hops(), "{:.2f}")
     ch.quote("sys_focus_name", focus_system.display_name)
-    ch.add_figure("topology_hops", charts.topology_hops(
+    ch.add_figure("topology_hops", topology_hops(
         network.size_sweep(), fabric.select("system", "chips", "diameter_hops", "average_hops")), "systems-topology-hops")
     _diagrams(ch, tpu, size)
     return whatif
@@ -179,7 +182,7 @@ def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
         else:
             what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
             title = f"{label}: {number(t.n_chips):,} chips as a {_shape(t.shape)} {what}, {hops}"
-        ch.add_figure(slot, charts.topology_diagram(diagrams.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
+        ch.add_figure(slot, topology_diagram(diagrams.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
                       name)
 
 
@@ -226,7 +229,7 @@ def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus
     sweep = network.message_sweep(topologies | {f"what-if {whatif.label}": whatif})
     marks = pl.DataFrame({"label": ["decode, 1 token", f"prefill, {number(context_tokens):,} tokens"],
                           "message_bytes": [focus_model.hidden_size * 2.0, context_tokens * focus_model.hidden_size * 2.0]})
-    ch.add_figure("collectives", charts.collective_times(sweep, marks), "systems-collectives")
+    ch.add_figure("collectives", collective_times(sweep, marks), "systems-collectives")
 
 
 def _deepseek_check(ch: Chapter) -> None:
@@ -281,7 +284,7 @@ def _tpus(ch: Chapter, chosen: list[ModelSpec], size: int, decode_tokens_per_chi
     for system_name, suffix in _TPUS:
         v = per_token.get(("deepseek-r1", system_name))
         _quote_or_na(ch, f"sys_a2a_share_{suffix}", None if v is None else 100 * v / dsr1_tpot, "{:.0f}")
-    ch.add_figure("tpu_all_to_all", charts.tpu_all_to_all(tpu_a2a, tokens), "systems-tpu-all-to-all")
+    ch.add_figure("tpu_all_to_all", tpu_all_to_all(tpu_a2a, tokens), "systems-tpu-all-to-all")
 
 
 def _lpx(ch: Chapter, chosen: list[ModelSpec], weight_bits: int, concurrency: int, context_tokens: int,
@@ -344,7 +347,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     sync = part["pipeline hand-offs"]["time_s"] + part["tensor-parallel all-reduce"]["time_s"]
     ch.quote("sys_best_bigger", "synchronisation (hand-offs and all-reduces), not SRAM bandwidth,"
              if sync > part["SRAM reads (weights + KV)"]["time_s"] else "SRAM bandwidth, not synchronisation,")
-    ch.add_figure("gemma_budget", charts.budget_split(
+    ch.add_figure("gemma_budget", budget_split(
         budget, f"{gemma.display_name} at {number(record):,.0f} tok/s: where the per-token budget goes"), "systems-gemma-budget")
 
     scaling = sy.lpu_scaling(gemma, **kw)
@@ -357,7 +360,7 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     ch.quote("sys_scale_last_thr", last["output_tok_s_chip"], "{:,.0f}")
     ch.quote("sys_scale_first_user", first["interactivity_tok_s_user"], "{:,.0f}")
     ch.quote("sys_scale_last_user", last["interactivity_tok_s_user"], "{:,.0f}")
-    ch.add_figure("lpu_scaling", charts.lpu_scaling(scaling), "systems-lpu-scaling")
+    ch.add_figure("lpu_scaling", lpu_scaling(scaling), "systems-lpu-scaling")
 
 
 def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, scenario: str,
@@ -377,7 +380,7 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
         r = top.get(label, {})
         _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
         _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
-    ch.add_figure("system_frontiers", charts.system_frontiers(
+    ch.add_figure("system_frontiers", system_frontiers(
         fronts, f"{focus_model.display_name}: three ways to build an inference system"), "systems-frontiers")
 
 
@@ -414,13 +417,13 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     nvl_hop_s = sy.system("gb300-nvl72").topology.hop_latency_s
     ch.quote("sys_nvl_hop_us", nvl_hop_s * 1e6, "{:.1f}")
     ch.quote("sys_jal_bw", up_bw / 1e12, "{:.1f}")
-    ch.add_figure("jalapeno_fabric", charts.fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
+    ch.add_figure("jalapeno_fabric", fabric_hop_budget(hop_budget), "systems-jalapeno-fabric")
     domain = int(jchip.scale_up_domain_chips)
     at_domain = hop_budget.filter((pl.col("model") == "deepseek-r1") & (pl.col("chips") == domain))
     budget = {r["fabric"]: (None if r["max_hop_latency_s"] is None else r["max_hop_latency_s"] * 1e6)
               for r in at_domain.iter_rows(named=True)}
     candidates = {f: sy.fabric_topology(f, domain) for f in _SCAN_FABRICS}
-    ch.add_figure("diagram_jalapeno", charts.topology_diagram(
+    ch.add_figure("diagram_jalapeno", topology_diagram(
         _candidate_drawings(candidates, budget), size=200, columns=3,
         title=f"Jalapeño's fabric is not published: the candidates for its {domain}-chip domain",
         subtitle=[f"largest per-hop latency with which DeepSeek-R1 still reaches {number(data.claim_value('dsr1-jalapeno-single-user')):,.0f} tok/s"]),
@@ -455,4 +458,228 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
         r = cap.filter((pl.col("system") == system_name) & (pl.col("model") == "deepseek-r1")
                        & (pl.col("context_tokens") == long_ctx) & (pl.col("tier") == tier))
         _quote_or_na(ch, key, None if r.is_empty() else r[column][0], fmt)
-    ch.add_figure("capacity", charts.capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")
+    ch.add_figure("capacity", capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")
+
+
+# ---- figures ----
+
+def topology_hops(sweep: pl.DataFrame, systems: pl.DataFrame | None = None) -> alt.LayerChart:
+    """Hop counts against size for each topology family (:func:`jalapeno.network.size_sweep`), with the
+    book's systems as labelled points (``systems``: ``system``, ``chips``, ``diameter_hops``,
+    ``average_hops``). A drop-down switches between the diameter and the average hop count."""
+    def long(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        return pl.concat([df.select(*keys, pl.lit(name).alias("metric"), pl.col(col).cast(pl.Float64).alias("hops"))
+                          for name, col in (("diameter", "diameter_hops"), ("average", "average_hops"))])
+
+    lines = long(sweep, ["family", "chips", "shape"])
+    x = alt.X("chips:Q", title="chips", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("hops:Q", title="hops (diameter or average)", scale=alt.Scale(type="log"))
+    chart = alt.Chart(lines).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
+        x=x, y=y, color=charts.series_color(lines["family"].to_list(), "family", "topology", legend=charts.LINE_LEGEND),
+        strokeDash=charts.series_dash(lines["family"].to_list(), "family", "topology"),
+        tooltip=["family:N", "shape:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
+    layers = [chart]
+    if systems is not None:
+        pts = long(systems, ["system", "chips"])
+        base = alt.Chart(pts).encode(x=x, y=y, tooltip=["system:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
+        layers += [base.mark_point(shape="diamond", size=90, filled=True, color="black"),
+                   base.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(text="system:N")]
+    return charts.explorable(alt.layer(*layers).properties(title="Worst and average path length grow differently with size"),
+                             charts.Knob("metric", ("diameter", "average"), "diameter", "hop count", kind="select"))
+
+
+def collective_times(df: pl.DataFrame, marks: pl.DataFrame | None = None) -> alt.LayerChart:
+    """Time of a collective against message size on several fabrics (:func:`jalapeno.network.message_sweep`:
+    ``system``, ``collective``, ``message_bytes``, ``time_s``), log-log, a drop-down choosing the collective;
+    ``marks`` (``label``, ``message_bytes``) draws vertical rules at the decode- and prefill-sized messages."""
+    data = df.with_columns((pl.col("time_s") * 1e6).alias("time_us"))
+    x = alt.X("message_bytes:Q", title="message per chip (bytes)", scale=alt.Scale(type="log"))
+    lines = alt.Chart(data).mark_line().encode(
+        x=x, y=alt.Y("time_us:Q", title="time (µs)", scale=alt.Scale(type="log")),
+        color=charts.system_color(data["system"].to_list(), "system", "fabric"),
+        strokeDash=charts.series_dash(data["system"].to_list(), "system", "fabric"),
+        tooltip=["system:N", "collective:N", alt.Tooltip("message_bytes:Q", format=".3s"), alt.Tooltip("time_us:Q", format=",.2f")])
+    layers = [lines]
+    if marks is not None:
+        base = alt.Chart(marks).encode(x=x)
+        layers += [base.mark_rule(strokeDash=[4, 3], color="#555555"),
+                   base.mark_text(align="left", dx=4, y=8, fontSize=10, color="#555555").encode(text="label:N")]
+    collectives = tuple(dict.fromkeys(df["collective"].to_list()))
+    return charts.explorable(alt.layer(*layers).properties(title="Small messages pay hops, large ones pay bandwidth"),
+                             charts.Knob("collective", collectives, collectives[0], "collective", kind="select"))
+
+
+def budget_split(df: pl.DataFrame, title: str) -> alt.LayerChart:
+    """Stacked horizontal bars of a per-token time budget by component and layout
+    (:func:`jalapeno.systems.lpu_budget`: ``layout``, ``component``, ``time_s``, ``budget_s``), with the
+    budget as a vertical rule. A negative remainder (a layout slower than the budget) is not drawn: its bar
+    simply runs past the rule."""
+    data = df.filter(pl.col("time_s") > 0).with_columns((pl.col("time_s") * 1e6).alias("time_us"))
+    order = list(dict.fromkeys(df["component"].to_list()))
+    bars = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("layout:N", title="layout (pipeline stages x chips per stage)", sort=list(dict.fromkeys(df["layout"].to_list()))),
+        x=alt.X("time_us:Q", title="time per token (µs)", stack="zero"),
+        color=charts.series_color(order, "component"),
+        order=alt.Order("component_rank:Q"),
+        tooltip=["layout:N", "component:N", alt.Tooltip("time_us:Q", format=",.1f"), alt.Tooltip("share:Q", format=".0%")],
+    ).transform_calculate(component_rank=f"indexof({json.dumps(order)}, datum.component)")
+    budget = float(df["budget_s"][0]) * 1e6
+    rule = alt.Chart(pl.DataFrame({"budget_us": [budget]})).mark_rule(color="black", strokeDash=[5, 3]).encode(
+        x="budget_us:Q", tooltip=[alt.Tooltip("budget_us:Q", title="budget (µs)", format=",.1f")])
+    return alt.layer(bars, rule).properties(title=title)
+
+
+def lpu_scaling(df: pl.DataFrame) -> alt.VConcatChart:
+    """Adding LPUs (:func:`jalapeno.systems.lpu_scaling`): output throughput per chip and single-user speed
+    against the chip count, one line per tensor-parallel width ``tp``."""
+    base = alt.Chart(df).encode(x=alt.X("chips:Q", title="LPUs", scale=alt.Scale(type="log", base=2)),
+                                color=alt.Color("tp:O", title="chips per stage", scale=alt.Scale(range=charts.SERIES_COLOURS)),
+                                order="chips:Q",
+                                tooltip=["tp:O", "stages:Q", "chips:Q", alt.Tooltip("output_tok_s_chip:Q", format=",.0f"),
+                                         alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f")])
+    left = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+        y=alt.Y("output_tok_s_chip:Q", title="output tok/s per LPU (full pipeline)", scale=alt.Scale(zero=False))
+    ).properties(width=250, height=200, title="Throughput per chip falls")
+    right = base.mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+        y=alt.Y("interactivity_tok_s_user:Q", title="tok/s per user", scale=alt.Scale(zero=False))
+    ).properties(width=250, height=200, title="Speed per user")
+    # one above the other: Vega-Lite cannot fit a concatenation to its container, and two 250 px views
+    # side by side would not fit a phone's column
+    return alt.vconcat(left, right).properties(title=charts.wrap_title("Adding LPUs to one model: every hop is paid per token", 36))
+
+
+def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
+    """Throughput per chip against interactivity, one frontier per ``system`` (log-log): rows of
+    :func:`jalapeno.systems.system_frontiers`."""
+    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
+        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log")),
+        y=alt.Y("throughput_tok_s_chip:Q", title="throughput per chip (input + output tok/s)", scale=alt.Scale(type="log")),
+        color=charts.system_color(df["system"].to_list(), "system", None),
+        strokeDash=charts.series_dash(df["system"].to_list(), "system", None), order="interactivity_tok_s_user:Q",
+        tooltip=["system:N", "n_chips:Q", "concurrency:Q", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"),
+                 alt.Tooltip("throughput_tok_s_chip:Q", format=",.0f")],
+    ).properties(title=title)
+
+
+def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
+    """Decode all-to-all time per token of each MoE model on TPU 8t and 8i (:func:`jalapeno.systems.tpu_all_to_all`
+    over several ``tokens_per_chip``), split into hop latency and bandwidth; a drop-down picks the decode
+    tokens per chip (``tokens_per_chip`` first)."""
+    data = pl.concat([
+        df.select("model", "system", "tokens_per_chip", pl.lit("hop latency").alias("part"),
+                  (pl.col("latency_per_layer_s") * pl.col("moe_layers") * 1e3).alias("ms")),
+        df.select("model", "system", "tokens_per_chip", pl.lit("bandwidth").alias("part"),
+                  ((pl.col("per_token_s") - pl.col("latency_per_layer_s") * pl.col("moe_layers")) * 1e3).alias("ms")),
+    ])
+    data = data.with_columns(pl.concat_str([pl.col("model"), pl.col("system")], separator=" on ").alias("case"))
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("case:N", title=None, sort=sorted(set(data["case"].to_list()))),
+        y=alt.Y("ms:Q", title="all-to-all time per output token (ms)", stack="zero"),
+        color=charts.series_color(["hop latency", "bandwidth"], "part"),
+        order=alt.Order("part_rank:Q"),
+        tooltip=["model:N", "system:N", "part:N", alt.Tooltip("ms:Q", format=",.3f")],
+    ).transform_calculate(part_rank="datum.part == 'hop latency' ? 0 : 1").properties(
+        title="Decode all-to-all: the 3D torus pays its diameter")
+    values = tuple(float(v) for v in dict.fromkeys(df["tokens_per_chip"].to_list()))
+    return charts.explorable(chart, charts.Knob("tokens_per_chip", values, float(tokens_per_chip), "decode tokens per chip", kind="select"))
+
+
+def fabric_hop_budget(df: pl.DataFrame) -> alt.Chart:
+    """The largest per-hop latency consistent with a published single-user speed against the scale-up domain
+    size (:func:`jalapeno.systems.max_consistent_hop_latency`), one line per fabric, dashes per model."""
+    data = df.filter(pl.col("max_hop_latency_s").is_not_null() & (pl.col("chips") > 1)).with_columns(
+        (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"))
+    return alt.Chart(data).mark_line(strokeWidth=2).encode(
+        x=alt.X("chips:Q", title="chips in the scale-up domain", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("max_hop_latency_us:Q", title="largest per-hop latency consistent (µs)", scale=alt.Scale(type="log")),
+        color=charts.series_color(data["fabric"].to_list(), "fabric", "fabric"),
+        strokeDash=charts.series_dash(data["model"].to_list(), "model", "published speed", legend=charts.LINE_LEGEND),
+        detail="model:N", order="chips:Q",
+        tooltip=["model:N", "fabric:N", "chips:Q", "diameter_hops:Q", alt.Tooltip("max_hop_latency_us:Q", format=".2f"),
+                 alt.Tooltip("best_tpot_s:Q", format=".2e")],
+    ).properties(title="Per-hop latency a Jalapeño fabric can afford at the published speeds")
+
+
+def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Chart:
+    """Chips needed to hold weights plus KV cache (:func:`jalapeno.systems.capacity_table`) per system and
+    model, log scale, with drop-downs for the context and the memory tier (starting at ``context_tokens``,
+    ``tier``)."""
+    chart = alt.Chart(df).mark_bar().encode(
+        y=alt.Y("system:N", title=None), yOffset=alt.YOffset("model:N"),
+        x=alt.X("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
+        color=charts.series_color(df["model"].to_list(), "model", "model"),
+        tooltip=["system:N", "model:N", "tier:N", "context_tokens:Q", "chips:Q", alt.Tooltip("systems_needed:Q", format=",.2f"),
+                 alt.Tooltip("bytes_needed:Q", format=".3s")],
+    ).properties(title="Capacity: chips that hold the weights and the KV cache of the users")
+    contexts = tuple(int(c) for c in sorted(set(df["context_tokens"].to_list())))
+    tiers = tuple(t for t in ("sram", "hbm", "hbm+host") if t in set(df["tier"].to_list()))
+    return charts.explorable(chart, charts.Knob("context_tokens", contexts, int(context_tokens), "context (tokens)", kind="select"),
+                             charts.Knob("tier", tiers, tier, "memory tier", kind="select"))
+
+
+#: Stroke of each kind of link in a fabric diagram (a Dragonfly's levels from dark to light).
+_LINK_STROKES = {"link": "#7f7f7f", "switch link": "#7f7f7f", "wraparound": "#7f7f7f",
+                 "level 1": "#404040", "level 2": "#8c8c8c", "level 3": "#bdbdbd", "level 4": "#d9d9d9"}
+
+
+def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[str] | None = None,
+                     panel_titles: dict[str, str] | None = None, size: int = 260,
+                     columns: int | None = None) -> alt.HConcatChart | alt.VConcatChart:
+    """A node-link diagram of a fabric from :func:`jalapeno.diagrams.drawing` (``nodes``, ``links``,
+    ``panels``, ``notes``): one square panel of ``size`` px per panel of the drawing, side by side; chips
+    (and units) filled by their hop count from the ringed reference chip on one scale for every panel,
+    a switch as a black square, wraparound links as dashed stubs, a Dragonfly's levels from dark (level 1)
+    to light. ``title`` and ``subtitle`` (lines; the drawing's notes are added) head the figure;
+    ``panel_titles`` (panel -> text) replace the drawing's own panel descriptions; ``columns`` panels a row
+    (default all in one row)."""
+    nodes, links = drawing["nodes"], drawing["links"]
+    panels = dict(drawing["panels"]) | (panel_titles or {})
+    top = max(1, int(nodes["hops"].max() or 1))
+    kinds = [k for k in _LINK_STROKES if k in set(links["kind"].to_list())]
+    # an ordinal scale: a symbol legend (vl-convert numbers gradient ids across calls, so a gradient
+    # legend's SVG would depend on what was drawn before it)
+    fill = alt.Fill("hops:O", title="hops from the ringed chip",
+                    scale=alt.Scale(scheme="viridis", domain=list(range(top + 1)), reverse=True),
+                    legend=alt.Legend(orient="bottom", direction="horizontal", columns=min(top + 1, 8)))
+    drawn = []
+    for panel, text in panels.items():
+        pn, pl_ = nodes.filter(pl.col("panel") == panel), links.filter(pl.col("panel") == panel)
+        xs = pn["x"].to_list() + pl_["x"].to_list() + pl_["x2"].to_list()
+        ys = pn["y"].to_list() + pl_["y"].to_list() + pl_["y2"].to_list()
+        pad = 0.08 * max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+        (x0, x1), (y0, y1) = (min(xs) - pad, max(xs) + pad), (min(ys) - pad, max(ys) + pad)
+        unit = min(size, charts.MIN_COLUMN_PX - 40) / max(x1 - x0, y1 - y0)  # px per unit, equal on both axes
+        width, height = round((x1 - x0) * unit), round((y1 - y0) * unit)
+        x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[x0, x1], nice=False, zero=False))
+        y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[y0, y1], nice=False, zero=False))
+        count = max(pn.height, 1)
+        radius = max(12, min(160, int(9000 / count)))
+        layers = [alt.Chart(pl_).mark_rule(strokeWidth=1, opacity=0.8 if pl_.height < 300 else 0.5).encode(
+            x=x, y=y, x2="x2:Q", y2="y2:Q",
+            stroke=alt.Stroke("kind:N", title="link", scale=alt.Scale(domain=kinds, range=[_LINK_STROKES[k] for k in kinds])),
+            strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=kinds, range=[[4, 3] if k == "wraparound" else [1, 0] for k in kinds]),
+                                      legend=None))]
+        chips = pn.filter(pl.col("role") != "switch")
+        tooltip = [alt.Tooltip("role:N"), alt.Tooltip("node:Q", title="index"), alt.Tooltip("chips:Q"), alt.Tooltip("hops:Q")]
+        layers.append(alt.Chart(chips).mark_circle(size=radius, opacity=1, stroke="black").encode(
+            x=x, y=y, fill=fill, strokeWidth=alt.condition(alt.datum.role == "reference chip", alt.value(2.5), alt.value(0.3)),
+            tooltip=tooltip))
+        switch = pn.filter(pl.col("role") == "switch")
+        if switch.height:
+            layers.append(alt.Chart(switch).mark_square(size=400, color="black").encode(
+                x=x, y=y, tooltip=[alt.Tooltip("role:N")]))
+        drawn.append(alt.layer(*layers).properties(width=width, height=height, title=alt.TitleParams(text, fontSize=12)))
+    lines = [part for line in list(subtitle or []) + list(drawing["notes"]) for part in _lines(line, charts.TITLE_CHARS + 6)]
+    heading = _lines(title, charts.TITLE_CHARS)
+    head = alt.TitleParams(heading, subtitle=lines, anchor="start") if lines else alt.TitleParams(heading, anchor="start")
+    # as many panels a row as fit a phone's column (358 px), at most ``columns``
+    per_row = max(1, min(columns or len(drawn), charts.MIN_COLUMN_PX // (max(c.width for c in drawn) + 20)))
+    rows = [alt.hconcat(*drawn[i:i + per_row], spacing=20) for i in range(0, len(drawn), per_row)]
+    whole = rows[0] if len(rows) == 1 else alt.vconcat(*rows, spacing=16)
+    return whole.resolve_scale(fill="shared", stroke="shared").properties(title=head)
+
+
+def _lines(text: str, chars: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``chars`` characters (:func:`jalapeno.charts.wrap_title`)."""
+    wrapped = charts.wrap_title(text, chars)
+    return wrapped if isinstance(wrapped, list) else [wrapped]
