@@ -14,7 +14,7 @@ def _cells(name: str, kind: str) -> str:
 
 
 def defaults(name: str) -> dict[str, object]:
-    """The notebook's parameters with their defaults (its parameters cell)."""
+    """The notebook's parameters with their defaults (its chapter module's PARAMETERS)."""
     return params.declared(scenarios.notebook_path(name))
 
 

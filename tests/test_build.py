@@ -362,6 +362,7 @@ def test_every_figure_has_its_data_and_every_data_file_is_linked(book):
         assert f'href="data/{rel}"' in data_page and (out / "data" / rel).read_bytes() == path.read_bytes()
 
 
-def test_a_cold_build_knows_every_notebooks_expected_time():
-    """The order of a build without timings of its own (longest first) covers every notebook."""
-    assert set(execute.EXPECTED_SECONDS) == set(scenarios.notebook_names())
+def test_a_cold_builds_expected_times_name_only_chapters():
+    """The order of a build without timings of its own (longest first) names only chapters; a chapter it
+    does not name (a new one) needs no entry: it is ordered last until a build has timed it."""
+    assert set(execute.EXPECTED_SECONDS) <= set(scenarios.notebook_names())

@@ -18,7 +18,7 @@ from .. import agents, charts, data, power, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The numbers of steps of the steps sweep (dependent steps per task).
 SWEEP_STEPS = (1, 5, 10, 20, 30, 50, 75, 100)
@@ -31,6 +31,35 @@ TIMEOUT_POINTS, TIMEOUT_FROM_SHORTEST, TIMEOUT_TO_LONGEST = 25, 0.5, 4.0
 #: The parameters that make the chapter's own task: the fields of :class:`jalapeno.agents.AgentProfile`.
 _TASK_FIELDS = ("steps", "initial_context_tokens", "context_growth_tokens", "output_tokens", "tool_time_s",
                 "step_success", "timeout_s", "max_attempts", "prefix_cache", "latency_sigma")
+
+
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("model", "gpt-oss-120b", "the model served", names="model"),
+    Parameter("baseline", "gb200", "the chip compared with Jalapeño", names="HBM chip"),
+    Parameter("scenario", "central", "Jalapeño's unknowns, with the constants fit_jalapeno fits in it",
+              choices=tuple(subject.SCENARIOS)),
+    Parameter("max_chips", 8, "the most chips per worker of the baseline", low=1, high=1024, unit="chips"),
+    Parameter("steps", 30, "the task's dependent calls", low=1, high=10000, unit="steps"),
+    Parameter("initial_context_tokens", 8192, "the first call's context", low=1, high=1048576, unit="tokens"),
+    Parameter("context_growth_tokens", 1024, "the context's growth per step", low=0, high=1048576, unit="tokens"),
+    Parameter("output_tokens", 256, "tokens decoded per call", low=1, high=1048576, unit="tokens"),
+    Parameter("tool_time_s", 1.0, "tool work per step", low=0, high=86400, unit="s"),
+    Parameter("timeout_s", 5.0, "the time after which a call is cut", low=0, high=86400, low_open=True, unit="s"),
+    Parameter("step_success", 0.98, "the probability that a returned result is right", low=0, high=1, low_open=True),
+    Parameter("max_attempts", 3, "attempts per step", low=1, high=100),
+    Parameter("latency_sigma", 0.5, "the lognormal shape of a call's latency", low=0, high=5),
+    Parameter("prefix_cache", True, "whether a step's repeated context is served from the prefix cache"),
+    Parameter("profiles", ["short-tool-loop", "long-context-research", "code-editing"],
+              "the agent profiles compared next to this task", names="agent profile"),
+    Parameter("interactivity_tok_s_user", 0.0, "the operating point for latency", low=0, high=100000,
+              unit="tok/s/user", note="0: the fastest point"),
+    Parameter("matched_interactivity_tok_s_user", 100.0, "the operating point for energy and cost", low=0,
+              high=100000, low_open=True, unit="tok/s/user"),
+    Parameter("power_basis", "facility", "the power basis of the energy per task",
+              choices=tuple(power.POWER_BASES)),
+    Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour over GB200's", low=0, high=1000,
+              low_open=True),)
 
 
 def _task(parameters: dict) -> agents.AgentProfile:
@@ -53,21 +82,10 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
             jalapeno_price_ratio: float) -> Chapter:
     """The agents chapter's numbers, tables and figures.
 
-    Parameters (the notebook's parameters cell holds their defaults and ranges):
-
-    - ``model``: the model served (``data/models.csv``); ``baseline``: the chip compared with Jalapeño,
-      modeled with at most ``max_chips`` chips per worker; ``scenario``: Jalapeño's unknowns (``low``,
-      ``central``, ``high``), with the constants :func:`jalapeno.subject.fit_jalapeno` fits in it.
-    - This chapter's own task (:class:`jalapeno.agents.AgentProfile`): ``steps`` dependent calls, a first
-      context of ``initial_context_tokens`` growing by ``context_growth_tokens`` per step (tokens),
-      ``output_tokens`` decoded per call, ``tool_time_s`` of tool work per step (s), a call cut after
-      ``timeout_s`` (s), a returned result right with probability ``step_success``, up to ``max_attempts``
-      attempts per step, a lognormal latency shape ``latency_sigma`` and ``prefix_cache``.
-    - ``profiles``: names of :data:`jalapeno.agents.PROFILES` compared next to this task.
-    - ``interactivity_tok_s_user``: the operating point for latency (tok/s/user; 0: each chip's fastest
-      point); ``matched_interactivity_tok_s_user``: the one for energy and cost (tok/s/user).
-    - ``power_basis``: a basis of :data:`jalapeno.power.POWER_BASES` for the energy per task;
-      ``jalapeno_price_ratio``: Jalapeño's price per chip-hour over GB200's (dimensionless).
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there). The task
+    parameters, ``steps`` to ``prefix_cache``, make this chapter's own
+    :class:`jalapeno.agents.AgentProfile`; ``profiles`` name those of :data:`jalapeno.agents.PROFILES`
+    compared next to it; ``power_basis`` is a basis of :data:`jalapeno.power.POWER_BASES`.
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
     ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts`` (exported as

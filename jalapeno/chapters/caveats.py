@@ -17,7 +17,7 @@ from .. import agents, caveats, charts, comparison, data, display, pareto, power
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter, figures
+from . import Chapter, Parameter, figures
 
 #: Published claims the prose quotes as they stand: claim id, key, format (revenue in billion USD).
 CLAIM_NUMBERS = (("jalapeno-tdp", "j_tdp", "{:,.0f}"), ("gb200-tdp", "b_tdp", "{:,.0f}"),
@@ -37,23 +37,39 @@ CLAIM_RANGES = (("ai-kernel-speedup", "k_claim"), ("inference-lifecycle-cost-sha
 PARETO_SHAPE_FRACTIONS = (0.9, 0.5)
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"],
+              "the models of the Vera Rubin and matched-ratio sections; the first is quoted", names="model"),
+    Parameter("scenario", "central", "Jalapeño's unknowns", choices=tuple(subject.SCENARIOS)),
+    Parameter("max_chips", 8, "the most chips per worker of a chip modeled outright", low=1, high=1024, unit="chips"),
+    Parameter("vera_rubin_cases", ["pessimistic", "central", "optimistic"], "the Vera Rubin cases shown",
+              choices=tuple(caveats.VERA_RUBIN_CASES)),
+    Parameter("pue", 0.0, "the facility's power usage effectiveness", low=0, high=3,
+              note="0: the sourced central PUE"),
+    Parameter("jalapeno_sustained_w", 550.0, "Jalapeño's sustained power", low=0, high=5000, low_open=True, unit="W"),
+    Parameter("shape_model", "gpt-oss-120b", "the model whose workload shapes are swept", names="model"),
+    Parameter("shape_baseline", "gb200", "the chip the shapes are swept against", names="HBM chip"),
+    Parameter("shapes", [[1024, 1024], [1024, 8192], [8192, 1024], [32768, 1024], [130048, 1024]],
+              "the [ISL, OSL] pairs swept", low=1, high=1048576, unit="tokens"),
+    Parameter("kernel_model", "gpt-oss-120b", "the model whose decode step Amdahl's law splits", names="model"),
+    Parameter("hbm_chips", ["jalapeno", "gb200", "gb300", "vera-rubin"], "the chips of the HBM section",
+              names="HBM chip"),
+    Parameter("hbm_power_basis", "facility", "the power basis of the HBM section",
+              choices=tuple(power.POWER_BASES)),
+    Parameter("hbm_supply_share", 0.01, "the share of a year's HBM one buyer gets", low=0, high=1, low_open=True),
+    Parameter("agent_profile", "code-editing", "the agent profile of the baselines section", names="agent profile"),)
+
+
 def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_cases: list[str], pue: float,
             jalapeno_sustained_w: float, shape_model: str, shape_baseline: str, shapes: list[list[int]],
             kernel_model: str, hbm_chips: list[str], hbm_power_basis: str, hbm_supply_share: float,
             agent_profile: str) -> Chapter:
     """The caveats chapter.
 
-    Parameters (the notebook's parameters cell holds the defaults): ``models``, the models of the Vera
-    Rubin and matched-ratio sections (names of :func:`jalapeno.specs.model`; the first is quoted);
-    ``scenario``, Jalapeño's unknowns (:data:`jalapeno.subject.SCENARIOS`); ``max_chips``, the most chips
-    per worker of a chip modeled outright; ``vera_rubin_cases``, cases of
-    :data:`jalapeno.caveats.VERA_RUBIN_CASES`; ``pue``, the facility's power usage effectiveness (0: the
-    central value of ``data/whatif_ranges.csv``); ``jalapeno_sustained_w``, Jalapeño's sustained power
-    (W); ``shapes``, the [ISL, OSL] pairs (tokens) swept for ``shape_model`` against ``shape_baseline``;
-    ``kernel_model``, the model whose decode step Amdahl's law splits; ``hbm_chips``,
-    ``hbm_power_basis`` (a basis of :data:`jalapeno.power.POWER_BASES`) and ``hbm_supply_share`` (the
-    share of a year's HBM one buyer gets, in (0, 1]) for the HBM section; ``agent_profile``, a profile of
-    :data:`jalapeno.agents.PROFILES`.
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
+    ``vera_rubin_cases`` are cases of :data:`jalapeno.caveats.VERA_RUBIN_CASES`, ``pue`` 0 the central
+    value of ``data/whatif_ranges.csv``.
 
     Returns a :class:`jalapeno.chapters.Chapter` (slots in the module's docstring). Raises
     UnknownNameError for an unknown model, chip, case, scenario, power basis or profile, and what the

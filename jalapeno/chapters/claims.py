@@ -16,7 +16,7 @@ import polars as pl
 
 from .. import data, registry
 from ..errors import DataError, UnknownNameError
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The statuses the page shows, in the order of its columns and its prose: every status of the registry.
 STATUSES = registry.STATUSES
@@ -36,6 +36,12 @@ MEANINGS = {
 }
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("show_status", "all", "all (every claim in the full table) or the one status whose claims it lists",
+              names="claim status"),)
+
+
 def key(status: str) -> str:
     """The quoted key of a status count: ``predicted, agrees`` -> ``n_predicted_agrees``."""
     return "n_" + status.replace(",", "").replace(" ", "_")
@@ -44,10 +50,11 @@ def key(status: str) -> str:
 def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
     """The claims chapter.
 
-    ``show_status``: ``all`` (every claim in the full table) or one of :data:`STATUSES` (only the claims
-    with that status). The counts are over all claims whatever ``show_status``. ``chapter_order``: the
-    book's chapters in their order (:func:`jalapeno.publish.scenarios.notebook_names`, from the table of
-    contents), the order of the tables' rows.
+    ``show_status`` (:data:`PARAMETERS`): ``all`` (every claim in the full table) or one of
+    :data:`STATUSES` (only the claims with that status). The counts are over all claims whatever
+    ``show_status``. ``chapter_order``, not a parameter (the notebook passes it): the book's chapters in
+    their order (:func:`jalapeno.publish.scenarios.notebook_names`, from the table of contents), the order
+    of the tables' rows.
 
     Returns a :class:`jalapeno.chapters.Chapter` (keys and slots in the module's docstring). Raises
     UnknownNameError for another ``show_status``, DataError for a claim of a chapter not in

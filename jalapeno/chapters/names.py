@@ -1,4 +1,4 @@
-"""The kinds of names a chapter's parameter may declare (``chips = ["gb200"]  # names: chip``), each with
+"""The kinds of names a chapter's parameter may declare (``Parameter("chips", ["gb200"], names="chip")``), each with
 the function that lists the valid names: :mod:`jalapeno.publish.params` checks a value against them
 before a notebook runs."""
 

@@ -22,34 +22,47 @@ from .. import (baselines, calibration, charts, comparison, data, display, measu
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter, figures
+from . import Chapter, Parameter, figures
 
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
 SENSITIVITY_MAX_CHIPS = (8, 16, 72)
+
+
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"],
+              "the models with a published ratio shown, gpt-oss-120b and deepseek-r1 included; the first is quoted",
+              names="model"),
+    Parameter("baseline_chips", ["gb200", "gb300"], "the chips drawn next to Jalapeño in the frontier figures",
+              names="HBM chip"),
+    Parameter("power_basis", "rated", "the power basis of the per-kW throughputs and the explorable figures' start",
+              choices=tuple(power.POWER_BASES)),
+    Parameter("isl", 8192, "the nominal input length of the frontiers drawn and the baselines", low=1, high=1048576,
+              unit="tokens"),
+    Parameter("osl", 1024, "the nominal output length of the frontiers drawn and the baselines", low=1, high=1048576,
+              unit="tokens"),
+    Parameter("baseline_max_chips", 8, "the most chips per decode worker of a baseline modeled outright", low=1,
+              high=1024, unit="chips"),
+    Parameter("concurrency_cap", "benchmark",
+              "benchmark (the top of the benchmark's concurrency sweep per chip) or none, for every frontier "
+              "and the fit",
+              choices=("benchmark", "none")),
+    Parameter("tolerance", 0.15, "how close a scenario's ratio must come to the published one to be said close "
+              "(a fraction)", low=0, high=1, low_open=True),)
 
 
 def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, isl: int, osl: int,
             baseline_max_chips: int, concurrency_cap: str, tolerance: float) -> Chapter:
     """The Pareto chapter's numbers, tables and figures.
 
-    Parameters (the notebook's parameters cell holds their defaults and ranges):
-
-    - ``models``: the models whose frontiers and matched ratios are shown, each one with a published ratio
-      (``gpt-oss-120b``, ``deepseek-r1``, ``kimi-k2.5``: :data:`jalapeno.pareto.PUBLISHED_RATIOS`),
-      including :data:`DISCUSSED_MODELS`; the first is the one the ratio-curve sentence quotes.
-    - ``baseline_chips``: chip names drawn next to Jalapeño in the frontier figures.
-    - ``power_basis``: a basis of :data:`jalapeno.power.POWER_BASES` for the per-kW throughputs (tok/s/kW)
-      of the ratios and the starting basis of the explorable figures.
-    - ``isl``, ``osl``: nominal input and output lengths (tokens) of the frontiers drawn and of the
-      baselines; the fit, the concurrency ranges and the peaks quoted in the first section stay at the
-      published 8k/1k workload (claims ``workload-isl``, ``workload-osl``).
-    - ``baseline_max_chips``: the most chips per decode worker of a baseline modeled outright (chips).
-    - ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's concurrency sweep per chip) or
-      ``"none"``, for every modeled frontier and the fit (:func:`jalapeno.pareto.sweep`).
-    - ``tolerance``: how close a scenario's ratio must come to the published one for the sentences that
-      say which scenario comes close (fraction, e.g. 0.15). The verdicts (agrees / disagrees) are not
-      taken with it: they are :func:`jalapeno.uncertainty.judge` of each published number against its
-      band (Jalapeño's unknowns and the model's held-out error, :mod:`jalapeno.uncertainty`).
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there). ``models``
+    need a published ratio (:data:`jalapeno.pareto.PUBLISHED_RATIOS`) and include
+    :data:`DISCUSSED_MODELS`. ``isl`` and ``osl`` change the frontiers drawn and the baselines only: the
+    fit, the concurrency ranges and the peaks quoted in the first section stay at the published 8k/1k
+    workload (claims ``workload-isl``, ``workload-osl``). ``concurrency_cap`` applies to
+    :func:`jalapeno.pareto.sweep`. The verdicts (agrees / disagrees) are not taken with ``tolerance``:
+    they are :func:`jalapeno.uncertainty.judge` of each published number against its band (Jalapeño's
+    unknowns and the model's held-out error, :mod:`jalapeno.uncertainty`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``unknowns``, ``constants``, ``ratio_summary``,
     ``ratios``, ``ratio_bands``, ``drivers``, ``factors``, ``sensitivity``, ``gb300_checks``,

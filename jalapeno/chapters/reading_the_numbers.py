@@ -16,7 +16,7 @@ import polars as pl
 from .. import charts, comparison, measured, metrics, registry
 from ..data import claim_value
 from ..display import number
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The statuses the prose counts: every status of the registry, each quoted as ``n_<status>`` (spaces as
 #: ``_``, commas dropped: ``n_predicted_agrees``).
@@ -27,17 +27,25 @@ STATUSES = registry.STATUSES
 NEGLIGIBLE_SPREAD = 0.05
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("baseline", "gb200", "the chip of the measured data compared with Jalapeño", names="measured hardware"),
+    Parameter("run_id", "auto", "the benchmark run: auto (the run the published figures cite, else the latest) "
+              "or a run id", names="run id"),
+    Parameter("baseline_power_w", None, "the power the baseline's throughput is divided by (None: its rated TDP)",
+              type=float, low=0, high=5000, low_open=True, unit="W"),
+    Parameter("jalapeno_sustained_w", 550.0, "Jalapeño's sustained draw", low=0, high=5000, low_open=True, unit="W"),
+    Parameter("jalapeno_allin_w", None, "Jalapeño's all-in power per chip (None: its TDP times the baseline's "
+              "all-in / TDP)", type=float, low=0, high=10000, low_open=True, unit="W"),)
+
+
 def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalapeno_sustained_w: float,
             jalapeno_allin_w: float | None) -> Chapter:
     """The chapter's numbers, tables and figures, for Jalapeño's one published workload (gpt-oss-120b at
     8k/1k, :data:`jalapeno.comparison.PUBLISHED_WORKLOAD`).
 
-    Parameters (the notebook's parameters cell holds the defaults): ``baseline``, a chip of the measured
-    data (``gb200``, ``b200``, ``b200-trt``, ...); ``run_id``, ``"auto"`` (the run the published figures
-    cite, else the latest) or a run id; ``baseline_power_w`` (W), the power the baseline's throughput is
-    divided by (``None``: its rated TDP); ``jalapeno_sustained_w`` (W), Jalapeño's sustained draw;
-    ``jalapeno_allin_w`` (W), Jalapeño's all-in power per chip (``None``: its TDP scaled by the
-    baseline's all-in / TDP ratio, the ``all-in-proportional`` basis of :mod:`jalapeno.power`).
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there); the default
+    ``jalapeno_allin_w`` is the ``all-in-proportional`` basis of :mod:`jalapeno.power`.
 
     Returns a :class:`~jalapeno.chapters.Chapter` with tables ``runs``, ``ratios``, ``power_bases``,
     ``e2e`` and ``claims`` and figures ``measured`` and ``power_bases``. Raises UnknownNameError for an

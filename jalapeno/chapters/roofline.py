@@ -16,13 +16,31 @@ from .. import bounds, charts, comparison, pareto, serving, specs, subject
 from ..data import claim_value
 from ..display import plain
 from ..metrics import mean_request_length
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The decode batches of the batch sweep: powers of two from 1 to 4,096 sequences.
 SWEEP_BATCHES = 2 ** np.arange(0, 13)
 
 #: The model the LPU section always includes: the seeds' LPU chip count is stated for DeepSeek-V3/R1.
 LPU_CLAIM_MODEL = "deepseek-r1"
+
+
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"], "the models of data/models.csv bounded",
+              names="model"),
+    Parameter("chips", ["jalapeno", "gb200", "gb300", "b200", "h100", "h200", "mi355x", "tpu7x", "vera-rubin"],
+              "the chips of data/chips.csv bounded", names="HBM chip"),
+    Parameter("context_tokens", 8192, "the context of each decoded sequence and the prompt whose prefill is bounded",
+              low=1, high=1048576, unit="tokens"),
+    Parameter("weight_precision", "fp4", "the precision of the weights", names="precision"),
+    Parameter("kv_precision", "fp8", "the precision of the KV cache", names="precision"),
+    Parameter("focus_model", "gpt-oss-120b", "the model whose phases are placed on the roofline", names="model"),
+    Parameter("focus_chip", "jalapeno", "the chip whose phases are placed on the roofline", names="HBM chip"),
+    Parameter("lpu", "groq-3-lpu", "the SRAM chip of the last section", names="chip"),
+    Parameter("lpu_weight_bits", 8, "bits per weight held in the LPU's SRAM", low=1, high=32, unit="bits"),
+    Parameter("lpu_concurrency", 64, "sequences whose KV cache the SRAM also holds", low=1, high=100000,
+              unit="sequences"),)
 
 
 def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bits: int, kv_precision: str,
@@ -112,13 +130,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
             focus_model: str, focus_chip: str, lpu: str, lpu_weight_bits: int, lpu_concurrency: int) -> Chapter:
     """The chapter's numbers, tables and figures.
 
-    Parameters (the notebook's parameters cell holds the defaults): ``models`` and ``chips``, names from
-    ``data/models.csv`` and ``data/chips.csv``; ``context_tokens`` (tokens), the context of each decoded
-    sequence and the length of the prompt whose prefill is bounded; ``weight_precision`` and
-    ``kv_precision``, precision names (``fp4``, ``mxfp4``, ``nvfp4``, ``fp8``, ``bf16``); ``focus_model``
-    and ``focus_chip``, the pair whose phases are placed on the roofline and whose prefill is bounded;
-    ``lpu``, the SRAM chip of the last section; ``lpu_weight_bits`` (bits per weight in SRAM);
-    ``lpu_concurrency`` (sequences whose KV cache the SRAM also holds).
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
+    ``focus_model`` on ``focus_chip`` is also the pair whose prefill is bounded.
 
     Returns a :class:`~jalapeno.chapters.Chapter` with tables ``ridges``, ``bounds``, ``fraction`` and
     ``sram``, and figures ``roofline``, ``batch_sweep`` and ``fraction``. Raises UnknownNameError for an

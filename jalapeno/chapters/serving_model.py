@@ -16,7 +16,7 @@ from .. import calibration, charts, serving, specs, subject
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The leave-out schemes the chapter offers (:data:`jalapeno.calibration.HOLDOUT_SCHEMES`).
 HOLDOUT_GROUPS = tuple(calibration.HOLDOUT_SCHEMES)
@@ -26,12 +26,22 @@ SCHEME_LABELS = {"chip": "leave one chip out", "model-chip": "leave one (model, 
                  "series": "leave one series out"}
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("holdout_by", ["chip", "model-chip", "shape"], "the leave-out schemes of the validation",
+              choices=HOLDOUT_GROUPS),
+    Parameter("shown_series", ["gpt-oss-120b h200 vllm fp4 8192/1024", "gpt-oss-120b b200-trt trt fp4 8192/1024",
+                               "gpt-oss-120b gb200 dynamo-trt fp4 8192/1024", "deepseek-r1 b200 sglang fp8 8192/1024"],
+              "the measured series drawn against the model (as in calibration.configurations()['series'])"),
+    Parameter("target_frontier_distance", 0.1, "the validation's aim (a fraction, 0.1 = 10 %)", low=0, high=1,
+              low_open=True),)
+
+
 def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_distance: float) -> Chapter:
     """The serving-model chapter.
 
-    ``holdout_by``: the leave-out schemes (:data:`HOLDOUT_GROUPS`); ``shown_series``: the measured
-    series drawn against the model (names as in ``calibration.configurations()["series"]``);
-    ``target_frontier_distance``: the validation aim (a fraction, 0.10 = 10 %). Returns the quoted
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
+    ``holdout_by`` are schemes of :data:`HOLDOUT_GROUPS`. Returns the quoted
     numbers (constants, in-sample and held-out errors, the worked example's steps: keys ``wb_*``), the
     tables ``constants``, ``fit_errors``, ``schemes``, ``holdout`` and the figures ``fit`` and ``schemes``.
     Raises UnknownNameError for an unknown scheme or series."""

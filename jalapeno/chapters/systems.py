@@ -19,7 +19,7 @@ from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
 from ..specs import ModelSpec
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The two TPU fabrics of the comparison and the suffix of their quoted keys.
 _TPUS = (("tpu-8t-1024", "8t"), ("tpu-8i-pod", "8i"))
@@ -39,26 +39,45 @@ _BUDGET_KEYS = (("SRAM reads (weights + KV)", "sram"), ("pipeline hand-offs", "h
                 ("tensor-parallel all-reduce", "ar"), ("left for everything else", "left"))
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"], "the models of every section", names="model"),
+    Parameter("systems", ["gb200-nvl72", "gb300-nvl72", "groq-3-lpx", "tpu-8t-1024", "tpu-8i-pod"],
+              "the fabrics tabulated", names="system"),
+    Parameter("system", "groq-3-lpx", "the fabric whose collectives are tabulated", names="system"),
+    Parameter("model", "gpt-oss-120b", "the model of the collectives and the disaggregation comparison", names="model"),
+    Parameter("topology", "torus3d", "the kind of the what-if fabric",
+              choices=tuple(sy.FABRICS)),
+    Parameter("size", 1024, "the what-if fabric's chips, also the TPU comparison's (a multiple of 32)", low=1,
+              high=1048576, unit="chips"),
+    Parameter("context_tokens", 8192, "the context that sizes each sequence's KV cache", low=1, high=1048576,
+              unit="tokens"),
+    Parameter("contexts", [8192, 32768, 131072], "the contexts of the capacity section", low=1, high=1048576,
+              unit="tokens"),
+    Parameter("concurrency", 64, "the sequences whose KV cache is held", low=1, high=100000, unit="sequences"),
+    Parameter("weight_bits", 8, "bits per weight of the LPU (4, 8 or 16)", low=1, high=32, unit="bits"),
+    Parameter("weight_precision", "fp8", "the weights' precision in the capacity section", names="precision"),
+    Parameter("kv_precision", "fp8", "the precision of every KV cache", names="precision"),
+    Parameter("gpu", "vera-rubin", "the chip that prefills for the LPUs and serves alone", names="HBM chip"),
+    Parameter("decode_tokens_per_chip", 1, "the decode batch per chip of the TPU all-to-all", low=1, high=100000,
+              unit="tokens"),
+    Parameter("scenario", "central", "Jalapeño's unknowns", choices=tuple(subject.SCENARIOS)),
+    Parameter("jalapeno_scale_up_tb_s", None, "Jalapeño's scale-up bandwidth in the fabric scan, both directions "
+              "(None: the scenario's)", type=float, low=0, high=100, low_open=True, unit="TB/s"),
+    Parameter("alpha0_us", 0.0, "the fixed software latency of each of Jalapeño's collectives", low=0, high=1000000,
+              unit="us"),
+    Parameter("comm_share", 0.25, "the share of the published TPOT the decode all-to-all may take when sizing "
+              "Jalapeño's bandwidth", low=0, high=1),)
+
+
 def compute(*, models: list[str], systems: list[str], system: str, model: str, topology: str, size: int,
             context_tokens: int, contexts: list[int], concurrency: int, weight_bits: int, weight_precision: str,
             kv_precision: str, gpu: str, decode_tokens_per_chip: int, scenario: str,
             jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float) -> Chapter:
     """Everything the systems chapter shows, for the notebook's parameters.
 
-    Parameters (the notebook's parameters cell holds the defaults and the ranges):
-    ``models`` and ``model`` (names of ``data/models.csv``: the models of every section, the model of the
-    collectives and the disaggregation comparison); ``systems`` and ``system`` (names of
-    ``data/systems.csv``: the fabrics tabulated, the fabric whose collectives are tabulated);
-    ``topology`` (one of :data:`jalapeno.systems.FABRICS`) and ``size`` (chips) describe a what-if fabric,
-    ``size`` also the chip count of the TPU comparison (a multiple of 32); ``context_tokens`` and
-    ``contexts`` (tokens) and ``concurrency`` (sequences) size the KV cache; ``weight_bits`` (the LPU's
-    weights: 4, 8 or 16), ``weight_precision`` (the capacity section) and ``kv_precision`` (every KV
-    cache) are precisions; ``gpu`` (a chip name) prefills for the LPUs and serves alone;
-    ``decode_tokens_per_chip`` is the decode batch per chip of the TPU all-to-all; ``scenario`` (``low``,
-    ``central``, ``high``) picks Jalapeño's unknowns; ``jalapeno_scale_up_tb_s`` (TB/s, both directions,
-    ``None``: the scenario's) its scale-up bandwidth in the fabric scan; ``alpha0_us`` (µs) the fixed
-    software latency of each of its collectives; ``comm_share`` (0..1) the share of the published TPOT
-    the decode all-to-all may take when sizing a Jalapeño system's bandwidth.
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
+    ``topology`` is one of :data:`jalapeno.systems.FABRICS`.
 
     Returns a :class:`jalapeno.chapters.Chapter`: the ``sys_*`` numbers its prose quotes, the tables
     ``fabrics``, ``collectives``, ``deepseek_ep``, ``tpu_all_to_all``, ``lpx_sram``, ``gemma_budget``,

@@ -8,7 +8,7 @@ import polars as pl
 
 from .. import registry
 from ..data import seeds_table
-from . import Chapter
+from . import Chapter, Parameter
 
 #: The headline claims the verdict page opens with, in the order a reader meets them.
 HEADLINES = ("headline-per-watt-ratio", "headline-e2e-ratio", "single-user-speed-ratio-gptoss",
@@ -16,8 +16,14 @@ HEADLINES = ("headline-per-watt-ratio", "headline-e2e-ratio", "single-user-speed
              "kimi-matched-tbt-ratio", "dsr1-matched-tbt-ratio", "kimi-per-watt-ratio", "kimi-tbt-ratio")
 
 
+#: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
+PARAMETERS = (
+    Parameter("claims", list(HEADLINES), "the claim ids of data/claims.csv the page opens with, in order"),)
+
+
 def compute(*, claims: list[str]) -> Chapter:
-    """The verdict page for the claims ``claims`` (ids of ``data/claims.csv``, default :data:`HEADLINES`).
+    """The verdict page for the claims ``claims`` (:data:`PARAMETERS`: ids of ``data/claims.csv``,
+    default :data:`HEADLINES`).
 
     Returns the table ``headlines`` (claim, what the seeds say, what the book computes, status, the chapter
     that derives it), the table ``statuses`` (claims per status, whether it counts as

@@ -12,6 +12,7 @@ Examples::
     jalapeno build --scenario gb300-baseline --dask tcp://10.0.0.5:8786   # notebooks on a Dask cluster
     jalapeno numbers --record                        # record this version's published numbers
     jalapeno params roofline                         # list a notebook's parameters and defaults
+    jalapeno params roofline --write-cell            # its parameters cell, from its declaration
     jalapeno refresh                                 # re-execute committed notebooks in place
     jalapeno derive holdout                          # regenerate a committed derived table (data/derived/)
 
@@ -63,8 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
     r.add_argument("notebooks", nargs="*")
     s = sub.add_parser("params", help="list a notebook's parameters: type, default, range and choices")
-    s.add_argument("notebook")
+    s.add_argument("notebook", nargs="?", help="a notebook name (with --write-cell, default: every chapter)")
     s.add_argument("--json", action="store_true", help="as JSON")
+    s.add_argument("--write-cell", action="store_true", help="write the notebook's parameters cell from its "
+                   "chapter module's PARAMETERS (only that cell's source changes) and print the notebooks changed")
     n = sub.add_parser("numbers", help="the numbers the chapters' prose quotes, from the committed notebooks")
     n.add_argument("--record", action="store_true",
                    help="record them as this version's published numbers (book/published-numbers/<version>.json)")
@@ -141,7 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "refresh":
             for path in execute.refresh(args.notebooks or None):
                 print(path)
+        elif args.command == "params" and args.write_cell:
+            names = [args.notebook] if args.notebook else scenarios.notebook_names()
+            for path in map(scenarios.notebook_path, names):
+                if params.write_cell(path):
+                    print(scenarios.display_path(path))
         elif args.command == "params":
+            if args.notebook is None:
+                raise JalapenoError(f"params needs a notebook name; notebooks: {', '.join(scenarios.notebook_names())}")
             print(scenarios.describe(args.notebook, args.json))
         elif args.command == "derive":
             for path in _derive(args.stages):

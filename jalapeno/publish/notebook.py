@@ -22,7 +22,8 @@ from .scenarios import check_chapter, notebook_path
 
 
 def setup(namespace: dict, name: str) -> dict[str, object]:
-    """Check the notebook's effective parameters, enable the chart theme and show the parameters.
+    """Check the notebook's effective parameters against its chapter module's ``PARAMETERS``, enable the
+    chart theme and show the parameters (name, value, default or changed).
 
     ``namespace`` is the notebook's ``globals()``; ``name`` its file stem. Returns the effective
     parameters. Raises ParameterError (wrong type, e.g. papermill's ``-p flag false`` string),

@@ -1,24 +1,24 @@
-"""Notebook parameters: declared by the notebook's ``parameters`` cell, checked here.
+"""Chapter parameters: declared once by the chapter module's ``PARAMETERS``, checked here.
 
-The names and defaults of a notebook's parameters are read from its cell tagged ``parameters`` with
-Python's own parser (``ast``), so a string default that contains ``=`` is read correctly (papermill's
-``inspect_notebook`` drops it, papermill issue #864). A value passed for a parameter must have the type
-of its default: papermill's ``-p`` injects ``false``, ``none`` or a JSON list as strings (papermill issue
-#396), and a float such as ``64.0`` where an integer is expected is refused rather than silently used.
+Each chapter module (``jalapeno/chapters/<name>.py``) declares what its ``compute`` takes as a tuple of
+:class:`jalapeno.chapters.Parameter`: name, default, type (for a ``None`` default), interval with its
+unit, choices or a kind of name (:data:`NAME_KINDS`)::
 
-A parameter declares what it accepts in a trailing comment of its line, clauses separated by ``;``::
+    Parameter("context_tokens", 8192, "the context of each sequence", low=1, high=1048576, unit="tokens")
+    Parameter("baseline_power_w", None, "the baseline's power", type=float, low=0, high=5000, low_open=True, unit="W")
+    Parameter("power_basis", "rated", "the power basis", choices=("rated", "sustained", "all-in"))
+    Parameter("chips", ["gb200", "h200"], "the chips compared", names="chip")
 
-    context_tokens = 8192                 # in [1, 1048576] tokens
-    baseline_power_w = None               # float or None; in (0, 5000] W
-    power_basis = "rated"                 # one of: rated, sustained, all-in
-    chips = ["gb200", "h200"]             # names: chip
-    jalapeno_price_ratio = 1.0            # in (0, inf)
-
-``in`` takes an interval (``[`` and ``]`` include a bound, ``(`` and ``)`` exclude it; ``inf`` for none)
-and applies to a number or to every number of a list; ``names:`` checks a name (or every name of a list)
-against the registry of that kind (:data:`NAME_KINDS`); ``one of:`` lists the valid strings. Everything
-is checked before a notebook runs and again by its ``setup`` (:func:`jalapeno.publish.scenarios.check_chapter`);
-every element of a list like a scalar, NaN and infinities refused for every numeric parameter.
+The notebook's cell tagged ``parameters`` is generated from it (:func:`cell_source`, written by
+``jalapeno params <name> --write-cell``; a test checks every notebook's cell equals it): papermill
+injects values after that cell, and :func:`unknown_injected` finds a name it injected that the notebook
+does not take. A value passed for a parameter must have the type of its default: papermill's ``-p``
+injects ``false``, ``none`` or a JSON list as strings (papermill issue #396), and a float such as
+``64.0`` where an integer is expected is refused rather than silently used. An interval applies to a
+number or to every number of a list, a kind of name or choices to a text or every text of a list.
+Everything is checked before a notebook runs and again by its ``setup``
+(:func:`jalapeno.publish.scenarios.check_chapter`); NaN and infinities are refused for every numeric
+parameter.
 
 Values given as text (``-p``, ``-y``, ``-f``, a scenario file) are read by :func:`read_yaml` under YAML 1.2
 core-schema rules (:class:`Yaml12Loader`): ``020000`` is the integer 20000, ``0x10`` and ``0o20`` are 16
@@ -33,17 +33,21 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
+import importlib
 import json
-import math
 import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
+import nbformat
 import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
+from ..chapters import Parameter
 from ..chapters.names import NAME_KINDS
 from ..errors import ParameterError, UnknownNameError, shown
 
@@ -153,90 +157,63 @@ def _notebook(notebook: dict | str | Path) -> dict:
     return notebook if isinstance(notebook, dict) else json.loads(Path(notebook).read_text())
 
 
-def _parameters_cell(notebook: dict | str | Path) -> list[tuple[str, object, str]]:
-    """(name, default, trailing comment) of each line of a notebook's (nbformat JSON, or its path)
-    ``parameters`` cell. Each line must be ``name = <Python literal>``: ParameterError otherwise, and for
-    a notebook with no cell tagged ``parameters``."""
+def chapter_module(notebook: str | Path) -> ModuleType:
+    """The chapter module of notebook ``notebook`` (its name, file name or path):
+    ``jalapeno/chapters/<name with underscores>.py``, imported."""
+    return importlib.import_module(f"jalapeno.chapters.{Path(str(notebook)).stem.replace('-', '_')}")
+
+
+def declaration(notebook: str | Path) -> tuple[Parameter, ...]:
+    """What notebook ``notebook`` (its name, file name or path) takes: its chapter module's ``PARAMETERS``."""
+    return chapter_module(notebook).PARAMETERS
+
+
+def declared(notebook: str | Path) -> dict[str, object]:
+    """Names and default values of a notebook's parameters, in the order of its declaration (a copy: a
+    list default can be changed without changing the declaration)."""
+    return {p.name: copy.deepcopy(p.default) for p in declaration(notebook)}
+
+
+def _literal(value: object) -> str:
+    """``value`` as a Python literal, texts in double quotes (as a reader writes them)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_literal(x) for x in value) + "]"
+    return repr(value)
+
+
+def cell_source(notebook: str | Path) -> str:
+    """The source of the notebook's ``parameters`` cell, generated from its declaration: one line
+    ``name = <default>  # <what it accepts>`` per parameter (``# float or None; ...`` for a ``None``
+    default), no comment for a parameter whose type is its only check."""
+    lines = []
+    for p in declaration(notebook):
+        comment = "; ".join(filter(None, (p.default is None and f"{p.kind.__name__} or None", p.accepts)))
+        lines.append(f"{p.name} = {_literal(p.default)}" + (f"  # {comment}" if comment else ""))
+    return "\n".join(lines)
+
+
+def parameters_cell(notebook: dict | str | Path) -> dict | None:
+    """The cell tagged ``parameters`` of a notebook (nbformat JSON, or its path); None when it has none."""
     cells = _notebook(notebook).get("cells", [])
-    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    return next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+
+
+def write_cell(path: Path) -> bool:
+    """Write :func:`cell_source` into the ``parameters`` cell of the notebook at ``path`` (a new cell
+    after the first one, the title, when it has none), leaving every other cell and every output as it
+    is; returns whether the file changed."""
+    nb = nbformat.read(path, as_version=4)
+    cell = parameters_cell(nb)
     if cell is None:
-        raise ParameterError("notebook has no cell tagged 'parameters'")
-    lines = "".join(cell["source"]).splitlines()
-    out = []
-    for node in ast.parse("\n".join(lines)).body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise ParameterError(f"parameters cell line {node.lineno}: expected 'name = literal'")
-        try:
-            default = ast.literal_eval(node.value)
-        except ValueError as exc:
-            raise ParameterError(f"parameters cell line {node.lineno}: default is not a literal") from exc
-        rest = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode()  # offsets count UTF-8 bytes
-        out.append((node.targets[0].id, default, rest.strip().removeprefix("#").strip()))
-    return out
-
-
-def declared(notebook: dict | str | Path) -> dict[str, object]:
-    """Names and default values of a notebook's parameters, in the order of its ``parameters`` cell."""
-    return {name: default for name, default, _ in _parameters_cell(notebook)}
-
-
-_TYPES = {"float": float, "int": int, "str": str, "bool": bool}
-_INTERVAL = re.compile(r"^in\s*([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])\s*(.*)$")
-
-
-@dataclass(frozen=True)
-class Declaration:
-    """What a parameter's comment declares: a type for a ``None`` default, an interval for numbers
-    (``low``/``high`` with inclusivity; ``interval`` as written with its unit, empty for none), valid
-    strings (``choices``), a kind of name (``names``) and a unit."""
-
-    type: type | None = None
-    low: float = -math.inf
-    high: float = math.inf
-    low_open: bool = True
-    high_open: bool = True
-    interval: str = ""
-    choices: tuple[str, ...] = ()
-    names: str | None = None
-    unit: str = ""
-
-    @classmethod
-    def parse(cls, name: str, comment: str) -> Declaration:
-        """The declaration in parameter ``name``'s trailing ``comment`` (the module's grammar). Raises
-        ParameterError for an interval bound that is not a number, UnknownNameError for a kind of name."""
-        fields: dict[str, object] = {}
-        where = f"parameters cell, {name}"
-        for clause in (c.strip() for c in comment.split(";")):
-            if clause.startswith("one of:"):
-                fields["choices"] = tuple(c.strip() for c in clause.removeprefix("one of:").split(",") if c.strip())
-            elif clause.startswith("names:"):
-                fields["names"] = clause.removeprefix("names:").strip()
-                if fields["names"] not in NAME_KINDS:
-                    raise UnknownNameError(f"name kind (in {where})", fields["names"], list(NAME_KINDS))
-            elif (m := _INTERVAL.match(clause)):
-                try:
-                    low, high = float(m[2]), float(m[3])
-                except ValueError:
-                    raise ParameterError(f"{where}: an interval bound of {clause!r} is not a number") from None
-                fields.update(low=low, high=high, low_open=m[1] == "(", high_open=m[4] == ")",
-                              interval=f"{m[1]}{m[2]}, {m[3]}{m[4]} {m[5]}".strip(), unit=m[5].strip())
-            elif clause.split(" ")[0] in _TYPES:
-                fields["type"] = _TYPES[clause.split(" ")[0]]
-                if (unit := re.search(r"\((.*)\)", clause)) and "unit" not in fields:
-                    fields["unit"] = unit[1]
-        return cls(**fields)
-
-    def describe(self) -> str:
-        """The declaration in words, for ``jalapeno params`` and error messages."""
-        return "; ".join(filter(None, (f"in {self.interval}" if self.interval else self.unit,
-                                       self.choices and "one of: " + ", ".join(self.choices),
-                                       self.names and f"names: {self.names}")))
-
-
-def declarations(notebook: dict | str | Path) -> dict[str, Declaration]:
-    """What each parameter of the ``parameters`` cell declares in its trailing comment (see the module's
-    documentation); a parameter with no comment declares nothing beyond its default's type."""
-    return {name: Declaration.parse(name, comment) for name, _, comment in _parameters_cell(notebook)}
+        cell = nbformat.v4.new_code_cell(metadata={"tags": ["parameters"]})
+        nb.cells.insert(min(1, len(nb.cells)), cell)
+    if cell.source == (source := cell_source(path)):
+        return False
+    cell.source = source
+    nbformat.write(nb, path)
+    return True
 
 
 def check_value(name: str, value: object, default: object, declared_type: type | None = None, *,
@@ -288,44 +265,38 @@ def _flat(value: object) -> list[object]:
     return [y for x in value for y in _flat(x)] if isinstance(value, (list, tuple)) else [value]
 
 
-def check(values: dict[str, object], defaults: dict[str, object], declared_: dict[str, Declaration] | None = None,
-          what: str = "parameter") -> dict[str, object]:
-    """The effective parameters (``defaults`` overridden by ``values``), checked by :func:`check_value` and
-    against what :func:`declarations` states, for a value or every element of a list (a list of names or
-    choices names each once). An unknown name (a ``what``) or a value outside its declared choices or
-    names raises UnknownNameError listing the valid ones; a number outside its interval ParameterError."""
-    if (unknown := next((name for name in values if name not in defaults), None)) is not None:
-        raise UnknownNameError(what, unknown, list(defaults))
-    declared_ = declared_ or {}
-    for name, d in declared_.items():  # the choices before the type, so a wrong type is named with them
-        if d.choices and name in values and not isinstance(values[name], (list, tuple)) and values[name] not in d.choices:
-            raise UnknownNameError(f"{name} value", values[name], list(d.choices))
-    out = {name: check_value(name, values.get(name, default), default, declared_.get(name, Declaration()).type)
-           for name, default in defaults.items()}
-    for name, d in ((n, d) for n, d in declared_.items() if n in values):
-        if isinstance(out[name], (list, tuple)) and (d.names or d.choices):
+def check(values: dict[str, object], parameters: Sequence[Parameter], what: str = "parameter") -> dict[str, object]:
+    """The effective parameters (the declared defaults overridden by ``values``), checked by
+    :func:`check_value` and against what each :class:`Parameter` of ``parameters`` declares, for a value
+    or every element of a list (a list of names or choices names each once). An unknown name (a
+    ``what``) or a value outside its declared choices or names raises UnknownNameError listing the valid
+    ones; a number outside its interval ParameterError."""
+    if (unknown := next((name for name in values if name not in {p.name for p in parameters}), None)) is not None:
+        raise UnknownNameError(what, unknown, [p.name for p in parameters])
+    for p in parameters:  # the choices before the type, so a wrong type is named with them
+        value = values.get(p.name)
+        if p.choices and p.name in values and not isinstance(value, (list, tuple)) and value not in p.choices:
+            raise UnknownNameError(f"{p.name} value", value, list(p.choices))
+    out = {p.name: check_value(p.name, values[p.name] if p.name in values else copy.deepcopy(p.default), p.default,
+                               p.type) for p in parameters}
+    for p in (p for p in parameters if p.name in values):
+        name = p.name
+        if isinstance(out[name], (list, tuple)) and (p.names or p.choices):
             twice = next((x for i, x in enumerate(out[name]) if x in out[name][:i]), None)
             if twice is not None:
                 raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
         for x in _flat(out[name]):
             number = isinstance(x, (int, float)) and not isinstance(x, bool)
-            if number and not ((d.low < x if d.low_open else d.low <= x) and (x < d.high if d.high_open else x <= d.high)):
-                raise ParameterError(f"parameter {name!r} must be in {d.interval}; got {shown(x)}")
-            if isinstance(x, str) and d.choices and x not in d.choices:
-                raise UnknownNameError(f"{name} value", x, list(d.choices))
-            if isinstance(x, str) and d.names and x not in (valid := NAME_KINDS[d.names]()):
-                if d.names == "HBM chip" and x in NAME_KINDS["chip"]():
+            if number and not p.admits(x):
+                raise ParameterError(f"parameter {name!r} must be in {p.interval}; got {shown(x)}")
+            if isinstance(x, str) and p.choices and x not in p.choices:
+                raise UnknownNameError(f"{name} value", x, list(p.choices))
+            if isinstance(x, str) and p.names and x not in (valid := NAME_KINDS[p.names]()):
+                if p.names == "HBM chip" and x in NAME_KINDS["chip"]():
                     raise ParameterError(f"parameter {name!r}: chip {x!r} has no HBM bandwidth and peak FLOP/s figures, "
                                          f"which this chapter times; valid HBM chips: {', '.join(valid)}")
-                raise UnknownNameError(d.names, x, valid, where=f"parameter {name!r}")
+                raise UnknownNameError(p.names, x, valid, where=f"parameter {name!r}")
     return out
-
-
-def check_notebook(values: dict[str, object], path: str | Path, what: str = "parameter") -> dict[str, object]:
-    """:func:`check` against everything the notebook at ``path`` declares (defaults, types, choices,
-    intervals, kinds of name)."""
-    cell = _parameters_cell(path)
-    return check(values, {n: v for n, v, _ in cell}, {n: Declaration.parse(n, c) for n, _, c in cell}, what)
 
 
 #: Names IPython puts in every kernel's namespace.

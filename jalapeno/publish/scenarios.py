@@ -12,7 +12,6 @@ A *scenario* is a YAML file naming a set of assumptions (see ``scenarios/``)::
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -134,13 +133,15 @@ def plan(notebooks: list[str] | None, parameters: dict[str, object],
 
 def check_chapter(name: str, values: dict[str, object], what: str = "parameter") -> dict[str, object]:
     """The effective parameters of notebook ``name`` given ``values``, checked as a build does before it
-    runs and its ``setup`` again: by :func:`params.check_notebook` (an unknown name as a ``what``), then
+    runs and its ``setup`` again: by :func:`params.check` against the chapter module's ``PARAMETERS`` (an
+    unknown name as a ``what``), then
     by the chapter module's ``check(**parameters)`` if it has one, for values its model refuses although
     each is inside its range (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology``
     build, against the stated cost limits; ``jalapeno.chapters.agents``: a task longer than the model's
     context window). Raises CostError with the size and the limit, ParameterError naming the notebook."""
-    parameters = params.check_notebook(values, notebook_path(name), what)
-    check = getattr(importlib.import_module(f"jalapeno.chapters.{name.replace('-', '_')}"), "check", None)
+    module = params.chapter_module(notebook_path(name))
+    parameters = params.check(values, module.PARAMETERS, what)
+    check = getattr(module, "check", None)
     try:
         if check is not None:
             check(**parameters)
@@ -161,14 +162,15 @@ def load_parameter_file(path: Path | str) -> dict[str, object]:
 
 
 def describe(name: str, as_json: bool = False) -> str:
-    """The parameters notebook ``name`` declares: name, type, default and what it accepts (interval and
-    unit, choices, kind of name), as an aligned text table or (``as_json``) JSON."""
-    path, rows = notebook_path(name), []
-    for (key, default), d in zip(params.declared(path).items(), params.declarations(path).values()):
-        kind = (d.type or type(default)).__name__ + (" or None" if default is None and d.type else "")
-        if isinstance(default, list) and default:
-            kind = f"list of {type(default[0]).__name__}"
-        rows.append({"parameter": key, "type": kind, "default": default, "accepts": d.describe()})
+    """The parameters notebook ``name`` declares (its chapter module's ``PARAMETERS``): name, type,
+    default and what it accepts (interval and unit, choices, kind of name), as an aligned text table or
+    (``as_json``) JSON."""
+    rows = []
+    for p in params.declaration(notebook_path(name)):
+        kind = p.kind.__name__ + (" or None" if p.default is None else "")
+        if isinstance(p.default, list) and p.default:
+            kind = f"list of {type(p.default[0]).__name__}"
+        rows.append({"parameter": p.name, "type": kind, "default": p.default, "accepts": p.accepts})
     if as_json:
         return json.dumps(rows, indent=1)
     table = [("parameter", "type", "default", "accepts")] + [
