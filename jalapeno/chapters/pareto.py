@@ -27,6 +27,11 @@ from . import Chapter, Parameter, figures
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
 SENSITIVITY_MAX_CHIPS = (8, 16, 72)
 
+#: The concurrency ranges the chapter's prose discusses (see :func:`jalapeno.pareto.sweep`).
+CONCURRENCY_CAPS = ("benchmark", "none")
+
+#: The models whose ratio factors the prose discusses one by one: ``models`` must include them.
+DISCUSSED_MODELS = ("gpt-oss-120b", "deepseek-r1")
 
 #: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
 PARAMETERS = (
@@ -46,7 +51,7 @@ PARAMETERS = (
     Parameter("concurrency_cap", "benchmark",
               "benchmark (the top of the benchmark's concurrency sweep per chip) or none, for every frontier "
               "and the fit",
-              choices=("benchmark", "none")),
+              choices=CONCURRENCY_CAPS),
     Parameter("tolerance", 0.15, "how close a scenario's ratio must come to the published one to be said close "
               "(a fraction)", low=0, high=1, low_open=True),)
 
@@ -90,12 +95,6 @@ def compute(*, models: list[str], baseline_chips: list[str], power_basis: str, i
     _baseline_question(ch, ens, fits, models=models, power_basis=power_basis)
     return ch
 
-
-#: The concurrency ranges the chapter's prose discusses (see :func:`jalapeno.pareto.sweep`).
-CONCURRENCY_CAPS = ("benchmark", "none")
-
-#: The models whose ratio factors the prose discusses one by one: ``models`` must include them.
-DISCUSSED_MODELS = ("gpt-oss-120b", "deepseek-r1")
 
 
 def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
