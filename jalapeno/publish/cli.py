@@ -122,8 +122,12 @@ def _dask_executor(address: str | None) -> Iterator[Executor | None]:
         yield client.get_executor()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the build is so that it cleans up as after Ctrl-C; exits 128 + 15."""
+
+
 def _interrupted(signum, frame):
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,13 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     except (JalapenoError, ValueError, OSError) as exc:  # the package's bad input, a value a model refuses, a file
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if output.REPLACED[replaced:]:
             where = f"the new site was already in place in {output.REPLACED[-1]}"
         else:
             where = "the output folder was left as it was"
         print(f"jalapeno: interrupted: {args.command} stopped, its workers ended; {where}", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)  # the shell's convention
     return 0
 
 
