@@ -55,8 +55,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
 
     # The baseline side, from the raw data
-    summary = comparison.baseline_summary(model, baseline, isl=isl, osl=osl, run_id=run_id,
-                                         baseline_power_w=baseline_power_w)
+    summary = comparison.baseline_summary(model, baseline, baseline_power_w=baseline_power_w, run_id=run_id,
+                                         isl=isl, osl=osl)
     ch.quote("run", summary.run_id)
     ch.quote("peak_conc", summary.peak_conc)
     ch.quote("peak_tput", summary.peak_tput_per_gpu, "{:,.0f}")
