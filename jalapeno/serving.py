@@ -413,8 +413,8 @@ class WeightBytes:
     the recipe's precisions: the one place weights are summed.
 
     ``attention``, ``other`` (dense MLP, router, shared experts, final norm, output head) and their sum
-    ``non_expert``: read by every decode step, over the tensor-parallel ways; ``expert``: one routed expert
-    of one MoE layer over a stage's chips (an MoE step reads the experts it touches, :func:`expert_bytes_read`);
+    ``non_expert``: read by every decode step, over the tensor-parallel ways; routed experts, which an MoE
+    step reads as many of as it touches (:func:`expert_bytes_read`), by :meth:`experts`;
     ``held``: every weight a chip keeps, the input embedding table included, each stage its own layers
     (non-expert weights over ``tp pp``, routed experts over all ``n_chips``); ``total``: every weight read
     once by the whole worker (a prefill step's floor; the input embedding is a look-up, not read)."""
@@ -422,9 +422,16 @@ class WeightBytes:
     attention: np.ndarray
     other: np.ndarray
     non_expert: np.ndarray
-    expert: np.ndarray
     held: np.ndarray
     total: float
+    expert_params: int
+    expert_bytes_per_value: float
+    stage: np.ndarray
+
+    def experts(self, count) -> np.ndarray:
+        """Bytes per chip of ``count`` routed experts (array; over all MoE layers) spread over a stage's
+        chips: ``count x expert params x bytes per value / stage``."""
+        return count * self.expert_params * self.expert_bytes_per_value / self.stage
 
 
 def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layout = Layout()) -> WeightBytes:
@@ -434,14 +441,14 @@ def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layo
     tied to the input embedding or not; the input table is held, not read (untied)."""
     g = model.param_groups()
     b_exp, b_rest = bytes_per_value(precision[0]), bytes_per_value(precision[1])
-    n, dp, pp = np.broadcast_arrays(layout.n_chips, layout.dp, layout.pp)
+    n, pp = layout.n_chips, layout.pp
     stage = n / pp
-    tp = stage / dp
+    tp = stage / layout.dp
     other = g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"] + model.embedding_params()
     read = g["attention"] + other
     return WeightBytes(
         attention=g["attention"] * b_rest / tp, other=other * b_rest / tp, non_expert=read * b_rest / tp,
-        expert=model.expert_params() * b_exp / stage if model.is_moe else np.zeros_like(stage),
+        expert_params=model.expert_params(), expert_bytes_per_value=b_exp, stage=stage,
         held=(model.total_params() - g["routed_experts"]) * b_rest / (tp * pp) + g["routed_experts"] * b_exp / n,
         total=read * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0))
 
@@ -477,14 +484,14 @@ def capacity(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     check_lengths(model, workload)
     shape = grid_shape(layout, workload)
-    n, b, dp, pp = np.broadcast_arrays(layout.n_chips, workload.concurrency, layout.dp, layout.pp)
-    held = np.broadcast_to(weight_bytes(model, workload.recipe(model), layout).held, shape)
-    tp = n / pp / dp
-    kv = (b / dp) * model.kv_bytes_per_sequence(workload.held_context, workload.recipe(model)[2]) \
-        / _kv_split(model, layout, tp) / pp
+    dp, pp, prec = layout.dp, layout.pp, workload.recipe(model)
+    held = np.broadcast_to(weight_bytes(model, prec, layout).held, shape)
+    kv = (workload.concurrency / dp) * model.kv_bytes_per_sequence(workload.held_context, prec[2]) \
+        / _kv_split(model, layout, layout.n_chips / pp / dp) / pp
     _, cap_field, usable = MEMORY_TIERS[layout.memory]
     usable_bytes = (getattr(chip, cap_field) or np.inf) * usable()
-    return Capacity(weight_bytes=held, kv_bytes=kv, usable_bytes=usable_bytes, fits=held + kv <= usable_bytes)
+    return Capacity(weight_bytes=held, kv_bytes=np.broadcast_to(kv, shape), usable_bytes=usable_bytes,
+                    fits=held + kv <= usable_bytes)
 
 
 @dataclass(frozen=True)
@@ -553,19 +560,19 @@ def non_expert_weights_s(w: Worker, micro) -> tuple[np.ndarray, np.ndarray]:
     :attr:`WeightBytes.other` over the achieved bandwidth, the same at every batch (scaling-book
     ``inference.md``: a decode step streams every weight it uses once)."""
     shape = np.shape(micro)
-    return (np.broadcast_to(w.weights.attention / w.bandwidth, shape),
-            np.broadcast_to(w.weights.other / w.bandwidth, shape))
+    return tuple(t if np.shape(t) == shape else np.broadcast_to(t, shape)
+                 for t in (w.weights.attention / w.bandwidth, w.weights.other / w.bandwidth))
 
 
 def expert_bytes_read(model: ModelSpec, weights: WeightBytes, tokens) -> np.ndarray:
     """Routed-expert bytes one chip reads in a step of ``tokens`` tokens a stage (bytes): in each MoE layer
     the :func:`expected_distinct_experts` ``E (1 - (1 - k/E)^B)`` a batch touches (Epoch AI,
-    inference-economics), times one expert's bytes over a stage's chips (:attr:`WeightBytes.expert`); 0
-    for a dense model. Arrays broadcast."""
+    inference-economics), their bytes over a stage's chips (:meth:`WeightBytes.experts`); 0 for a dense
+    model. Arrays broadcast."""
     if not model.is_moe:
-        return np.zeros(np.broadcast_shapes(np.shape(tokens), np.shape(weights.expert)))
+        return np.zeros(np.broadcast_shapes(np.shape(tokens), np.shape(weights.stage)))
     touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, tokens)
-    return model.num_moe_layers * touched * weights.expert
+    return weights.experts(model.num_moe_layers * touched)
 
 
 def kv_bytes_read(w: Worker, micro) -> np.ndarray:
@@ -633,8 +640,12 @@ def overhead_s(w: Worker, micro) -> np.ndarray:
 @dataclass(frozen=True)
 class DecodeStep:
     """The terms of one decode step (per chip; s, bytes, FLOPs; arrays of the grid's shape), each the
-    result of its function (:func:`decode_terms`); ``weights_s``, ``collectives_s`` and ``total_s`` their sums."""
+    result of its function (:func:`decode_terms`): ``weights_s`` is the weight read, the non-expert and
+    expert bytes read over the bandwidth (``weight_bytes_read / BW``), split by role into
+    ``attention_weights_s``, ``other_weights_s`` and ``expert_weights_s`` (which add up to it, to rounding);
+    ``collectives_s`` and ``total_s`` (the step, :func:`decode_step_s`) are sums of the terms."""
 
+    weights_s: np.ndarray
     attention_weights_s: np.ndarray
     other_weights_s: np.ndarray
     expert_weights_s: np.ndarray
@@ -647,11 +658,6 @@ class DecodeStep:
     weight_bytes_read: np.ndarray
     kv_bytes_read: np.ndarray
     flops: np.ndarray
-
-    @property
-    def weights_s(self) -> np.ndarray:
-        """Weight read (s): ``attention_weights_s + other_weights_s + expert_weights_s``."""
-        return self.attention_weights_s + self.other_weights_s + self.expert_weights_s
 
     @property
     def collectives_s(self) -> np.ndarray:
@@ -670,10 +676,11 @@ def decode_terms(w: Worker, active) -> DecodeStep:
     micro = active / w.pp
     attention, other = non_expert_weights_s(w, micro)
     experts, kv, flops = expert_bytes_read(w.model, w.weights, micro), kv_bytes_read(w, micro), step_flops(w, micro)
-    return DecodeStep(attention_weights_s=attention, other_weights_s=other, expert_weights_s=experts / w.bandwidth,
+    weight_bytes = w.weights.non_expert + experts
+    return DecodeStep(weights_s=weight_bytes / w.bandwidth, attention_weights_s=attention, other_weights_s=other, expert_weights_s=experts / w.bandwidth,
                       kv_s=kv / w.bandwidth, compute_s=flops / w.flops, allreduce_s=allreduce_s(w, micro),
                       all_to_all_s=all_to_all_s(w, active), handoff_s=handoff_s(w, micro), overhead_s=overhead_s(w, micro),
-                      weight_bytes_read=w.weights.non_expert + experts, kv_bytes_read=kv, flops=flops)
+                      weight_bytes_read=weight_bytes, kv_bytes_read=kv, flops=flops)
 
 
 def prefill_s(w: Worker, workload: Workload) -> np.ndarray:
@@ -723,7 +730,7 @@ class Evaluation:
         tpot_s        = (decode_step_s + draft_s + prefill_interference_s) / tokens_per_step
 
     Parts, each the result of one term function (:func:`decode_terms`, :func:`prefill_s`, ...):
-    ``weights_s`` (weight bytes read / bandwidth), the sum by role of ``attention_weights_s``,
+    ``weights_s`` (weight bytes read / bandwidth), split by role into ``attention_weights_s``,
     ``expert_weights_s`` (routed experts) and ``other_weights_s`` (dense MLP, router, shared experts,
     final norm, output head); ``kv_s`` (KV cache read); ``compute_s`` (FLOPs / FLOP/s); ``allreduce_s``
     (tensor parallel), ``all_to_all_s`` (expert parallel), ``handoff_s`` (pipeline stages), all from
@@ -737,6 +744,7 @@ class Evaluation:
     ``weight_bytes_per_chip``, ``kv_bytes_per_chip`` and ``fits`` (within the usable share of the tier:
     :func:`capacity`)."""
 
+    weights_s: np.ndarray
     attention_weights_s: np.ndarray
     expert_weights_s: np.ndarray
     other_weights_s: np.ndarray
@@ -764,11 +772,6 @@ class Evaluation:
     weight_bytes_per_chip: np.ndarray
     kv_bytes_per_chip: np.ndarray
     fits: np.ndarray
-
-    @property
-    def weights_s(self) -> np.ndarray:
-        """Weight read (s): ``attention_weights_s + other_weights_s + expert_weights_s`` (:class:`DecodeStep`)."""
-        return self.attention_weights_s + self.other_weights_s + self.expert_weights_s
 
     @property
     def collectives_s(self) -> np.ndarray:
@@ -812,7 +815,7 @@ class Evaluation:
         return self.flops / (self.weight_bytes_read + self.kv_bytes_read)
 
     #: Names :meth:`as_dict` returns: the fields and the derived quantities.
-    DERIVED = ("weights_s", "collectives_s", "roofline_s", "decode_step_s", "tpot_s", "interactivity_tok_s_user",
+    DERIVED = ("collectives_s", "roofline_s", "decode_step_s", "tpot_s", "interactivity_tok_s_user",
                "decode_tok_s_chip", "memory_bound", "intensity_flop_per_byte")
 
     def as_dict(self) -> dict[str, np.ndarray]:
