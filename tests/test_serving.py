@@ -94,6 +94,9 @@ def test_kv_capacity_caps_concurrency(eff):
         + m.param_groups()["routed_experts"] * jp.specs.bytes_per_value("mxfp4")
     by_hand = int((0.92 * chip.hbm_capacity_bytes - weights) // m.kv_bytes_per_sequence(8192 + 1024))
     assert fits[:by_hand].all() and not fits[by_hand:].any()
+    cap = serving.capacity(m, chip, serving.Layout(n_chips=1), serving.Workload(concurrency=conc))  # the same, alone
+    assert cap.fits[:by_hand].all() and not cap.fits[by_hand:].any()
+    assert float(cap.weight_bytes[0]) == pytest.approx(weights, rel=1e-12)
 
 
 def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
