@@ -364,6 +364,19 @@ class Workload:
         return recipe(model, self.precision) if isinstance(self.precision, str) else tuple(self.precision)
 
 
+def check_layouts(layout: Layout, shape: tuple[int, ...]) -> None:
+    """:func:`check_configurations` of a grid of ``shape`` with ``layout``'s distinct (``n_chips``, ``dp``,
+    ``pp``) triples, counted exactly (a sort of the grid) only when the product of each field's distinct
+    values, an upper bound, could exceed the limit."""
+    size = math.prod(shape)
+    if size <= 1:
+        return
+    bound = math.prod(len(np.unique(x)) for x in (layout.n_chips, layout.dp, layout.pp))
+    if size * min(bound, size) > MAX_LAYOUT_PASSES:
+        grid = np.stack([np.broadcast_to(x, shape).ravel() for x in (layout.n_chips, layout.dp, layout.pp)])
+        check_configurations(size, len(np.unique(grid, axis=1).T))
+
+
 def check_lengths(model: ModelSpec, workload: Workload) -> None:
     """ValueError unless the workload's ISL + OSL and ``context_tokens`` are positive and within the
     model's context window (:meth:`jalapeno.specs.ModelSpec.check_context`)."""
@@ -856,9 +869,7 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
     check_lengths(model, workload)
     shape = grid_shape(layout, workload)
     check_configurations(math.prod(shape))
-    if math.prod(shape) > 1:
-        grid = np.stack([np.broadcast_to(x, shape).ravel() for x in (layout.n_chips, layout.dp, layout.pp)])
-        check_configurations(math.prod(shape), len(np.unique(grid, axis=1).T))
+    check_layouts(layout, shape)
     w = worker(model, chip, layout, workload, stack=stack, eff=eff, fabric=fabric)
     b, tokens = w.concurrency, workload.mtp_tokens_per_step
     isl_m, osl_m = workload.mean_lengths
