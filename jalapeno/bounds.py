@@ -10,7 +10,8 @@ attention reads the KV cache, the MLP is the larger of its weight-read and its F
     T_step = B x KV_seq / (s BW)  +  max( W(B) / (N BW),  B x F_token / (N C) )
 
 with the KV cache split ``s = min(N, KV heads)`` ways for GQA and replicated (``s = 1``) for MLA, as
-the serving model holds it.
+the serving model holds it. Weight bytes come from the evaluator's one sum by role
+(:func:`jalapeno.serving.weight_bytes`, :func:`jalapeno.serving.expert_bytes_read`).
 
 where ``W(B)`` counts the dense weights plus, for an MoE model, the experts a batch of ``B`` tokens
 touches: on average ``E (1 - (1 - k/E)^B)`` distinct experts per layer (Epoch AI, inference-economics).

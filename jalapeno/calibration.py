@@ -125,8 +125,8 @@ _GROUP_KEYS = ["model_key", "chip", "stack", "precision", "isl", "osl", "disagg"
 def _groups(configs: pl.DataFrame) -> list[tuple[np.ndarray, dict]]:
     """The rows of ``configs`` split into the groups one :func:`jalapeno.serving.evaluate` call takes: for
     each (model, chip, stack, precision, shape, disaggregation, EP), its row indices and the evaluator's
-    arguments but ``eff`` (its :class:`~jalapeno.serving.Layout` and :class:`~jalapeno.serving.Workload`). Built once per fit, so that an evaluation of the residuals is the evaluator's
-    arithmetic alone."""
+    arguments but ``eff`` (its :class:`~jalapeno.serving.Layout` and :class:`~jalapeno.serving.Workload`).
+    Built once per fit, so that an evaluation of the residuals is the evaluator's arithmetic alone."""
     out = []
     indexed = configs.with_row_index("_row")
     for key, group in indexed.group_by(_GROUP_KEYS, maintain_order=True):
@@ -280,7 +280,7 @@ TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
 
 #: The columns of :func:`sweep`, in order.
 SWEEP_COLUMNS = ("n_chips", "dp", "concurrency", "tpot_s", "ttft_s", "e2e_s", "interactivity_tok_s_user",
-           "throughput_tok_s_chip", "chips")
+                 "throughput_tok_s_chip", "chips")
 
 
 def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
