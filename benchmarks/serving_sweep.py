@@ -5,12 +5,16 @@ What it counts, like with like:
 - the grid: every chip with a known HBM bandwidth, compute, capacity and scale-up bandwidth (Jalapeño in
   its central scenario) x every model x chips per
   worker (1-64) x attention layout (TP, or DP-attention where it differs: no duplicate (1 chip, dp 1)
-  pair) x concurrencies 1..N; every configuration is evaluated, and the share whose weights and KV cache
-  fit in HBM is reported apart (a frontier keeps only those);
-- the rates: configurations per second aggregated (one evaluation) and disaggregated (prefill chips
-  matched to the decode workers' request rate: two evaluations, as ``pareto.sweep`` does), each
-  evaluated in cache-sized chunks (:func:`jalapeno.serving.evaluate_grid`), and, with ``--unchunked``,
-  the aggregated grid in one call for comparison;
+  pair) x concurrencies 1..N; as ``pareto.sweep`` does, capacity comes first
+  (:func:`jalapeno.serving.capacity`: weights and KV cache against usable HBM, no step timed) and only the
+  configurations that fit are evaluated (a frontier keeps only those);
+- the rates, two for each row: configurations per second over *all* configurations of the grid (the
+  skipped ones included: the grid's size over the wall time of the whole pass, capacity check included)
+  and *fitting* configurations per second (those evaluated, over the same wall time); aggregated (one
+  evaluation) and disaggregated (prefill chips matched to the decode workers' request rate: two
+  evaluations, as ``pareto.sweep`` does), each evaluated in cache-sized chunks
+  (:func:`jalapeno.serving.evaluate_grid`), and, with ``--unchunked``, the aggregated grid in one call
+  for comparison;
 - the frontier: ``jalapeno.frontier("gb200", "deepseek-r1")`` cold (the first call in this process,
   data files loaded) and warm (the median of ``--repeat`` later calls);
 - a new user's session: ``import jalapeno`` and the first ``frontier("gb200", "gpt-oss-120b")`` after
@@ -34,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core
 
@@ -64,22 +69,28 @@ def grid(concurrencies: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> tuple[int, int, float]:
-    """Evaluate the grid for every (chip, model): (configurations, configurations that fit, seconds)."""
+    """Check capacity, then evaluate the fitting configurations of the grid for every (chip, model):
+    (configurations, configurations that fit and were evaluated, seconds of the whole pass)."""
     total = fit = 0
     started = time.perf_counter()
     for chip in chips:
         for model in models:
-            kw = dict(precision="fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8", eff=eff)
+            layout = serving.Layout(n_chips=n, dp=dp)
+            workload = serving.Workload(concurrency=c, precision="fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8")
+            total += n.size
+            fits = np.flatnonzero(serving.capacity(model, chip, layout, workload).fits)
+            if not fits.size:
+                continue
+            layout, workload = serving.select(layout, workload, fits)
             if chunk is None:
-                r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
+                r = serving.evaluate(model, chip, layout, workload, eff=eff)
             else:
-                r = serving.evaluate_grid(model, chip, n_chips=n, concurrency=c, dp=dp, chunk=chunk, **kw)
+                r = serving.evaluate_grid(model, chip, layout, workload, chunk=chunk, eff=eff)
             if disagg:
-                prefill = np.maximum(1.0, np.ceil(c / r.e2e_s * r.prefill_s))
-                r = serving.evaluate_grid(model, chip, n_chips=n, concurrency=c, dp=dp, chunk=chunk or n.size,
-                                          disagg=True, prefill_chips=prefill, **kw)
-            total += r.tpot_s.size
-            fit += int(np.count_nonzero(r.fits))
+                prefill = np.maximum(1.0, np.ceil(workload.concurrency / r.e2e_s * r.prefill_s))
+                r = serving.evaluate_grid(model, chip, replace(layout, disagg=True, prefill_chips=prefill), workload,
+                                          chunk=chunk or fits.size, eff=eff)
+            fit += r.tpot_s.size
     return total, fit, time.perf_counter() - started
 
 
@@ -116,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.unchunked:
         rows.append(("aggregated, one call per pair", sweep(chips, models, n, dp, c, eff, disagg=False, chunk=None)))
     for label, (total, fit, seconds) in rows:
-        print(f"{label:32s} {total / seconds:14,.0f} configurations/s  ({total:,} in {seconds:.2f} s; "
-              f"{100 * fit / total:.1f} % fit in HBM)")
+        print(f"{label:32s} {total / seconds:12,.0f} configurations/s of all, {fit / seconds:12,.0f} fitting "
+              f"configurations/s  ({total:,} in {seconds:.2f} s; {fit:,}, {100 * fit / total:.1f} %, fit in HBM "
+              f"and were evaluated)")
     print(f"frontier gb200 / deepseek-r1: cold {cold * 1e3:.0f} ms (first call, data loaded), "
           f"warm {statistics.median(warm) * 1e3:.1f} ms (median of {args.repeat})")
     imports, firsts = zip(*sessions)

@@ -4,7 +4,7 @@ The public API (see the README)::
 
     import jalapeno as jp
     jp.chip("gb200"), jp.model("deepseek-r1")             # typed specs from data/ (SI units)
-    jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=64)   # one serving evaluation, with its parts
+    jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=64))  # with its parts
     jp.frontier("gb300", "deepseek-r1")                    # a Pareto frontier (polars DataFrame)
     jp.claims()                                            # the claims registry with a status each
 
@@ -28,8 +28,9 @@ _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
 from .pareto import frontier  # noqa: E402
 from .registry import claims  # noqa: E402
-from .serving import Evaluation, evaluate  # noqa: E402
+from .serving import Evaluation, Layout, Workload, capacity, evaluate  # noqa: E402
 from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
-__all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "ModelSpec", "ParameterError", "UnknownNameError",
-           "chip", "chip_names", "claims", "evaluate", "frontier", "model", "model_names"]
+__all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "ParameterError",
+           "UnknownNameError", "Workload", "capacity", "chip", "chip_names", "claims", "evaluate", "frontier", "model",
+           "model_names"]

@@ -209,9 +209,9 @@ class ServingPoint:
         dict of floats, memoised per server (its specs hold dicts, so the server itself is no cache key)."""
         @functools.cache
         def at(isl: int, osl: int) -> dict:
-            r = serving.evaluate(self.model, self.chip, n_chips=self.n_chips, concurrency=self.concurrency,
-                                 dp=self.dp, isl=isl, osl=osl, precision=self.precision, stack=self.stack,
-                                 eff=self.eff)
+            r = serving.evaluate(self.model, self.chip, serving.Layout(n_chips=self.n_chips, dp=self.dp),
+                                 serving.Workload(concurrency=self.concurrency, isl=isl, osl=osl, precision=self.precision),
+                                 stack=self.stack, eff=self.eff)
             return {k: float(v) for k, v in r.as_dict().items()}
         return at
 

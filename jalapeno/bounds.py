@@ -10,7 +10,8 @@ attention reads the KV cache, the MLP is the larger of its weight-read and its F
     T_step = B x KV_seq / (s BW)  +  max( W(B) / (N BW),  B x F_token / (N C) )
 
 with the KV cache split ``s = min(N, KV heads)`` ways for GQA and replicated (``s = 1``) for MLA, as
-the serving model holds it.
+the serving model holds it. Weight bytes come from the evaluator's one sum by role
+(:func:`jalapeno.serving.weight_bytes`, :func:`jalapeno.serving.expert_bytes_read`).
 
 where ``W(B)`` counts the dense weights plus, for an MoE model, the experts a batch of ``B`` tokens
 touches: on average ``E (1 - (1 - k/E)^B)`` distinct experts per layer (Epoch AI, inference-economics).
@@ -45,15 +46,12 @@ def has_precision(chip: ChipSpec, precision: str) -> bool:
 
 
 def decode_weight_bytes(model: ModelSpec, batch, precision: str = "bf16"):
-    """Weight bytes one decode step reads for ``batch`` sequences (array-friendly): every dense weight and
-    the unembedding, plus the routed experts the batch touches (shared experts always)."""
-    b = bytes_per_value(precision)
-    if not model.is_moe:
-        return np.asarray(model.active_params() * b + 0 * np.asarray(batch, dtype=float))
-    routed_active = model.num_moe_layers * model.num_experts_per_tok * model.expert_params()
-    base = model.active_params() - routed_active
-    touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, batch)
-    return (base + model.num_moe_layers * touched * model.expert_params()) * b
+    """Weight bytes one decode step reads for ``batch`` sequences on one chip (array-friendly): every
+    non-expert weight and the unembedding, plus the routed experts the batch touches (shared experts
+    always), every weight at ``precision``: :func:`jalapeno.serving.weight_bytes` and
+    :func:`jalapeno.serving.expert_bytes_read`, the evaluator's own sums."""
+    weights = serving.weight_bytes(model, (precision, precision, precision))
+    return weights.non_expert + serving.expert_bytes_read(model, weights, np.asarray(batch, dtype=float))
 
 
 def decode_step(model: ModelSpec, chip: ChipSpec, batch, context_tokens, *, n_chips: int = 1,
@@ -69,8 +67,9 @@ def decode_step(model: ModelSpec, chip: ChipSpec, batch, context_tokens, *, n_ch
     batch = np.asarray(batch, dtype=float)
     if np.any(batch <= 0) or n_chips <= 0:
         raise ValueError(f"batch and n_chips must be positive, got batch={batch!r}, n_chips={n_chips!r}")
-    return serving.evaluate(model, chip, n_chips=n_chips, concurrency=batch, context_tokens=context_tokens,
-                            precision=(weight_precision, weight_precision, kv_precision), **SPEED_OF_LIGHT)
+    workload = serving.Workload(concurrency=batch, context_tokens=context_tokens,
+                                precision=(weight_precision, weight_precision, kv_precision))
+    return serving.evaluate(model, chip, serving.Layout(n_chips=n_chips), workload, **SPEED_OF_LIGHT)
 
 
 def critical_batch(model: ModelSpec, chip: ChipSpec, *, weight_precision: str = "bf16",
@@ -98,9 +97,9 @@ def prefill_time_s(model: ModelSpec, chip: ChipSpec, prompt_tokens: int, *, n_ch
     """Speed-of-light prefill of one prompt of exactly ``prompt_tokens`` on ``n_chips`` chips:
     :func:`jalapeno.serving.evaluate`'s ``prefill_s`` with :data:`SPEED_OF_LIGHT` constants,
     ``max(FLOPs / (N C), s x all weight bytes / (N BW))`` with ``s = min(1, prompt / chunk)`` (s)."""
-    r = serving.evaluate(model, chip, n_chips=n_chips, concurrency=1, isl=prompt_tokens, osl=2,
-                         request_lengths="exact", precision=(weight_precision, weight_precision, weight_precision),
-                         **SPEED_OF_LIGHT)
+    workload = serving.Workload(concurrency=1, isl=prompt_tokens, osl=2, request_lengths="exact",
+                                precision=(weight_precision, weight_precision, weight_precision))
+    r = serving.evaluate(model, chip, serving.Layout(n_chips=n_chips), workload, **SPEED_OF_LIGHT)
     return float(r.prefill_s)
 
 
@@ -141,7 +140,7 @@ def decode_bounds(models: list[ModelSpec], chips: list[ChipSpec], *, context_tok
 
     rows = []
     for m in models:
-        weights = m.weight_bytes(weight_precision)
+        weights = float(serving.weight_bytes(m, (weight_precision,) * 3).held)  # every weight, held on one chip
         for c in chips:
             if not (c.hbm_bandwidth_bytes_per_s and c.hbm_capacity_bytes and has_precision(c, weight_precision)):
                 continue

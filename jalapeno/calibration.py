@@ -125,17 +125,18 @@ _GROUP_KEYS = ["model_key", "chip", "stack", "precision", "isl", "osl", "disagg"
 def _groups(configs: pl.DataFrame) -> list[tuple[np.ndarray, dict]]:
     """The rows of ``configs`` split into the groups one :func:`jalapeno.serving.evaluate` call takes: for
     each (model, chip, stack, precision, shape, disaggregation, EP), its row indices and the evaluator's
-    arguments but ``eff``. Built once per fit, so that an evaluation of the residuals is the evaluator's
-    arithmetic alone."""
+    arguments but ``eff`` (its :class:`~jalapeno.serving.Layout` and :class:`~jalapeno.serving.Workload`).
+    Built once per fit, so that an evaluation of the residuals is the evaluator's arithmetic alone."""
     out = []
     indexed = configs.with_row_index("_row")
     for key, group in indexed.group_by(_GROUP_KEYS, maintain_order=True):
         m, c, stack, prec, isl, osl, disagg, ep = key
-        out.append((group["_row"].to_numpy(), dict(
-            model=specs.model(m), chip=specs.chip(c), n_chips=group["n_chips"].to_numpy(),
-            concurrency=group["worker_conc"].to_numpy(), dp=group["dp"].to_numpy(), ep=ep, isl=isl, osl=osl,
-            precision=prec, stack=stack, disagg=disagg,
-            prefill_chips=np.maximum(group["prefill_chips"].to_numpy(), 1), prefill_tp=group["prefill_tp"].to_numpy())))
+        layout = serving.Layout(n_chips=group["n_chips"].to_numpy(), dp=group["dp"].to_numpy(), ep=ep, disagg=disagg,
+                                prefill_chips=np.maximum(group["prefill_chips"].to_numpy(), 1),
+                                prefill_tp=group["prefill_tp"].to_numpy())
+        workload = serving.Workload(concurrency=group["worker_conc"].to_numpy(), isl=isl, osl=osl, precision=prec)
+        out.append((group["_row"].to_numpy(), dict(model=specs.model(m), chip=specs.chip(c), layout=layout,
+                                                   workload=workload, stack=stack)))
     return out
 
 
@@ -277,6 +278,11 @@ TRANSFER_CHIP = {"gb300": "gb200"}
 TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
 
 
+#: The columns of :func:`sweep`, in order.
+SWEEP_COLUMNS = ("n_chips", "dp", "concurrency", "tpot_s", "ttft_s", "e2e_s", "interactivity_tok_s_user",
+                 "throughput_tok_s_chip", "chips")
+
+
 def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
           precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
           max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
@@ -291,7 +297,8 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor),
     else one of :data:`STACKS` or of ``eff``'s overheads (UnknownNameError listing them); ``max_chips``:
     a positive whole number (ValueError otherwise). CostError above
-    :data:`jalapeno.serving.MAX_CONFIGURATIONS` configurations, before the grid is made.
+    :data:`jalapeno.serving.MAX_CONFIGURATIONS` configurations, before the grid is made. Capacity comes
+    first (:func:`jalapeno.serving.capacity`): only the configurations that fit are evaluated.
     This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
     one :func:`holdout` scores.
 
@@ -331,15 +338,22 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     n, dp, c = np.concatenate(n).astype(float), np.concatenate(dp).astype(float), np.concatenate(c).astype(float)
     keep = c >= dp  # at least one sequence per attention replica
     n, dp, c = n[keep], dp[keep], c[keep]
-    kw = dict(isl=isl, osl=osl, precision=precision, stack=stack, eff=eff, ep=True,
-              mtp_tokens_per_step=mtp_tokens_per_step, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
-    r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, **kw)
+    layout = serving.Layout(n_chips=n, dp=dp, ep=True, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
+    workload = serving.Workload(concurrency=c, isl=isl, osl=osl, precision=precision,
+                                mtp_tokens_per_step=mtp_tokens_per_step)
+    # capacity first: only the configurations whose weights and KV cache fit are evaluated
+    fit = np.flatnonzero(serving.capacity(model, chip, layout, workload).fits)
+    layout, workload = serving.select(layout, workload, fit)
+    n, dp, c = n[fit], dp[fit], c[fit]
+    if not fit.size:
+        return pl.DataFrame({k: np.empty(0) for k in SWEEP_COLUMNS})
+    r = serving.evaluate(model, chip, layout, workload, stack=stack, eff=eff)
     if disagg:  # prefill chips matched to the request rate the decode workers sustain
         rate = c / r.e2e_s
         p_chips = np.maximum(1.0, np.ceil(rate * r.prefill_s))
-        r = serving.evaluate(model, chip, n_chips=n, concurrency=c, dp=dp, disagg=True, prefill_chips=p_chips,
-                             prefill_tp=1, **kw)
-    keep = np.asarray(r.fits, dtype=bool)
+        r = serving.evaluate(model, chip, replace(layout, disagg=True, prefill_chips=p_chips, prefill_tp=1), workload,
+                             stack=stack, eff=eff)
+    keep = np.ones(n.shape, dtype=bool)
     if concurrency_cap is not None:
         served = c if per_worker else c / r.chips
         keep &= served <= concurrency_cap * (1 + 1e-9)
@@ -347,7 +361,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
                "interactivity_tok_s_user": r.interactivity_tok_s_user,
                "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips}
     # selected before the table is built: a frontier is thousands of sweeps, each a few hundred rows
-    return pl.DataFrame({k: np.broadcast_to(v, n.shape)[keep] for k, v in columns.items()})
+    return pl.DataFrame({k: np.broadcast_to(columns[k], n.shape)[keep] for k in SWEEP_COLUMNS})
 
 
 @functools.lru_cache(maxsize=None)

@@ -234,8 +234,9 @@ def decode_breakdown(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips: f
     m, c = specs.model(model), specs.chip(chip)
     eff = eff or calibration.load()
     precision = precision or pareto.DEFAULT_PRECISION.get(m.model, "fp8")
-    r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, isl=isl, osl=osl,
-                         precision=precision, stack=stack, eff=eff, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
+    r = serving.evaluate(m, c, serving.Layout(n_chips=n_chips, dp=dp, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s),
+                         serving.Workload(concurrency=concurrency, isl=isl, osl=osl, precision=precision),
+                         stack=stack, eff=eff)
     memory_bound = bool(r.memory_bound)
     if memory_bound:
         shares = np.array([float(r.attention_weights_s), float(r.expert_weights_s), float(r.other_weights_s)])

@@ -1,7 +1,8 @@
 """Pareto frontiers of throughput per chip against interactivity, and matched-interactivity ratios.
 
-:func:`sweep` evaluates a whole grid of configurations (chips per worker x attention layout x
-concurrency) in one array call of :func:`jalapeno.serving.evaluate`; :func:`frontier` keeps its upper
+:func:`sweep` checks a whole grid of configurations (chips per worker x attention layout x
+concurrency) against memory first (:func:`jalapeno.serving.capacity`) and evaluates the ones that fit in
+one array call of :func:`jalapeno.serving.evaluate`; :func:`frontier` keeps its upper
 envelope: the configurations no other beats on both interactivity and throughput per chip. Ratios "at
 the previous generation's best TBT" compare two frontiers at one interactivity: near the slower
 system's maximum interactivity its throughput collapses toward zero, which is why 50-100x ratios appear

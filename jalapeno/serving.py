@@ -1,13 +1,24 @@
-"""The serving model: one evaluator that turns (chip, model, layout, concurrency, workload, stack) into
-decode step time, TPOT, TTFT, E2E and throughput per chip, for whole grids of configurations at once.
+"""The serving model: one evaluator that turns (model, chip, :class:`Layout`, :class:`Workload`, stack)
+into decode step time, TPOT, TTFT, E2E and throughput per chip, for whole grids of configurations at once::
+
+    r = evaluate("gpt-oss-120b", "gb200", Layout(n_chips=8, dp=8), Workload(concurrency=64), stack="trt")
+    capacity("gpt-oss-120b", "gb200", Layout(n_chips=8, dp=8), Workload(concurrency=64)).fits
 
 This is the book's one evaluator: every step time (the roofline's, the LPU's, the caveats' breakdowns)
 is :func:`evaluate` under some description, and it returns its parts with their total
-(:class:`Evaluation`), so a breakdown is the evaluation itself. The roofline is it with ideal constants
+(:class:`Evaluation`), so a breakdown is the evaluation itself. Each term of the step is one small
+function of a resolved :class:`Worker` (:func:`worker`) with its formula and source:
+:func:`non_expert_weights_s`, :func:`expert_bytes_read`, :func:`kv_bytes_read`, :func:`step_flops`,
+:func:`allreduce_s`, :func:`all_to_all_s`, :func:`handoff_s`, :func:`overhead_s` (summed by
+:func:`decode_terms` into a :class:`DecodeStep`), and :func:`prefill_s`, :func:`prefill_interference_s`,
+:func:`decoding_sequences`; weight bytes by role are summed once, by :func:`weight_bytes` (the roofline's
+too). :func:`capacity` checks memory alone, cheaply, so a sweep evaluates only what fits
+(:func:`select` takes those configurations). The roofline is it with ideal constants
 (:meth:`Efficiency.ideal`, :func:`free_fabric`); an LPU holds weights and KV in SRAM (``memory="sram"``,
 ``pp`` pipeline stages); collectives are timed by :mod:`jalapeno.network` on a topology (``fabric``).
 
-A configuration is one *worker*: ``n_chips`` chips serving ``concurrency`` sequences together, in ``pp``
+A configuration is one *worker* (a :class:`Layout`) and its load (a :class:`Workload`): ``n_chips`` chips
+serving ``concurrency`` sequences together, in ``pp``
 pipeline stages (default 1), a stage's attention split ``dp`` ways by data parallelism (DP-attention)
 and ``n_chips / (pp dp)`` ways by tensor parallelism, the experts of an MoE model spread over a stage's
 chips (expert parallelism when ``ep``, else tensor-parallel experts). Workers are independent, so
@@ -49,7 +60,7 @@ bound of mean-value analysis, the first token after ``T_prefill + T_step`` plus 
 the prefill queue, and throughput per chip counts input + output tokens over every chip
 (``rate x (ISL + OSL) / chips``), the benchmark's way. Speculative
 decoding (MTP) is an option, off by default: ``a`` accepted tokens per step at a draft cost
-(:data:`MTP_DRAFT_COST`). Weights and KV must fit in :func:`usable_hbm_fraction` of HBM.
+(:data:`MTP_DRAFT_COST`). Weights and KV must fit in :func:`usable_hbm_fraction` of HBM (:func:`capacity`).
 """
 
 from __future__ import annotations
@@ -222,6 +233,503 @@ def free_fabric(k: int) -> network.Topology:
     return network.switched(k, injection_bandwidth_bytes_per_s=math.inf)
 
 
+def _positive(name: str, value) -> np.ndarray:
+    """``value`` as a float array; ValueError naming it and its first bad element unless every element is
+    positive and finite (NaN fails both comparisons)."""
+    v = _arr(value)
+    bad = ~((v > 0) & (v < math.inf))
+    if bad.any():
+        raise ValueError(f"{name} must be positive and finite, got {float(v[bad].flat[0])!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One worker (:func:`evaluate`'s configuration apart from its load): ``n_chips`` chips in ``pp``
+    pipeline stages, each stage's ``n_chips / pp`` chips split ``dp`` ways for attention (DP-attention)
+    and tensor parallel within; the experts of an MoE model spread over a stage's chips (all-to-all when
+    ``ep``, else tensor-parallel experts).
+
+    ``n_chips``, ``dp``, ``pp``: counts, scalars or arrays that broadcast (a grid of layouts);
+    ``disagg``: prefill on ``prefill_chips`` separate chips (per worker, array allowed) in workers of
+    ``prefill_tp`` chips; ``memory``: the tier weights and KV live in (:data:`MEMORY_TIERS`), its bandwidth
+    replaced by ``hbm_bandwidth_bytes_per_s`` (bytes/s) if given; ``kv_sharding``: how a tensor-parallel
+    group shares the KV cache (:data:`KV_SHARDINGS`). Numbers are stored as float arrays.
+
+    Raises CostError above :data:`MAX_CONFIGURATIONS` layouts; ValueError, naming it and its value, for
+    ``n_chips``, ``dp``, ``pp``, ``hbm_bandwidth_bytes_per_s``, ``prefill_chips`` or ``prefill_tp`` that are
+    not positive and finite, shapes that do not broadcast, an ``ep`` or ``disagg`` that is not a boolean, a
+    disaggregated layout without ``prefill_chips``, a ``pp`` that does not divide ``n_chips`` or a ``dp``
+    that does not divide a stage; UnknownNameError for an unknown memory tier or KV sharding."""
+
+    n_chips: object = 1.0
+    dp: object = 1.0
+    pp: object = 1.0
+    ep: bool = True
+    disagg: bool = False
+    prefill_chips: object = None
+    prefill_tp: object = 1.0
+    memory: str = "hbm"
+    kv_sharding: str = "heads"
+    hbm_bandwidth_bytes_per_s: float | None = None
+
+    def __post_init__(self):
+        try:
+            shape = np.broadcast_shapes(*(np.shape(x) for x in (self.n_chips, self.dp, self.pp)))
+        except ValueError:
+            raise ValueError(f"n_chips, dp and pp must broadcast together, got shapes "
+                             f"{[np.shape(x) for x in (self.n_chips, self.dp, self.pp)]}") from None
+        check_configurations(math.prod(shape))
+        shown = dict(n_chips=self.n_chips, pp=self.pp, dp=self.dp)
+        for name in ("n_chips", "dp", "pp"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+        if self.hbm_bandwidth_bytes_per_s is not None:
+            _positive("hbm_bandwidth_bytes_per_s", self.hbm_bandwidth_bytes_per_s)
+        for name in ("ep", "disagg"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.disagg and self.prefill_chips is None:
+            raise ValueError("a disaggregated evaluation (disagg=True) needs prefill_chips")
+        if self.disagg:
+            object.__setattr__(self, "prefill_chips", _positive("prefill_chips", self.prefill_chips))
+            object.__setattr__(self, "prefill_tp", _positive("prefill_tp", self.prefill_tp))
+        if np.any(np.mod(self.n_chips, self.pp) != 0) or np.any(np.mod(self.n_chips / self.pp, self.dp) != 0):
+            raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={shown['n_chips']!r}, "
+                             f"pp={shown['pp']!r}, dp={shown['dp']!r})")
+        if self.memory not in MEMORY_TIERS:
+            raise UnknownNameError("memory tier", self.memory, list(MEMORY_TIERS))
+        if self.kv_sharding not in KV_SHARDINGS:
+            raise UnknownNameError("KV sharding", self.kv_sharding, list(KV_SHARDINGS))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a worker serves (:func:`evaluate`'s load): ``concurrency`` sequences together (scalar or an
+    array that broadcasts with the :class:`Layout`'s), prompts of ``isl`` and answers of ``osl`` tokens
+    (nominal; the requests' lengths by ``request_lengths``, :data:`REQUEST_LENGTHS`), ``precision`` the
+    benchmark's name (weights and KV by :func:`recipe`) or a tuple (experts, other weights, KV cache);
+    ``context_tokens`` the context decode attends to and each sequence's KV held (default the mean ISL +
+    half the mean OSL, and ISL + OSL held); speculative decoding emits ``mtp_tokens_per_step`` tokens a
+    step at a draft of ``mtp_draft_cost`` of a step (:data:`MTP_DRAFT_COST`; 1 token: off).
+
+    Raises CostError above :data:`MAX_CONFIGURATIONS` concurrencies; ValueError, naming it and its value,
+    for a concurrency that is not positive and finite, an ``mtp_tokens_per_step`` below 1 or a negative
+    ``mtp_draft_cost``; UnknownNameError for an unknown request-length rule or precision name. The lengths
+    are checked against a model's context window by :func:`evaluate`."""
+
+    concurrency: object = 1.0
+    isl: float = 8192
+    osl: float = 1024
+    precision: str | tuple[str, str, str] = "fp4"
+    context_tokens: object = None
+    request_lengths: str = "benchmark"
+    mtp_tokens_per_step: float = 1.0
+    mtp_draft_cost: float = MTP_DRAFT_COST
+
+    def __post_init__(self):
+        check_configurations(np.size(self.concurrency))
+        object.__setattr__(self, "concurrency", _positive("concurrency", self.concurrency))
+        t, d = self.mtp_tokens_per_step, self.mtp_draft_cost
+        if not (np.ndim(t) == 0 and 1 <= t < math.inf):
+            raise ValueError(f"mtp_tokens_per_step must be a finite number of tokens a step emits, at least 1 (1: no "
+                             f"speculative decoding), got {t!r}")
+        if not (np.ndim(d) == 0 and 0 <= d < math.inf):
+            raise ValueError(f"mtp_draft_cost must be a finite fraction of a decode step, at least 0, got {d!r}")
+        if self.request_lengths not in REQUEST_LENGTHS:
+            raise UnknownNameError("request-length rule", self.request_lengths, list(REQUEST_LENGTHS))
+        if isinstance(self.precision, str) and self.precision not in _DEFAULT_RECIPE:
+            raise UnknownNameError("precision", self.precision, list(_DEFAULT_RECIPE))
+
+    @property
+    def mean_lengths(self) -> tuple[float, float]:
+        """(ISL, OSL) of a mean request (tokens): :func:`jalapeno.metrics.mean_request_length` of the
+        nominal ones under ``benchmark``, the nominal ones under ``exact``."""
+        if self.request_lengths == "benchmark":
+            return mean_request_length(self.isl), mean_request_length(self.osl)
+        return float(self.isl), float(self.osl)
+
+    @property
+    def decode_context(self):
+        """Context one decode step attends to (tokens): ``context_tokens``, else mean ISL + mean OSL / 2."""
+        isl_m, osl_m = self.mean_lengths
+        return isl_m + osl_m / 2 if self.context_tokens is None else _arr(self.context_tokens)
+
+    @property
+    def held_context(self):
+        """Context each sequence's KV cache holds (tokens): ``context_tokens``, else nominal ISL + OSL."""
+        return self.isl + self.osl if self.context_tokens is None else _arr(self.context_tokens)
+
+    def recipe(self, model: ModelSpec) -> tuple[str, str, str]:
+        """(experts, other weights, KV cache) precisions of ``model`` under this workload (:func:`recipe`)."""
+        return recipe(model, self.precision) if isinstance(self.precision, str) else tuple(self.precision)
+
+
+def check_layouts(layout: Layout, shape: tuple[int, ...]) -> None:
+    """:func:`check_configurations` of a grid of ``shape`` with ``layout``'s distinct (``n_chips``, ``dp``,
+    ``pp``) triples, counted exactly (a sort of the grid) only when the product of each field's distinct
+    values, an upper bound, could exceed the limit."""
+    size = math.prod(shape)
+    if size <= 1:
+        return
+    bound = math.prod(len(np.unique(x)) for x in (layout.n_chips, layout.dp, layout.pp))
+    if size * min(bound, size) > MAX_LAYOUT_PASSES:
+        grid = np.stack([np.broadcast_to(x, shape).ravel() for x in (layout.n_chips, layout.dp, layout.pp)])
+        check_configurations(size, len(np.unique(grid, axis=1).T))
+
+
+def check_lengths(model: ModelSpec, workload: Workload) -> None:
+    """ValueError unless the workload's ISL + OSL and ``context_tokens`` are positive and within the
+    model's context window (:meth:`jalapeno.specs.ModelSpec.check_context`)."""
+    model.check_context(np.max(_arr(workload.isl)) + np.max(_arr(workload.osl)), "ISL + OSL")
+    if workload.context_tokens is not None:
+        model.check_context(np.max(_arr(workload.context_tokens)), "context_tokens")
+
+
+def split_keywords(keywords: dict) -> tuple[Layout, Workload, dict]:
+    """A configuration kept as one flat record of :class:`Layout`, :class:`Workload` and :func:`evaluate`
+    keywords (:func:`jalapeno.subject.worked_configurations`' ``kw``) as ``(Layout, Workload, the rest)``:
+    each key goes to the value that has a field of its name, the rest (``stack``, ``eff``, ``fabric``) to
+    :func:`evaluate`. Errors as the two classes raise."""
+    names = {cls: {f.name for f in fields(cls)} for cls in (Layout, Workload)}
+    parts = {cls: {k: v for k, v in keywords.items() if k in names[cls]} for cls in names}
+    rest = {k: v for k, v in keywords.items() if not any(k in n for n in names.values())}
+    return Layout(**parts[Layout]), Workload(**parts[Workload]), rest
+
+
+def grid_shape(layout: Layout, workload: Workload) -> tuple[int, ...]:
+    """The broadcast shape of a layout's and a workload's arrays (``n_chips``, ``concurrency``, ``dp``,
+    ``pp``): one configuration per element. ValueError if they do not broadcast together."""
+    shapes = [np.shape(x) for x in (layout.n_chips, workload.concurrency, layout.dp, layout.pp)]
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"n_chips, concurrency, dp and pp must broadcast together, got shapes {shapes}") from None
+
+
+def select(layout: Layout, workload: Workload, index) -> tuple[Layout, Workload]:
+    """The configurations at flat positions ``index`` (1-D integer array, or a slice) of the grid of
+    ``layout`` x ``workload``: ``concurrency`` and every other array field broadcast to :func:`grid_shape`
+    and taken there (1-D), other scalars kept. A per-configuration ``prefill_chips``, ``prefill_tp`` or ``context_tokens`` travels with its
+    configuration."""
+    shape = grid_shape(layout, workload)
+
+    def take(v):
+        return v if v is None or np.ndim(v) == 0 else np.broadcast_to(v, shape).ravel()[index]
+    lay = {k: take(getattr(layout, k)) for k in ("n_chips", "dp", "pp", "prefill_chips", "prefill_tp")}
+    concurrency = np.broadcast_to(workload.concurrency, shape).ravel()[index]  # 1-D, even on a 0-d grid
+    return replace(layout, **lay), replace(workload, concurrency=concurrency, context_tokens=take(workload.context_tokens))
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """A model's weight bytes by role, per chip of one layout (arrays of the layout's shape; bytes), at
+    the recipe's precisions: the one place weights are summed.
+
+    ``attention``, ``other`` (dense MLP, router, shared experts, final norm, output head) and their sum
+    ``non_expert``: read by every decode step, over the tensor-parallel ways; routed experts, which an MoE
+    step reads as many of as it touches (:func:`expert_bytes_read`), by :meth:`experts`;
+    ``held``: every weight a chip keeps, the input embedding table included, each stage its own layers
+    (non-expert weights over ``tp pp``, routed experts over all ``n_chips``); ``total``: every weight read
+    once by the whole worker (a prefill step's floor; the input embedding is a look-up, not read)."""
+
+    attention: np.ndarray
+    other: np.ndarray
+    non_expert: np.ndarray
+    held: np.ndarray
+    total: float
+    expert_params: int
+    expert_bytes_per_value: float
+    stage: np.ndarray
+
+    def experts(self, count) -> np.ndarray:
+        """Bytes per chip of ``count`` routed experts (array; over all MoE layers) spread over a stage's
+        chips: ``count x expert params x bytes per value / stage``."""
+        return count * self.expert_params * self.expert_bytes_per_value / self.stage
+
+
+def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layout = Layout()) -> WeightBytes:
+    """:class:`WeightBytes` of ``model`` at ``precision`` (experts, other weights, KV: :func:`recipe`'s
+    order) on ``layout`` (default one chip: whole-model bytes). Parameter counts by role from
+    :meth:`jalapeno.specs.ModelSpec.param_groups`; the output head counts ``vocab x hidden`` whether
+    tied to the input embedding or not; the input table is held, not read (untied)."""
+    g = model.param_groups()
+    b_exp, b_rest = bytes_per_value(precision[0]), bytes_per_value(precision[1])
+    n, pp = layout.n_chips, layout.pp
+    stage = n / pp
+    tp = stage / layout.dp
+    other = g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"] + model.embedding_params()
+    read = g["attention"] + other
+    return WeightBytes(
+        attention=g["attention"] * b_rest / tp, other=other * b_rest / tp, non_expert=read * b_rest / tp,
+        expert_params=model.expert_params(), expert_bytes_per_value=b_exp, stage=stage,
+        held=(model.total_params() - g["routed_experts"]) * b_rest / (tp * pp) + g["routed_experts"] * b_exp / n,
+        total=read * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0))
+
+
+def _kv_split(model: ModelSpec, layout: Layout, tp):
+    """Ways a tensor-parallel group splits each sequence's KV cache: ``tp`` under ``sequences``; under
+    ``heads`` GQA heads over TP up to the KV-head count, an MLA latent replicated (1)."""
+    if layout.kv_sharding == "sequences":
+        return tp
+    return np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What :func:`capacity` returns, per chip of a worker (arrays of the grid's shape; bytes):
+    ``weight_bytes`` (:attr:`WeightBytes.held`), ``kv_bytes`` (the cache of the sequences an attention
+    replica holds, per chip of a stage), ``usable_bytes`` (the memory tier's capacity times its usable
+    share; inf where the chip has no capacity figure) and ``fits`` (``weight_bytes + kv_bytes <= usable_bytes``)."""
+
+    weight_bytes: np.ndarray
+    kv_bytes: np.ndarray
+    usable_bytes: float
+    fits: np.ndarray
+
+
+def capacity(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workload: Workload) -> Capacity:
+    """Whether each configuration of ``layout`` x ``workload`` holds its weights and KV cache in the usable
+    share of its memory tier (:data:`MEMORY_TIERS`; :func:`usable_hbm_fraction`): weights
+    (:func:`weight_bytes`) plus ``(B / dp) x KV(held context) / kv_split / pp`` per chip. Cheap (no step
+    is timed), so a sweep calls it first and evaluates only what fits. ValueError as :func:`grid_shape` and
+    :func:`check_lengths`; UnknownNameError for an unknown chip or model (which may be names)."""
+    model = model if isinstance(model, ModelSpec) else specs.model(model)
+    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
+    check_lengths(model, workload)
+    shape = grid_shape(layout, workload)
+    dp, pp, prec = layout.dp, layout.pp, workload.recipe(model)
+    held = np.broadcast_to(weight_bytes(model, prec, layout).held, shape)
+    kv = (workload.concurrency / dp) * model.kv_bytes_per_sequence(workload.held_context, prec[2]) \
+        / _kv_split(model, layout, layout.n_chips / pp / dp) / pp
+    _, cap_field, usable = MEMORY_TIERS[layout.memory]
+    usable_bytes = (getattr(chip, cap_field) or np.inf) * usable()
+    return Capacity(weight_bytes=held, kv_bytes=np.broadcast_to(kv, shape), usable_bytes=usable_bytes,
+                    fits=held + kv <= usable_bytes)
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A :class:`Layout` resolved on a chip for a :class:`Workload` and a stack: what the terms of a step
+    read (arrays of the grid's shape unless scalar; SI units). Built by :func:`worker`. ``bandwidth`` and
+    ``flops``: the achieved rates (bytes/s, FLOP/s: peak x efficiency); ``weights``: per chip
+    (:func:`weight_bytes`); ``kv_per_sequence`` (bytes) and ``flops_per_token`` at the decode context;
+    ``all_to_all_full_s``: the MoE dispatch and combine at the worker's full concurrency (s; 0 without EP)."""
+
+    model: ModelSpec
+    layout: Layout
+    n: np.ndarray
+    concurrency: np.ndarray
+    dp: np.ndarray
+    pp: np.ndarray
+    stage: np.ndarray
+    tp: np.ndarray
+    bandwidth: float
+    flops: float
+    weights: WeightBytes
+    kv_split: object
+    kv_per_sequence: object
+    flops_per_token: object
+    all_to_all_full_s: np.ndarray
+    eff: Efficiency
+    stack: str
+    fabric: Callable[[int], network.Topology]
+
+    @property
+    def layer_factor(self) -> float:
+        """:attr:`Efficiency.mla_layer_factor` for an MLA model, else 1."""
+        return self.eff.mla_layer_factor if self.model.attention == "mla" else 1.0
+
+
+def worker(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload, *, stack: str = "default",
+           eff: Efficiency = Efficiency(), fabric: Callable[[int], network.Topology] | None = None) -> Worker:
+    """Resolve ``layout`` x ``workload`` on ``chip`` (:class:`Worker`; ``fabric`` default
+    :func:`scale_up_fabric`). The decode math runs at the experts' precision where the chip has it, else
+    at the activations' (W4A16 on Hopper). ValueError for a chip without the memory tier's bandwidth."""
+    bw_field = MEMORY_TIERS[layout.memory][0]
+    raw_bw = layout.hbm_bandwidth_bytes_per_s or getattr(chip, bw_field)
+    if not raw_bw:
+        raise ValueError(f"chip {chip.chip!r} has no {layout.memory.upper()} bandwidth figure ({bw_field})")
+    fabric = fabric or scale_up_fabric(chip)
+    n, b, dp, pp = np.broadcast_arrays(layout.n_chips, workload.concurrency, layout.dp, layout.pp)
+    stage, prec = n / pp, workload.recipe(model)
+    tp = stage / dp
+    flops = chip.peak_flops_per_s(prec[0] if chip.peak_dense_flops_per_s.get("fp4") or prec[0] in ("fp8", "bf16")
+                                  else prec[1]) * eff.eta_compute
+    a2a = (moe_all_to_all_s(model, fabric, stage, b / pp, eff.alpha_s) if model.is_moe and layout.ep
+           else np.zeros(n.shape))
+    ctx = workload.decode_context
+    return Worker(model=model, layout=layout, n=n, concurrency=b, dp=dp, pp=pp, stage=stage, tp=tp,
+                  bandwidth=raw_bw * eff.eta_mem, flops=flops,
+                  weights=weight_bytes(model, prec, layout),
+                  kv_split=_kv_split(model, layout, tp), kv_per_sequence=model.kv_bytes_per_sequence(ctx, prec[2]),
+                  flops_per_token=model.decode_flops_per_token(ctx), all_to_all_full_s=a2a, eff=eff, stack=stack,
+                  fabric=fabric)
+
+
+# ---- the terms of a decode step: each of ``micro`` sequences per micro-batch (array of the grid's shape) ----
+
+def non_expert_weights_s(w: Worker, micro) -> tuple[np.ndarray, np.ndarray]:
+    """(attention, other) weight read of a step (s): :attr:`WeightBytes.attention` and
+    :attr:`WeightBytes.other` over the achieved bandwidth, the same at every batch (scaling-book
+    ``inference.md``: a decode step streams every weight it uses once)."""
+    shape = np.shape(micro)
+    return tuple(t if np.shape(t) == shape else np.broadcast_to(t, shape)
+                 for t in (w.weights.attention / w.bandwidth, w.weights.other / w.bandwidth))
+
+
+def expert_bytes_read(model: ModelSpec, weights: WeightBytes, tokens) -> np.ndarray:
+    """Routed-expert bytes one chip reads in a step of ``tokens`` tokens a stage (bytes): in each MoE layer
+    the :func:`expected_distinct_experts` ``E (1 - (1 - k/E)^B)`` a batch touches (Epoch AI,
+    inference-economics), their bytes over a stage's chips (:meth:`WeightBytes.experts`); 0 for a dense
+    model. Arrays broadcast."""
+    if not model.is_moe:
+        return np.zeros(np.broadcast_shapes(np.shape(tokens), np.shape(weights.stage)))
+    touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, tokens)
+    return weights.experts(model.num_moe_layers * touched)
+
+
+def kv_bytes_read(w: Worker, micro) -> np.ndarray:
+    """KV cache bytes one chip reads in a step (bytes): ``micro / dp`` sequences per attention replica of
+    ``KV(context)`` each, split ``kv_split`` ways (:data:`KV_SHARDINGS`: GQA heads over TP up to the KV-head
+    count, an MLA latent replicated), or ``ceil(seqs / tp)`` whole sequences a chip (``sequences``)."""
+    seqs = micro / w.dp
+    if w.layout.kv_sharding == "sequences":
+        return np.ceil(seqs / w.tp) * w.kv_per_sequence
+    return seqs * w.kv_per_sequence / w.kv_split
+
+
+def step_flops(w: Worker, micro) -> np.ndarray:
+    """FLOPs one chip does in a step: ``micro x`` :meth:`~jalapeno.specs.ModelSpec.decode_flops_per_token`
+    (2 x active weights + attention over the context) over a stage's chips."""
+    return micro * w.flops_per_token / w.stage
+
+
+def allreduce_s(w: Worker, micro) -> np.ndarray:
+    """Tensor-parallel all-reduces of a step (s): 2 per layer (after attention and after the MLP) of the
+    replica's ``micro / dp`` tokens x hidden x :data:`ALLREDUCE_BYTES` over its ``tp`` chips,
+    :func:`jalapeno.network.all_reduce_s` with fixed latency :attr:`Efficiency.alpha_s` (modeling reference)."""
+    act = w.model.hidden_size * ALLREDUCE_BYTES
+    return 2 * w.model.num_hidden_layers * _by_size(w.tp, lambda k, s: network.all_reduce_s(
+        w.fabric(k), (micro[s] / w.dp[s]) * act, alpha0_s=w.eff.alpha_s))
+
+
+def moe_all_to_all_s(model: ModelSpec, fabric: Callable[[int], network.Topology], stage, tokens, alpha_s: float):
+    """Expert-parallel dispatch (:data:`DISPATCH_BYTES`) and combine (:data:`COMBINE_BYTES`) of ``tokens``
+    tokens a stage over its ``stage`` chips, each of ``k`` experts, ``(N-1)/N`` of them remote, in every MoE
+    layer (s): :func:`jalapeno.network.moe_all_to_all_bytes` and :func:`jalapeno.network.all_to_all_s`
+    (DeepSeek ISCA 2025 wire precisions; modeling reference)."""
+    def a2a(k, s):
+        topo, kw = fabric(k), dict(remote_fraction=(k - 1) / k)
+        out = [network.moe_all_to_all_bytes(tokens[s] / k, model.num_experts_per_tok, model.hidden_size,
+                                            dispatch_bytes=d, combine_bytes=c, **kw)
+               for d, c in ((DISPATCH_BYTES, 0.0), (0.0, COMBINE_BYTES))]
+        return sum(network.all_to_all_s(topo, m, alpha0_s=alpha_s) for m in out)
+    return model.num_moe_layers * _by_size(stage, a2a)
+
+
+def all_to_all_s(w: Worker, active) -> np.ndarray:
+    """The step's MoE all-to-all with ``active`` sequences decoding (s): :func:`moe_all_to_all_s` at the
+    worker's full concurrency (:attr:`Worker.all_to_all_full_s`) scaled by ``active / concurrency``, fixed
+    latency included: the form ``data/calibration.csv`` was fitted with (only disaggregated workers whose
+    prefill holds sequences back have fewer active sequences)."""
+    return w.all_to_all_full_s * (active / w.concurrency)
+
+
+def handoff_s(w: Worker, micro) -> np.ndarray:
+    """Pipeline hand-offs of a step (s): ``pp`` x :func:`jalapeno.network.pipeline_handoff_s` of the
+    replica's ``micro / dp`` tokens x hidden x :data:`ALLREDUCE_BYTES` over the worker's chips; 0 at ``pp = 1``."""
+    act = w.model.hidden_size * ALLREDUCE_BYTES
+    return w.pp * _by_size(np.where(w.pp > 1, w.n, 1), lambda k, s: network.pipeline_handoff_s(
+        w.fabric(k), (micro[s] / w.dp[s]) * act))
+
+
+def overhead_s(w: Worker, micro) -> np.ndarray:
+    """Per-layer step overhead (s): ``layers x f x (tau_stack + beta x micro / dp)``, ``f`` the
+    :attr:`Worker.layer_factor` (calibrated constants, :class:`Efficiency`)."""
+    e = w.eff
+    return w.model.num_hidden_layers * w.layer_factor * (e.tau(w.stack) + e.beta_s * micro / w.dp)
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """The terms of one decode step (per chip; s, bytes, FLOPs; arrays of the grid's shape), each the
+    result of its function (:func:`decode_terms`): ``weights_s`` is the weight read, the non-expert and
+    expert bytes read over the bandwidth (``weight_bytes_read / BW``), split by role into
+    ``attention_weights_s``, ``other_weights_s`` and ``expert_weights_s`` (which add up to it, to rounding);
+    ``collectives_s`` and ``total_s`` (the step, :func:`decode_step_s`) are sums of the terms."""
+
+    weights_s: np.ndarray
+    attention_weights_s: np.ndarray
+    other_weights_s: np.ndarray
+    expert_weights_s: np.ndarray
+    kv_s: np.ndarray
+    compute_s: np.ndarray
+    allreduce_s: np.ndarray
+    all_to_all_s: np.ndarray
+    handoff_s: np.ndarray
+    overhead_s: np.ndarray
+    weight_bytes_read: np.ndarray
+    kv_bytes_read: np.ndarray
+    flops: np.ndarray
+
+    @property
+    def collectives_s(self) -> np.ndarray:
+        """All-reduce + all-to-all + pipeline hand-offs (s)."""
+        return self.allreduce_s + self.all_to_all_s + self.handoff_s
+
+    @property
+    def total_s(self) -> np.ndarray:
+        """The decode step (s): :func:`decode_step_s` of these terms."""
+        return decode_step_s(self.kv_s, self.weights_s, self.compute_s, self.collectives_s, self.overhead_s)
+
+
+def decode_terms(w: Worker, active) -> DecodeStep:
+    """Every term of a decode step of ``w`` with ``active`` sequences decoding (array of the grid's shape):
+    micro-batches of ``active / pp`` sequences go through the stages one after the other."""
+    micro = active / w.pp
+    attention, other = non_expert_weights_s(w, micro)
+    experts, kv, flops = expert_bytes_read(w.model, w.weights, micro), kv_bytes_read(w, micro), step_flops(w, micro)
+    weight_bytes = w.weights.non_expert + experts
+    return DecodeStep(weights_s=weight_bytes / w.bandwidth, attention_weights_s=attention, other_weights_s=other, expert_weights_s=experts / w.bandwidth,
+                      kv_s=kv / w.bandwidth, compute_s=flops / w.flops, allreduce_s=allreduce_s(w, micro),
+                      all_to_all_s=all_to_all_s(w, active), handoff_s=handoff_s(w, micro), overhead_s=overhead_s(w, micro),
+                      weight_bytes_read=weight_bytes, kv_bytes_read=kv, flops=flops)
+
+
+def prefill_s(w: Worker, workload: Workload) -> np.ndarray:
+    """Prefill of one mean prompt on the worker's chips of one replica (aggregated) or a prefill worker of
+    ``prefill_tp`` chips (disaggregated), ``t`` chips (s): compute-bound with a floor of one read of every
+    weight per step of :data:`PREFILL_CHUNK_TOKENS` tokens, which shorter prompts share (``s = min(1, ISL /
+    chunk)``): ``max(F_prefill / (t C eta_p), s W / (t BW eta_m)) + s tau_stack f layers``."""
+    m, e = w.model, w.eff
+    isl_m = workload.mean_lengths[0]
+    p_tp = _arr(w.layout.prefill_tp) if w.layout.disagg else w.n / w.dp
+    share = min(1.0, isl_m / PREFILL_CHUNK_TOKENS)
+    return (np.maximum(m.prefill_flops(int(round(isl_m))) / (p_tp * w.flops / e.eta_compute * e.eta_prefill),
+                       share * w.weights.total / (p_tp * w.bandwidth))
+            + share * m.num_hidden_layers * e.tau(w.stack) * w.layer_factor)
+
+
+def prefill_interference_s(w: Worker, workload: Workload, prefill) -> np.ndarray:
+    """Aggregated serving's chunked prefill (s per step): the prefills of the other users of an attention
+    replica that arrive meanwhile, ``max(B / dp - 1, 0) / OSL x T_prefill``; 0 when disaggregated."""
+    if w.layout.disagg:
+        return np.zeros(w.concurrency.shape)
+    return np.maximum(w.concurrency / w.dp - 1, 0) / workload.mean_lengths[1] * prefill
+
+
+def decoding_sequences(w: Worker, workload: Workload, prefill) -> tuple[np.ndarray, np.ndarray]:
+    """(prefill capacity in requests/s, sequences decoding) of a worker: ``(inf, B)`` when aggregated;
+    disaggregated, ``prefill_chips / prefill_tp / T_prefill`` and the closed loop's fixed point ``a = min(B,
+    capacity x T_step(a) x (OSL - 1) / tokens per step)`` (Little's law on the decode stage,
+    :func:`closed_loop_fixed_point`)."""
+    if not w.layout.disagg:
+        return np.inf, w.concurrency
+    rate = (_arr(w.layout.prefill_chips) / _arr(w.layout.prefill_tp)) / prefill
+    held_per_s = rate * (workload.mean_lengths[1] - 1) / workload.mtp_tokens_per_step
+    return rate, closed_loop_fixed_point(lambda a: held_per_s * decode_terms(w, a).total_s, w.concurrency)
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """What :func:`evaluate` returns: every array has the broadcast shape of its inputs; SI units; all
@@ -234,7 +742,8 @@ class Evaluation:
         collectives_s = allreduce_s + all_to_all_s + handoff_s
         tpot_s        = (decode_step_s + draft_s + prefill_interference_s) / tokens_per_step
 
-    Parts: ``weights_s`` (weight bytes read / bandwidth), split by role into ``attention_weights_s``,
+    Parts, each the result of one term function (:func:`decode_terms`, :func:`prefill_s`, ...):
+    ``weights_s`` (weight bytes read / bandwidth), split by role into ``attention_weights_s``,
     ``expert_weights_s`` (routed experts) and ``other_weights_s`` (dense MLP, router, shared experts,
     final norm, output head); ``kv_s`` (KV cache read); ``compute_s`` (FLOPs / FLOP/s); ``allreduce_s``
     (tensor parallel), ``all_to_all_s`` (expert parallel), ``handoff_s`` (pipeline stages), all from
@@ -245,7 +754,8 @@ class Evaluation:
     chip, prefill chips included), ``chips``; the layout ``n_chips``, ``concurrency``,
     ``active_sequences`` (decoding; below ``concurrency`` when disaggregated prefill holds the rest back),
     ``tokens_per_step``; the work ``weight_bytes_read``, ``kv_bytes_read``, ``flops``; memory
-    ``weight_bytes_per_chip``, ``kv_bytes_per_chip`` and ``fits`` (within the usable share of the tier)."""
+    ``weight_bytes_per_chip``, ``kv_bytes_per_chip`` and ``fits`` (within the usable share of the tier:
+    :func:`capacity`)."""
 
     weights_s: np.ndarray
     attention_weights_s: np.ndarray
@@ -335,28 +845,78 @@ class Evaluation:
         return pl.DataFrame({k: np.ravel(v) for k, v in self.as_dict().items()})
 
 
+def evaluate(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workload: Workload, *,
+             stack: str = "default", eff: Efficiency = Efficiency(),
+             fabric: Callable[[int], network.Topology] | None = None) -> Evaluation:
+    """Evaluate one worker configuration per element of the broadcast arrays of ``layout`` (``n_chips``,
+    ``dp``, ``pp``, and ``prefill_chips`` when disaggregated) and ``workload`` (``concurrency``): the
+    formulas of the module docstring, each term by its own function (:func:`decode_terms`,
+    :func:`prefill_s`, :func:`prefill_interference_s`, :func:`decoding_sequences`, :func:`capacity`).
+
+    ``stack``: the serving software whose per-layer overhead applies (:meth:`Efficiency.tau`); ``eff``: the
+    calibrated constants; ``fabric(k)``: the topology ``k`` chips of the worker talk over (default
+    :func:`scale_up_fabric`), each collective's fixed latency ``eff.alpha_s`` plus the topology's hops.
+
+    Returns an :class:`Evaluation`. Raises CostError above :data:`MAX_CONFIGURATIONS` configurations or
+    :data:`MAX_LAYOUT_PASSES` (see :func:`check_configurations`), before any array of that size is made;
+    ValueError for a layout and workload that do not broadcast together, an ISL + OSL or
+    ``context_tokens`` that is not positive or beyond the model's context window, a chip without the memory
+    tier's figures or without a scale-up bandwidth where chips must talk; UnknownNameError for an unknown
+    chip, model or precision (``model`` and ``chip`` may be names). :class:`Layout` and :class:`Workload`
+    check their own fields."""
+    model = model if isinstance(model, ModelSpec) else specs.model(model)
+    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
+    check_lengths(model, workload)
+    shape = grid_shape(layout, workload)
+    check_configurations(math.prod(shape))
+    check_layouts(layout, shape)
+    w = worker(model, chip, layout, workload, stack=stack, eff=eff, fabric=fabric)
+    b, tokens = w.concurrency, workload.mtp_tokens_per_step
+    isl_m, osl_m = workload.mean_lengths
+    prefill = prefill_s(w, workload)
+    prefill_rate, active = decoding_sequences(w, workload, prefill)
+    step = decode_terms(w, active)
+    decode, draft = step.total_s, workload.mtp_draft_cost * (tokens > 1)
+    interference = prefill_interference_s(w, workload, prefill)
+    if layout.disagg:
+        chips = w.n + _arr(layout.prefill_chips)
+        kv_transfer = np.full(shape, network.point_to_point_s(
+            w.fabric(2), model.kv_bytes_per_sequence(isl_m, workload.recipe(model)[2]), hops=1))
+    else:
+        chips, kv_transfer = w.n, np.zeros(shape)
+    tpot = (decode * (1 + draft) + interference) / tokens
+    first = prefill + kv_transfer + decode * (1 + draft) + eff.request_latency_s
+    rate = np.minimum(b / (first + tpot * (osl_m - 1)), prefill_rate)
+    e2e = b / rate
+    memory = capacity(model, chip, layout, workload)
+    return Evaluation(
+        **{f.name: getattr(step, f.name) for f in fields(DecodeStep)}, draft_s=decode * draft,
+        prefill_interference_s=interference, tokens_per_step=float(tokens), prefill_s=prefill,
+        kv_transfer_s=kv_transfer, ttft_s=e2e - tpot * (osl_m - 1), e2e_s=e2e,
+        throughput_tok_s_chip=rate * (isl_m + osl_m) / chips, chips=chips, n_chips=w.n, concurrency=b,
+        active_sequences=active, weight_bytes_per_chip=memory.weight_bytes, kv_bytes_per_chip=memory.kv_bytes,
+        fits=memory.fits)
+
+
 #: Configurations per chunk of :func:`evaluate_grid`: about 40 arrays of this many float64 values stay
 #: within a few MB of cache (a 4-million grid evaluated in one call is about 2.4x slower on 2 cores).
 GRID_CHUNK = 32_768
 
 
-def evaluate_grid(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurrency, dp=1,
-                  chunk: int = GRID_CHUNK, **kw) -> Evaluation:
-    """:func:`evaluate` over a large flat grid (1-D arrays ``n_chips``, ``concurrency`` and ``dp`` of one
-    length, or scalars), ``chunk`` configurations at a time, so that peak memory stays bounded and the
-    working set fits in cache. The same result as one call, field by field (1-D, the grid's length);
-    ``kw`` as for :func:`evaluate`, a per-configuration array among them (``prefill_chips``,
-    ``prefill_tp``, ``context_tokens``: 1-D, the grid's length) chunked with the grid. ValueError for arrays
-    of different lengths or a non-positive chunk."""
+def evaluate_grid(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workload: Workload, *,
+                  chunk: int = GRID_CHUNK, **options) -> Evaluation:
+    """:func:`evaluate` over a large grid of ``layout`` x ``workload``, flattened, ``chunk`` configurations
+    at a time (:func:`select`), so that peak memory stays bounded and the working set fits in cache. The
+    same result as one call, field by field, flattened (1-D, the grid's size); a per-configuration array
+    (``prefill_chips``, ``prefill_tp``, ``context_tokens``) travels with its configuration. ``options``:
+    :func:`evaluate`'s ``stack``, ``eff``, ``fabric``. ValueError for a non-positive chunk or arrays that
+    do not broadcast."""
     if chunk < 1:
         raise ValueError(f"chunk must be a positive number of configurations, got {chunk!r}")
-    n, b, d = np.broadcast_arrays(np.ravel(n_chips), np.ravel(concurrency), np.ravel(dp))
-    per_config = {k for k, v in kw.items() if isinstance(v, np.ndarray) and v.ndim == 1 and v.size == n.size > 1}
-
-    def piece(i: int) -> dict:
-        return {k: (v[i:i + chunk] if k in per_config else v) for k, v in kw.items()}
-    parts = [evaluate(model, chip, n_chips=n[i:i + chunk], concurrency=b[i:i + chunk], dp=d[i:i + chunk], **piece(i))
-             for i in range(0, n.size, chunk)]
+    layout, workload = select(layout, workload, slice(None))  # flat, once: each chunk is then a view
+    size = math.prod(grid_shape(layout, workload))
+    parts = [evaluate(model, chip, *select(layout, workload, slice(i, i + chunk)), **options)
+             for i in range(0, size, chunk)]
     joined = {}
     for f in fields(Evaluation):
         values = [getattr(p, f.name) for p in parts]
@@ -421,218 +981,6 @@ def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
             mask = sizes == k
             out[mask] = fn(int(k), mask)
     return out
-
-
-def evaluate(model: ModelSpec | str, chip: ChipSpec | str, *, n_chips, concurrency, dp=1, ep=True, pp=1, isl=8192, osl=1024,
-             precision: str | tuple[str, str, str] = "fp4", stack: str = "default", eff: Efficiency = Efficiency(),
-             disagg: bool = False, prefill_chips=None, prefill_tp=1, mtp_tokens_per_step: float = 1.0,
-             mtp_draft_cost: float = MTP_DRAFT_COST, hbm_bandwidth_bytes_per_s: float | None = None,
-             memory: str = "hbm", fabric: Callable[[int], network.Topology] | None = None,
-             context_tokens=None, request_lengths: str = "benchmark", kv_sharding: str = "heads") -> Evaluation:
-    """Evaluate one worker configuration per element of the broadcast arrays ``n_chips``, ``concurrency``,
-    ``dp``, ``pp`` (and ``prefill_chips`` when ``disagg``): the formulas of the module docstring.
-
-    ``n_chips`` chips in ``pp`` pipeline stages, each stage's ``n_chips / pp`` chips split ``dp`` ways
-    for attention (DP-attention) and tensor parallel within; experts spread over a stage's chips (all-to-all
-    when ``ep``). ``precision``: the benchmark's name (weights and KV by :func:`recipe`) or a tuple
-    (experts, other weights, KV cache). ``memory``: the tier weights and KV live in (:data:`MEMORY_TIERS`),
-    its bandwidth replaced by ``hbm_bandwidth_bytes_per_s`` if given. ``fabric(k)``: the topology ``k``
-    chips of the worker talk over (default :func:`scale_up_fabric`); each collective's fixed latency is
-    ``eff.alpha_s`` plus the topology's hops. ``context_tokens``: the context decode attends to (default
-    the mean ISL + half the mean OSL) and each sequence's KV held. ``request_lengths``: see
-    :data:`REQUEST_LENGTHS`. ``kv_sharding``: how a tensor-parallel group shares the KV cache
-    (:data:`KV_SHARDINGS`).
-
-    Returns an :class:`Evaluation`. Raises CostError above :data:`MAX_CONFIGURATIONS` configurations or
-    :data:`MAX_LAYOUT_PASSES` (see :func:`check_configurations`), before any array of that size is made;
-    ValueError, naming it and its value, for chips, concurrency,
-    ``dp``, ``pp``, ``hbm_bandwidth_bytes_per_s``, ``prefill_chips`` or ``prefill_tp`` that are not
-    positive and finite, an ``mtp_tokens_per_step`` below 1, a negative ``mtp_draft_cost``, an ``ep`` or
-    ``disagg`` that is not a boolean,
-    a ``pp`` that does not divide ``n_chips`` or a ``dp`` that does not divide a stage, a chip without the
-    memory tier's figures; UnknownNameError for an unknown memory tier or request-length rule, chip,
-    model or precision (``model`` and ``chip`` may be names)."""
-    model = model if isinstance(model, ModelSpec) else specs.model(model)
-    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
-    model.check_context(np.max(_arr(isl)) + np.max(_arr(osl)), "ISL + OSL")
-    if context_tokens is not None:
-        model.check_context(np.max(_arr(context_tokens)), "context_tokens")
-    try:
-        shape = np.broadcast_shapes(*(np.shape(x) for x in (n_chips, concurrency, dp, pp)))
-    except ValueError:
-        raise ValueError(f"n_chips, concurrency, dp and pp must broadcast together, got shapes "
-                         f"{[np.shape(x) for x in (n_chips, concurrency, dp, pp)]}") from None
-    check_configurations(math.prod(shape))
-    n, b, dp, pp = np.broadcast_arrays(_arr(n_chips), _arr(concurrency), _arr(dp), _arr(pp))
-    check_configurations(n.size, len(np.unique(np.stack([n.ravel(), dp.ravel(), pp.ravel()]), axis=1).T)
-                         if n.size > 1 else 1)
-    positive = [("n_chips", n), ("concurrency", b), ("dp", dp), ("pp", pp)]
-    if hbm_bandwidth_bytes_per_s is not None:
-        positive.append(("hbm_bandwidth_bytes_per_s", _arr(hbm_bandwidth_bytes_per_s)))
-    if disagg:
-        if prefill_chips is None:
-            raise ValueError("a disaggregated evaluation (disagg=True) needs prefill_chips")
-        positive += [("prefill_chips", _arr(prefill_chips)), ("prefill_tp", _arr(prefill_tp))]
-    for name, v in positive:
-        bad = ~((v > 0) & (v < math.inf))  # NaN fails both comparisons
-        if bad.any():
-            raise ValueError(f"{name} must be positive and finite, got {float(v[bad].flat[0])!r}")
-    if not (np.ndim(mtp_tokens_per_step) == 0 and 1 <= mtp_tokens_per_step < math.inf):
-        raise ValueError(f"mtp_tokens_per_step must be a finite number of tokens a step emits, at least 1 (1: no "
-                         f"speculative decoding), got {mtp_tokens_per_step!r}")
-    if not (np.ndim(mtp_draft_cost) == 0 and 0 <= mtp_draft_cost < math.inf):
-        raise ValueError(f"mtp_draft_cost must be a finite fraction of a decode step, at least 0, got {mtp_draft_cost!r}")
-    for name, flag in (("ep", ep), ("disagg", disagg)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {flag!r}")
-    if np.any(np.mod(n, pp) != 0) or np.any(np.mod(n / pp, dp) != 0):
-        raise ValueError(f"pp must divide n_chips and dp the chips of a stage (got n_chips={n_chips!r}, "
-                         f"pp={pp!r}, dp={dp!r})")
-    if memory not in MEMORY_TIERS:
-        raise UnknownNameError("memory tier", memory, list(MEMORY_TIERS))
-    if request_lengths not in REQUEST_LENGTHS:
-        raise UnknownNameError("request-length rule", request_lengths, list(REQUEST_LENGTHS))
-    bw_field, cap_field, usable = MEMORY_TIERS[memory]
-    raw_bw = hbm_bandwidth_bytes_per_s or getattr(chip, bw_field)
-    if not raw_bw:
-        raise ValueError(f"chip {chip.chip!r} has no {memory.upper()} bandwidth figure ({bw_field})")
-    fabric = fabric or scale_up_fabric(chip)
-    stage = n / pp              # chips of one pipeline stage
-    tp = stage / dp             # tensor-parallel ways of attention
-    w_exp, w_rest, kv_prec = recipe(model, precision) if isinstance(precision, str) else precision
-    b_exp, b_rest = bytes_per_value(w_exp), bytes_per_value(w_rest)
-    bw = raw_bw * eff.eta_mem
-    # math at the experts' precision where the chip has it, else at the activations' (W4A16 on Hopper)
-    flops = chip.peak_flops_per_s(w_exp if chip.peak_dense_flops_per_s.get("fp4") or w_exp in ("fp8", "bf16")
-                                  else w_rest) * eff.eta_compute
-    layers = model.num_hidden_layers
-    g = model.param_groups()
-    if request_lengths == "benchmark":
-        isl_m, osl_m = mean_request_length(isl), mean_request_length(osl)
-    else:
-        isl_m, osl_m = float(isl), float(osl)
-    ctx = isl_m + osl_m / 2 if context_tokens is None else _arr(context_tokens)  # mean context while decoding
-    held_ctx = isl + osl if context_tokens is None else ctx
-
-    # weights per chip, read in a step of all stages: non-expert parts over the TP ways, experts over a
-    # stage's chips; the output head is read every step, tied to the input embedding or not
-    non_expert_bytes = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + model.embedding_params()
-                        + g["final_norm"]) * b_rest / tp
-    attention_bytes = g["attention"] * b_rest / tp
-    other_bytes = (g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
-                   + model.embedding_params()) * b_rest / tp
-    # weights held per chip: every weight, the input embedding table included, each stage its own layers
-    held = (model.total_params() - g["routed_experts"]) * b_rest / (tp * pp) + g["routed_experts"] * b_exp / n
-    # KV: sequences per attention replica; GQA heads split over TP (up to the KV-head count), MLA replicated
-    if kv_sharding not in KV_SHARDINGS:
-        raise UnknownNameError("KV sharding", kv_sharding, list(KV_SHARDINGS))
-    if kv_sharding == "sequences":
-        kv_split = tp
-    else:
-        kv_split = np.minimum(tp, model.num_key_value_heads or 1) if model.attention == "gqa" else 1.0
-
-    def kv_read_bytes(seqs, per_sequence):  # KV one chip reads for ``seqs`` sequences per attention replica
-        return np.ceil(seqs / tp) * per_sequence if kv_sharding == "sequences" else seqs * per_sequence / kv_split
-
-    kv_held = (b / dp) * model.kv_bytes_per_sequence(held_ctx, kv_prec) / kv_split / pp
-    fits = held + kv_held <= (getattr(chip, cap_field) or np.inf) * usable()
-    layer_factor = eff.mla_layer_factor if model.attention == "mla" else 1.0
-    act_bytes = model.hidden_size * ALLREDUCE_BYTES  # activations of one token on the wire
-
-    if model.is_moe and ep:
-        # timed at the worker's full concurrency and scaled to the active sequences (in ``parts``), fixed
-        # latency included: the form data/calibration.csv was fitted with (a collective's latency does not
-        # shrink with fewer tokens; charge it whole at the next recalibration). Only disaggregated
-        # workers whose prefill holds sequences back have active < concurrency.
-        full = b / pp
-
-        def a2a(k, s):
-            topo, kw = fabric(k), dict(remote_fraction=(k - 1) / k)
-            tok = full[s] / k
-            out = [network.moe_all_to_all_bytes(tok, model.num_experts_per_tok, model.hidden_size,
-                                                dispatch_bytes=d, combine_bytes=c, **kw)
-                   for d, c in ((DISPATCH_BYTES, 0.0), (0.0, COMBINE_BYTES))]
-            return sum(network.all_to_all_s(topo, m, alpha0_s=eff.alpha_s) for m in out)
-        all2all_full = model.num_moe_layers * _by_size(stage, a2a)
-
-    # what the step's parts take that does not depend on the sequences decoding
-    kv_per_sequence = model.kv_bytes_per_sequence(ctx, kv_prec)
-    flops_per_token = model.decode_flops_per_token(ctx)
-    handoff_sizes = np.where(pp > 1, n, 1)
-
-    def parts(active: np.ndarray) -> dict[str, np.ndarray]:
-        """The decode step's parts with ``active`` sequences decoding (same layout); micro-batches of
-        ``active / pp`` sequences go through the stages one after the other."""
-        micro = active / pp
-        if model.is_moe:
-            touched = expected_distinct_experts(model.n_routed_experts, model.num_experts_per_tok, micro)
-            expert_bytes = model.num_moe_layers * touched * model.expert_params() * b_exp / stage
-        else:
-            expert_bytes = np.zeros_like(micro)
-        kv_bytes = kv_read_bytes(micro / dp, kv_per_sequence)
-        step_flops = micro * flops_per_token / stage
-        allreduce = 2 * layers * _by_size(tp, lambda k, s: network.all_reduce_s(
-            fabric(k), (micro[s] / dp[s]) * act_bytes, alpha0_s=eff.alpha_s))
-        if model.is_moe and ep:
-            all2all = all2all_full * (active / b)
-        else:
-            all2all = np.zeros_like(micro)
-        handoff = pp * _by_size(handoff_sizes, lambda k, s: network.pipeline_handoff_s(
-            fabric(k), (micro[s] / dp[s]) * act_bytes))
-        weight_bytes = non_expert_bytes + expert_bytes
-        return {"weights_s": weight_bytes / bw, "attention_weights_s": attention_bytes / bw + 0 * micro, "expert_weights_s": expert_bytes / bw,
-                "other_weights_s": other_bytes / bw + 0 * micro, "kv_s": kv_bytes / bw, "compute_s": step_flops / flops,
-                "allreduce_s": allreduce, "all_to_all_s": all2all, "handoff_s": handoff,
-                "overhead_s": layers * layer_factor * (eff.tau(stack) + eff.beta_s * micro / dp),
-                "weight_bytes_read": weight_bytes, "kv_bytes_read": kv_bytes,
-                "flops": step_flops}
-
-    def step(p: dict[str, np.ndarray]) -> np.ndarray:
-        return decode_step_s(p["kv_s"], p["weights_s"], p["compute_s"], p["allreduce_s"] + p["all_to_all_s"] + p["handoff_s"],
-                             p["overhead_s"])
-
-    # prefill of one mean prompt, on the worker's chips of one replica (aggregated) or a prefill worker
-    # (disaggregated); one prefill step reads every weight once for up to PREFILL_CHUNK_TOKENS tokens
-    p_tp = _arr(prefill_tp) if disagg else n / dp
-    p_flops = model.prefill_flops(int(round(isl_m)))
-    all_weight_bytes = (g["attention"] + g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"]
-                        + model.embedding_params()) * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0)
-    share = min(1.0, isl_m / PREFILL_CHUNK_TOKENS)
-    prefill = (np.maximum(p_flops / (p_tp * flops / eff.eta_compute * eff.eta_prefill), share * all_weight_bytes / (p_tp * bw))
-               + share * layers * eff.tau(stack) * layer_factor)
-    draft = mtp_draft_cost * (mtp_tokens_per_step > 1)
-
-    if disagg:
-        p_chips = _arr(prefill_chips)
-        capacity = (p_chips / p_tp) / prefill  # prefill requests/s
-        kv_transfer = network.point_to_point_s(fabric(2), model.kv_bytes_per_sequence(isl_m, kv_prec), hops=1)
-        # the sequences decoding: all of them unless prefill holds the rest back, a = capacity x
-        # T_step(a) x (OSL - 1) / tokens per step (Little's law on the decode stage of the closed loop)
-        held_per_s = capacity * (osl_m - 1) / mtp_tokens_per_step
-        active = closed_loop_fixed_point(lambda a: held_per_s * step(parts(a)), b)
-        interference = np.zeros_like(b)
-        chips = n + p_chips
-    else:
-        capacity, kv_transfer, active = np.inf, np.zeros_like(b), b
-        chips = n
-    p = parts(active)
-    decode = step(p)
-    if not disagg:  # chunked prefill: the prefills of the other users of a replica, spread over OSL steps
-        interference = np.maximum(b / dp - 1, 0) / osl_m * prefill
-    tpot = (decode * (1 + draft) + interference) / mtp_tokens_per_step
-    first = prefill + kv_transfer + decode * (1 + draft) + eff.request_latency_s
-    rate = np.minimum(b / (first + tpot * (osl_m - 1)), capacity)
-    e2e = b / rate
-    return Evaluation(
-        weights_s=p["weights_s"],
-        attention_weights_s=p["attention_weights_s"], expert_weights_s=p["expert_weights_s"],
-        other_weights_s=p["other_weights_s"], kv_s=p["kv_s"], compute_s=p["compute_s"], allreduce_s=p["allreduce_s"],
-        all_to_all_s=p["all_to_all_s"], handoff_s=p["handoff_s"], overhead_s=p["overhead_s"], draft_s=decode * draft,
-        prefill_interference_s=interference, tokens_per_step=float(mtp_tokens_per_step), prefill_s=prefill,
-        kv_transfer_s=kv_transfer + 0 * b, ttft_s=e2e - tpot * (osl_m - 1), e2e_s=e2e,
-        throughput_tok_s_chip=rate * (isl_m + osl_m) / chips, chips=chips, n_chips=n, concurrency=b,
-        active_sequences=active, weight_bytes_read=p["weight_bytes_read"], kv_bytes_read=p["kv_bytes_read"],
-        flops=p["flops"], weight_bytes_per_chip=held + 0 * b, kv_bytes_per_chip=kv_held, fits=fits)
 
 
 def with_chip(chip: ChipSpec, **changes) -> ChipSpec:

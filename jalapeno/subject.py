@@ -295,7 +295,7 @@ WORKED_POINTS = ("fastest", "peak-throughput")
 
 def worked_configurations(point: str = "fastest") -> dict[str, dict]:
     """The two configurations of the worked examples, :data:`WORKED_MODEL` on Jalapeño and on GB200 at one
-    operating point (:data:`WORKED_POINTS`), as :func:`jalapeno.serving.evaluate` keywords plus what each is
+    operating point (:data:`WORKED_POINTS`), as :func:`jalapeno.serving.evaluate`'s arguments plus what each is
     checked against. The one definition the roofline chapter (``fastest``) and the serving-model chapter
     (``peak-throughput``) both use.
 
@@ -312,8 +312,8 @@ def worked_configurations(point: str = "fastest") -> dict[str, dict]:
     mode measured; tok/s).
 
     Each value: ``model`` (name), ``chip`` (ChipSpec), ``eff`` (Efficiency), ``constants`` (``fitted`` or
-    ``calibrated``), ``kw`` (the other keywords of ``evaluate``: layout, concurrency, ``ep``, stack, the
-    benchmark's precision, ISL and OSL), and ``target_ms`` (``fastest``: the published minimum TBT or the
+    ``calibrated``), ``kw`` (the other keywords of the evaluation, flat: its :class:`~jalapeno.serving.Layout`'s
+    and :class:`~jalapeno.serving.Workload`'s fields and the stack, split by :func:`jalapeno.serving.split_keywords`), and ``target_ms`` (``fastest``: the published minimum TBT or the
     measured mean TPOT, ms) or ``target_tok_s_chip`` (``peak-throughput``: tok/s per chip, input + output
     tokens; for GB200 also ``target_disagg``, whether the measured point served prefill on separate GPUs).
     UnknownNameError for another ``point``."""
@@ -355,5 +355,7 @@ def worked_configurations(point: str = "fastest") -> dict[str, dict]:
 
 def worked_evaluation(config: dict, **changes) -> serving.Evaluation:
     """:func:`jalapeno.serving.evaluate` of one configuration of :func:`worked_configurations` with its own
-    constants, ``changes`` replacing keywords (``eff=serving.Efficiency.ideal()`` for the roofline)."""
-    return serving.evaluate(config["model"], config["chip"], **({"eff": config["eff"]} | config["kw"] | changes))
+    constants, ``changes`` replacing keywords of its layout, workload or evaluation
+    (:func:`jalapeno.serving.split_keywords`; ``eff=serving.Efficiency.ideal()`` for the roofline)."""
+    layout, workload, options = serving.split_keywords({"eff": config["eff"]} | config["kw"] | changes)
+    return serving.evaluate(config["model"], config["chip"], layout, workload, **options)

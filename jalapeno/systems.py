@@ -276,10 +276,10 @@ def lpu_decode(model: ModelSpec, name: str | System = "groq-3-lpx", *, stages: i
     def fabric(k: int) -> network.Topology:  # a stage's chips talk inside their group, stages across the system
         return _group(s, k) if k <= tp else s.topology
 
-    r = serving.evaluate(model, chip, n_chips=n, pp=stages, concurrency=stages * b, ep=False, memory="sram",
-                         precision=(prec, prec, kv_precision), context_tokens=context_tokens, fabric=fabric,
-                         kv_sharding="sequences" if model.attention == "mla" else "heads",
-                         eff=serving.Efficiency.ideal())
+    layout = serving.Layout(n_chips=n, pp=stages, ep=False, memory="sram",
+                            kv_sharding="sequences" if model.attention == "mla" else "heads")
+    workload = serving.Workload(concurrency=stages * b, precision=(prec, prec, kv_precision), context_tokens=context_tokens)
+    r = serving.evaluate(model, chip, layout, workload, fabric=fabric, eff=serving.Efficiency.ideal())
     tpot = r.decode_step_s
     return {"chips": np.full_like(b, n), "concurrency": stages * b, "fits": r.fits, "sram_s": r.kv_s + r.weights_s,
             "compute_s": r.compute_s, "roofline_s": r.roofline_s, "allreduce_s": r.allreduce_s,
@@ -410,8 +410,8 @@ def disaggregated_frontier(model: ModelSpec, gpu: ChipSpec, *, lpx: System | Non
     ctx = int(isl_m + osl_m / 2)
     s = lpx or lpx_for(model, weight_bits=weight_bits,
                        kv_bytes=kv_sequences * model.kv_bytes_per_sequence(ctx, kv_precision))
-    pre = serving.evaluate(model, gpu, n_chips=prefill_tp, concurrency=1, isl=isl, osl=osl, precision=precision,
-                           eff=eff, stack=stack)
+    pre = serving.evaluate(model, gpu, serving.Layout(n_chips=prefill_tp),
+                           serving.Workload(concurrency=1, isl=isl, osl=osl, precision=precision), eff=eff, stack=stack)
     t_prefill = float(pre.prefill_s)
     rows = []
     for tp in (t for t in (1, 2, 4, 8, 16, 32, 64) if t <= s.n_chips):
@@ -528,7 +528,8 @@ def jalapeno_fabric_scan(*, domain_sizes=(1, 2, 4, 8, 16, 32, 64), fabrics=("swi
                 for h in hops:
                     def fabric(k, fab=fab, h=h):
                         return fabric_topology(fab, k, hop_latency_s=h, injection_bandwidth_bytes_per_s=injection)
-                    r = serving.evaluate(m, chip, n_chips=n, concurrency=1, isl=isl, osl=osl, precision=precision,
+                    r = serving.evaluate(m, chip, serving.Layout(n_chips=n),
+                                         serving.Workload(concurrency=1, isl=isl, osl=osl, precision=precision),
                                          eff=e, stack="jalapeno", fabric=fabric)
                     tpot = float(r.tpot_s)
                     fits = bool(r.fits)

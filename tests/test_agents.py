@@ -116,8 +116,7 @@ def test_serving_point_without_prefix_cache_reproduces_evaluate(eff):
     point = agents.ServingPoint(chip, jp.model("gpt-oss-120b"), eff, "jalapeno", 1, 1, 8)
     ctx, out = mean_request_length(8192), mean_request_length(1024)
     c = point.call(ctx, ctx, out)
-    r = serving.evaluate(jp.model("gpt-oss-120b"), chip, n_chips=1, concurrency=8, isl=8192, osl=1024, eff=eff,
-                         stack="jalapeno")
+    r = serving.evaluate(jp.model("gpt-oss-120b"), chip, serving.Layout(n_chips=1), serving.Workload(concurrency=8, isl=8192, osl=1024), eff=eff, stack="jalapeno")
     assert c.ttft_s == pytest.approx(float(r.ttft_s))
     assert c.tpot_s == pytest.approx(float(r.tpot_s))
     assert c.call_s == pytest.approx(float(r.e2e_s))      # E2E = TTFT + TPOT (OSL - 1)

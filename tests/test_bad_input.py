@@ -138,15 +138,15 @@ def test_shipped_scenarios_and_parameter_file_read_the_same_under_yaml_1_2():
 
 def test_evaluate_refuses_too_many_configurations_before_making_them():
     with pytest.raises(jp.CostError, match="100,000,000 configurations in one evaluation is above the limit of 1,000,000"):
-        jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=np.broadcast_to(64.0, (10**8,)))
-    ok = jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=np.full(1000, 64.0))  # well inside
+        jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=np.broadcast_to(64.0, (10**8,))))
+    ok = jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=np.full(1000, 64.0)))  # well inside
     assert ok.tpot_s.shape == (1000,)
 
 
 def test_evaluate_refuses_too_many_layouts_times_configurations():
     n = np.arange(1, 20_001, dtype=float)  # 20,000 configurations, each its own layout: 4e8 passes
     with pytest.raises(jp.CostError, match="20,000 configurations x 20,000 distinct worker layouts"):
-        jp.evaluate("gpt-oss-120b", "gb200", n_chips=n, concurrency=64)
+        jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=n), jp.Workload(concurrency=64))
 
 
 def test_frontier_validates_its_keywords():
@@ -236,4 +236,5 @@ def test_a_scenario_is_cost_checked_whole_even_for_a_chapter_not_chosen(tmp_path
 ])
 def test_evaluate_validates_its_keywords(keywords, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=64, **keywords)
+        layout, workload, _ = serving.split_keywords(dict(n_chips=1, concurrency=64, **keywords))  # they check
+        jp.evaluate("gpt-oss-120b", "gb200", layout, workload)

@@ -114,7 +114,8 @@ def test_the_worked_steps_add_up_to_what_the_evaluator_returns(ch, worked):
         assert w("rate") == pytest.approx(rate, rel=1e-9)
         assert w("tok_s_chip") == pytest.approx(rate * (isl_m + osl_m) / w("chips"), rel=1e-9)
         # and that is what the evaluator returns for the configuration, evaluated again
-        ev = serving.evaluate(config["model"], config["chip"], eff=config["eff"], **config["kw"])
+        layout, workload, options = serving.split_keywords(config["kw"])
+        ev = serving.evaluate(config["model"], config["chip"], layout, workload, eff=config["eff"], **options)
         assert float(ev.decode_step_s) * 1e3 == pytest.approx(step, rel=1e-9)
         assert float(ev.tpot_s) * 1e3 == pytest.approx(tpot, rel=1e-9)
         assert float(ev.throughput_tok_s_chip) == pytest.approx(rate * (isl_m + osl_m) / w("chips"), rel=1e-9)

@@ -62,8 +62,7 @@ def test_stored_calibration_is_a_fixed_point_of_the_fit(eff):
 
 
 def test_latency_identities_and_littles_law(eff):
-    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("h200"), n_chips=np.array([1, 2]), concurrency=np.array([8, 64]),
-                         eff=eff, stack="vllm")
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("h200"), serving.Layout(n_chips=np.array([1, 2])), serving.Workload(concurrency=np.array([8, 64])), eff=eff, stack="vllm")
     osl = mean_request_length(1024)
     np.testing.assert_allclose(r.e2e_s, r.ttft_s + r.tpot_s * (osl - 1))
     np.testing.assert_allclose(r.throughput_tok_s_chip,
@@ -76,10 +75,12 @@ def _chip(**changes):
 
 def test_more_bandwidth_or_flops_never_slower(eff):
     m, c = jp.model("deepseek-r1"), np.array([1, 16, 256, 2048])
-    kw = dict(n_chips=8, concurrency=c, dp=8, eff=eff, stack="sglang")
-    base = serving.evaluate(m, _chip(), **kw).tpot_s
-    faster_mem = serving.evaluate(m, _chip(hbm_bandwidth_bytes_per_s=10e12), **kw).tpot_s
-    faster_math = serving.evaluate(m, _chip(peak_dense_flops_per_s={"fp4": 2e16, "fp8": 1e16, "bf16": 5e15}), **kw).tpot_s
+    args = (serving.Layout(n_chips=8, dp=8), serving.Workload(concurrency=c))
+    kw = dict(eff=eff, stack="sglang")
+    base = serving.evaluate(m, _chip(), *args, **kw).tpot_s
+    faster_mem = serving.evaluate(m, _chip(hbm_bandwidth_bytes_per_s=10e12), *args, **kw).tpot_s
+    faster_math = serving.evaluate(m, _chip(peak_dense_flops_per_s={"fp4": 2e16, "fp8": 1e16, "bf16": 5e15}), *args,
+                                   **kw).tpot_s
     assert np.all(faster_mem <= base) and np.all(faster_math <= base)
     assert np.any(faster_mem < base)
 
@@ -87,18 +88,20 @@ def test_more_bandwidth_or_flops_never_slower(eff):
 def test_kv_capacity_caps_concurrency(eff):
     m, chip = jp.model("gpt-oss-120b"), jp.chip("h100")
     conc = np.arange(1, 400)
-    fits = serving.evaluate(m, chip, n_chips=1, concurrency=conc, eff=eff).fits
+    fits = serving.evaluate(m, chip, serving.Layout(n_chips=1), serving.Workload(concurrency=conc), eff=eff).fits
     # every weight is held, the input embedding table included: BF16 but the MXFP4 routed experts
     weights = (m.total_params() - m.param_groups()["routed_experts"]) * 2 \
         + m.param_groups()["routed_experts"] * jp.specs.bytes_per_value("mxfp4")
     by_hand = int((0.92 * chip.hbm_capacity_bytes - weights) // m.kv_bytes_per_sequence(8192 + 1024))
     assert fits[:by_hand].all() and not fits[by_hand:].any()
+    cap = serving.capacity(m, chip, serving.Layout(n_chips=1), serving.Workload(concurrency=conc))  # the same, alone
+    assert cap.fits[:by_hand].all() and not cap.fits[by_hand:].any()
+    assert float(cap.weight_bytes[0]) == pytest.approx(weights, rel=1e-12)
 
 
 def test_disaggregated_prefill_capacity_caps_the_request_rate(eff):
     m, chip = jp.model("gpt-oss-120b"), jp.chip("gb200")
-    r = serving.evaluate(m, chip, n_chips=2, concurrency=2048, dp=2, eff=eff, disagg=True, prefill_chips=1,
-                         prefill_tp=1, stack="dynamo-trt")
+    r = serving.evaluate(m, chip, serving.Layout(n_chips=2, dp=2, disagg=True, prefill_chips=1, prefill_tp=1), serving.Workload(concurrency=2048), eff=eff, stack="dynamo-trt")
     rate = 2048 / r.e2e_s
     assert float(rate) == pytest.approx(1 / float(r.prefill_s), rel=1e-6)
 
@@ -107,8 +110,7 @@ def test_disaggregated_sequences_decoding_are_the_closed_loops_fixed_point(eff):
     """DeepSeek-R1 8k/1k on GB200 with one prefill chip per decode worker: prefill holds sequences back,
     and the sequences decoding solve a = capacity x T_step(a) x (OSL - 1)."""
     osl, c = 1024, np.array([64.0, 256.0, 1024.0, 4096.0])
-    r = serving.evaluate("deepseek-r1", "gb200", n_chips=8, concurrency=c, dp=8, isl=8192, osl=osl, eff=eff,
-                         stack="dynamo-sglang", disagg=True, prefill_chips=1, prefill_tp=1)
+    r = serving.evaluate("deepseek-r1", "gb200", serving.Layout(n_chips=8, dp=8, disagg=True, prefill_chips=1, prefill_tp=1), serving.Workload(concurrency=c, isl=8192, osl=osl), eff=eff, stack="dynamo-sglang")
     capacity = 1 / r.prefill_s
     closed_loop = np.minimum(c, capacity * r.decode_step_s * (mean_request_length(osl) - 1))
     assert (r.active_sequences < c).any()
@@ -116,19 +118,20 @@ def test_disaggregated_sequences_decoding_are_the_closed_loops_fixed_point(eff):
 
 
 def test_speculative_decoding_raises_interactivity(eff):
-    kw = dict(n_chips=4, concurrency=4, eff=eff, stack="trt")
-    plain = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), **kw)
-    mtp = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), mtp_tokens_per_step=1.8, **kw)
+    kw, layout = dict(eff=eff, stack="trt"), serving.Layout(n_chips=4)
+    plain = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), layout, serving.Workload(concurrency=4), **kw)
+    mtp = serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), layout,
+                           serving.Workload(concurrency=4, mtp_tokens_per_step=1.8), **kw)
     assert float(mtp.interactivity_tok_s_user) > 1.4 * float(plain.interactivity_tok_s_user)
 
 
 def test_bad_layout_is_refused(eff):
     with pytest.raises(ValueError, match="dp the chips of a stage"):
-        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=6, concurrency=8, dp=4, eff=eff)
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), serving.Layout(n_chips=6, dp=4), serving.Workload(concurrency=8), eff=eff)
     with pytest.raises(ValueError, match=r"concurrency must be positive and finite, got -1\.0"):
-        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=-1, eff=eff)
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), serving.Layout(n_chips=8), serving.Workload(concurrency=-1), eff=eff)
     with pytest.raises(ValueError, match="concurrency must be positive and finite, got nan"):
-        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), n_chips=8, concurrency=[4, float("nan")], eff=eff)
+        serving.evaluate(jp.model("deepseek-r1"), jp.chip("b200"), serving.Layout(n_chips=8), serving.Workload(concurrency=[4, float("nan")]), eff=eff)
 
 
 def test_frontier_is_a_pareto_envelope():
@@ -256,19 +259,18 @@ def test_short_prompts_share_one_weight_read_per_prefill_step():
     rest = sum(g[k] for k in ("attention", "dense_mlp", "router", "shared_experts", "unembedding", "final_norm"))
     weight_bytes = rest * 2.0 + g["routed_experts"] * jp.specs.bytes_per_value("mxfp4")  # BF16 rest, MXFP4 experts
     for isl, share in ((1024, 921.5 / 8192), (8192, 7372.5 / 8192)):
-        r = serving.evaluate(m, c, n_chips=1, concurrency=1, isl=isl, eff=e, stack="default")
+        r = serving.evaluate(m, c, serving.Layout(n_chips=1), serving.Workload(concurrency=1, isl=isl), eff=e, stack="default")
         assert float(r.prefill_s) == pytest.approx(share * weight_bytes / c.hbm_bandwidth_bytes_per_s, rel=1e-9)
 
 
 def test_mla_layers_pay_the_fitted_overhead_factor():
     m, c = jp.model("deepseek-r1"), jp.chip("b200")
     base = serving.Efficiency(tau_s={"default": 50e-6}, beta_s=0.0)
-    one, two = (serving.evaluate(m, c, n_chips=8, concurrency=1, eff=replace(base, mla_layer_factor=f), stack="default")
+    one, two = (serving.evaluate(m, c, serving.Layout(n_chips=8), serving.Workload(concurrency=1), eff=replace(base, mla_layer_factor=f), stack="default")
                 for f in (1.0, 2.0))
     assert float(two.overhead_s) == pytest.approx(2 * float(one.overhead_s))
     assert float(one.overhead_s) == pytest.approx(61 * 50e-6)  # 61 layers x 50 µs
-    gqa = serving.evaluate(jp.model("gpt-oss-120b"), c, n_chips=8, concurrency=1,
-                           eff=replace(base, mla_layer_factor=2.0), stack="default")
+    gqa = serving.evaluate(jp.model("gpt-oss-120b"), c, serving.Layout(n_chips=8), serving.Workload(concurrency=1), eff=replace(base, mla_layer_factor=2.0), stack="default")
     assert float(gqa.overhead_s) == pytest.approx(36 * 50e-6)  # a GQA model is not affected
 
 
@@ -307,8 +309,17 @@ def test_one_decode_step_by_hand_gpt_oss_on_gb200_at_batch_1():
     active = attention + router + head + final_norm + 36 * 4 * expert
     flops = 2 * active + 2 * 64 * (64 + 64) * (18 * ctx + 18 * 128)
     assert weight_bytes == 4_999_824_000 and kv_bytes == 293_483_520
-    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), n_chips=1, concurrency=1,
-                         eff=serving.Efficiency.ideal())
+    layout, workload = serving.Layout(n_chips=1), serving.Workload(concurrency=1)
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), layout, workload, eff=serving.Efficiency.ideal())
+    # term by term: the weights by role (one token touches exactly 4 experts: 128 (1 - (1 - 4/128)^1))
+    assert float(r.attention_weights_s) == pytest.approx(attention * 2 / 8e12, rel=1e-9)
+    assert float(r.other_weights_s) == pytest.approx((router + head + final_norm) * 2 / 8e12, rel=1e-9)
+    assert float(r.expert_weights_s) == pytest.approx(36 * 4 * expert * 4.25 / 8 / 8e12, rel=1e-9)
+    assert float(r.weight_bytes_read) == pytest.approx(weight_bytes, rel=1e-9)
+    assert float(r.kv_bytes_read) == pytest.approx(kv_bytes, rel=1e-9)
+    assert float(r.flops) == pytest.approx(flops, rel=1e-9)
+    for zero in ("allreduce_s", "all_to_all_s", "handoff_s", "overhead_s", "draft_s", "prefill_interference_s"):
+        assert float(getattr(r, zero)) == 0, zero            # one chip, ideal constants, one user, no MTP
     assert float(r.weights_s) == pytest.approx(weight_bytes / 8e12, rel=1e-9)
     assert float(r.kv_s) == pytest.approx(kv_bytes / 8e12, rel=1e-9)
     assert float(r.compute_s) == pytest.approx(flops / 10e15, rel=1e-9)
@@ -316,13 +327,21 @@ def test_one_decode_step_by_hand_gpt_oss_on_gb200_at_batch_1():
     by_hand = kv_bytes / 8e12 + weight_bytes / 8e12           # 36.7 us + 625.0 us
     assert float(r.decode_step_s) == pytest.approx(by_hand, rel=1e-9)
     assert float(r.tpot_s) == pytest.approx(by_hand, rel=1e-9)  # one user: no other prefills interleaved
+    # memory held: every weight (the untied input table too, all 128 experts a layer) and the KV of ISL + OSL
+    held = (attention + router + head + final_norm + 201088 * 2880) * 2 + 36 * 128 * expert * 4.25 / 8
+    kv_held = (18 * (8192 + 1024) + 18 * 128) * 2 * 8 * 64 * 2
+    assert held == 65_168_599_680 and kv_held == 344_457_216
+    cap = serving.capacity("gpt-oss-120b", "gb200", layout, workload)
+    assert float(cap.weight_bytes) == pytest.approx(held, rel=1e-9) == float(r.weight_bytes_per_chip)
+    assert float(cap.kv_bytes) == pytest.approx(kv_held, rel=1e-9) == float(r.kv_bytes_per_chip)
+    assert bool(cap.fits) and bool(r.fits)                    # 65.5 GB within 0.92 x 186 GB
 
 
 @pytest.mark.parametrize("model, concurrency, n_chips, dp", [
     ("gpt-oss-120b", 64, 8, 1), ("deepseek-r1", 64, 8, 8), ("deepseek-r1", 4096, 8, 8)])
 def test_the_parts_add_up_to_the_step_and_the_collectives_come_from_network(eff, model, concurrency, n_chips, dp):
     m, c = jp.model(model), jp.chip("gb200")
-    r = serving.evaluate(m, c, n_chips=n_chips, concurrency=concurrency, dp=dp, eff=eff, stack="trt")
+    r = serving.evaluate(m, c, serving.Layout(n_chips=n_chips, dp=dp), serving.Workload(concurrency=concurrency), eff=eff, stack="trt")
     step = float(r.kv_s) + max(float(r.weights_s), float(r.compute_s)) + float(r.allreduce_s) \
         + float(r.all_to_all_s) + float(r.handoff_s) + float(r.overhead_s)
     assert float(r.decode_step_s) == pytest.approx(step, rel=1e-12)
@@ -337,7 +356,7 @@ def test_the_parts_add_up_to_the_step_and_the_collectives_come_from_network(eff,
 
 
 def test_evaluation_as_a_table():
-    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), n_chips=np.array([1, 2]), concurrency=np.array([[1], [64]]))
+    r = serving.evaluate(jp.model("gpt-oss-120b"), jp.chip("gb200"), serving.Layout(n_chips=np.array([1, 2])), serving.Workload(concurrency=np.array([[1], [64]])))
     df = r.to_frame()
     assert df.height == 4 and {"tpot_s", "decode_step_s", "weights_s", "fits"} <= set(df.columns)
     np.testing.assert_allclose(df["tpot_s"].to_numpy(), np.ravel(r.tpot_s))
@@ -346,13 +365,13 @@ def test_evaluation_as_a_table():
 def test_bad_memory_tier_or_pipeline_is_refused():
     m, c = jp.model("gpt-oss-120b"), jp.chip("gb200")
     with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
-        serving.evaluate(m, c, n_chips=1, concurrency=1, memory="dram")
+        serving.evaluate(m, c, serving.Layout(n_chips=1, memory="dram"), serving.Workload(concurrency=1))
     with pytest.raises(ValueError, match="no SRAM bandwidth"):
-        serving.evaluate(m, c, n_chips=1, concurrency=1, memory="sram")
+        serving.evaluate(m, c, serving.Layout(n_chips=1, memory="sram"), serving.Workload(concurrency=1))
     with pytest.raises(ValueError, match="pp must divide n_chips"):
-        serving.evaluate(m, c, n_chips=4, concurrency=1, pp=3)
+        serving.evaluate(m, c, serving.Layout(n_chips=4, pp=3), serving.Workload(concurrency=1))
     with pytest.raises(ValueError, match="has no scale-up bandwidth"):
-        serving.evaluate(m, jp.chip("jalapeno"), n_chips=2, concurrency=1)
+        serving.evaluate(m, jp.chip("jalapeno"), serving.Layout(n_chips=2), serving.Workload(concurrency=1))
 
 
 def test_the_public_api_names_bad_precisions_and_contexts_beyond_the_window():
@@ -362,28 +381,27 @@ def test_the_public_api_names_bad_precisions_and_contexts_beyond_the_window():
     with pytest.raises(ValueError, match="ISL \\+ OSL of 10,001,024 tokens exceeds gpt-oss-120b's context window of 131,072"):
         jp.frontier("gb200", "gpt-oss-120b", isl=10_000_000)
     with pytest.raises(ValueError, match="must be a positive number of tokens"):
-        jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=1, isl=-5, osl=1)
-    assert float(jp.evaluate("gpt-oss-120b", "gb200", n_chips=1, concurrency=1, isl=130_048, osl=1_024).tpot_s) > 0
+        jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=1, isl=-5, osl=1))
+    assert float(jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=1, isl=130_048, osl=1_024)).tpot_s) > 0
 
 
 def test_a_grid_evaluated_in_chunks_is_the_grid_evaluated_at_once():
     n = np.repeat([1.0, 2.0, 4.0, 8.0], 50)
     c = np.tile(np.arange(1.0, 51.0), 4)
-    kw = dict(isl=8192, osl=1024, precision="fp4")
-    whole = serving.evaluate("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, **kw)
-    chunked = serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, chunk=7, **kw)
+    workload = serving.Workload(concurrency=c, isl=8192, osl=1024, precision="fp4")
+    whole = serving.evaluate("deepseek-r1", "gb200", serving.Layout(n_chips=n, dp=n), workload)
+    chunked = serving.evaluate_grid("deepseek-r1", "gb200", serving.Layout(n_chips=n, dp=n), workload, chunk=7)
     for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "fits", "weights_s", "all_to_all_s"):
         np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
     # disaggregated: the prefill chips of each configuration travel with it through the chunks
     prefill = np.ceil(c / 10)
-    whole = serving.evaluate("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, disagg=True,
-                             prefill_chips=prefill, **kw)
-    chunked = serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, dp=n, chunk=7, disagg=True,
-                                    prefill_chips=prefill, **kw)
+    layout = serving.Layout(n_chips=n, dp=n, disagg=True, prefill_chips=prefill)
+    whole = serving.evaluate("deepseek-r1", "gb200", layout, workload)
+    chunked = serving.evaluate_grid("deepseek-r1", "gb200", layout, workload, chunk=7)
     for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "chips"):
         np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
     with pytest.raises(ValueError, match="chunk must be a positive number"):
-        serving.evaluate_grid("deepseek-r1", "gb200", n_chips=n, concurrency=c, chunk=0)
+        serving.evaluate_grid("deepseek-r1", "gb200", serving.Layout(n_chips=n), serving.Workload(concurrency=c), chunk=0)
 
 
 def test_a_frontier_uses_the_software_measured_on_its_chip_or_vendor(eff):
@@ -397,3 +415,38 @@ def test_a_frontier_uses_the_software_measured_on_its_chip_or_vendor(eff):
         calibration.stack_for("jalapeno", eff)
     # the default frontier of H200 is the one drawn with its own stack, not another chip's best
     assert pareto.frontier("h200", "gpt-oss-120b").equals(pareto.frontier("h200", "gpt-oss-120b", stack="vllm"))
+
+
+def test_capacity_comes_first_and_only_what_fits_is_evaluated_with_the_same_results(eff):
+    # DeepSeek-R1 at FP4 (NVFP4 experts, FP8 elsewhere: 385 GB of weights) on GB200s of 0.92 x 186 GB usable,
+    # DP-attention: non-expert weights on every chip, experts spread. One or two chips never hold it; four
+    # hold it up to 256 sequences (109 GB + 21 GB of KV), eight up to 1024 (63 GB + 166 GB is too much at 4096)
+    n = np.repeat([1.0, 2.0, 4.0, 8.0], 5)
+    c = np.tile([1.0, 64.0, 256.0, 1024.0, 4096.0], 4)
+    layout, workload = serving.Layout(n_chips=n, dp=n), serving.Workload(concurrency=c)
+    cap = serving.capacity("deepseek-r1", "gb200", layout, workload)
+    expected = np.array([0] * 10 + [1, 1, 1, 0, 0] + [1, 1, 1, 1, 0], dtype=bool)
+    np.testing.assert_array_equal(cap.fits, expected)
+    assert cap.usable_bytes == pytest.approx(0.92 * 186e9, rel=1e-12)
+    assert float(cap.weight_bytes[0]) == pytest.approx(384.94131712e9, rel=1e-9)  # all of it on one chip
+    whole = serving.evaluate("deepseek-r1", "gb200", layout, workload, eff=eff, stack="trt")
+    np.testing.assert_array_equal(whole.fits, expected)
+    keep = np.flatnonzero(cap.fits)
+    part = serving.evaluate("deepseek-r1", "gb200", *serving.select(layout, workload, keep), eff=eff, stack="trt")
+    for name in ("tpot_s", "ttft_s", "e2e_s", "throughput_tok_s_chip", "decode_step_s", "weights_s", "kv_bytes_per_chip"):
+        np.testing.assert_array_equal(getattr(part, name), getattr(whole, name)[keep], err_msg=name)
+    # disaggregated, each configuration with its own prefill chips: the closed loop solved on the subset alone
+    split = serving.Layout(n_chips=n, dp=n, disagg=True, prefill_chips=np.ceil(c / 64))
+    whole = serving.evaluate("deepseek-r1", "gb200", split, workload, eff=eff, stack="dynamo-sglang")
+    part = serving.evaluate("deepseek-r1", "gb200", *serving.select(split, workload, keep), eff=eff, stack="dynamo-sglang")
+    for name in ("tpot_s", "active_sequences", "throughput_tok_s_chip", "chips"):
+        np.testing.assert_array_equal(getattr(part, name), getattr(whole, name)[keep], err_msg=name)
+
+
+def test_a_flat_record_splits_into_layout_workload_and_options(eff):
+    layout, workload, rest = serving.split_keywords({"n_chips": 8, "dp": 8, "concurrency": 64, "isl": 1024,
+                                                     "stack": "trt", "eff": eff})
+    assert (float(layout.n_chips), float(layout.dp), float(workload.concurrency), workload.isl) == (8, 8, 64, 1024)
+    assert rest == {"stack": "trt", "eff": eff}
+    with pytest.raises(ValueError, match="n_chips, concurrency, dp and pp must broadcast together"):
+        serving.evaluate("gpt-oss-120b", "gb200", serving.Layout(n_chips=np.ones(3)), serving.Workload(concurrency=np.ones(4)))

@@ -205,8 +205,7 @@ def test_fabric_scan_uses_the_pareto_chapters_jalapeno():
     fit = subject.fit_jalapeno("central")
     layout = subject.fastest_layout("deepseek-r1", fit=fit)
     assert layout["n_chips"] == 64 and layout["interactivity_tok_s_user"] == pytest.approx(700, rel=0.005)
-    r = serving.evaluate(jp.model("deepseek-r1"), subject.jalapeno_chip(), n_chips=64, concurrency=1,
-                         eff=fit.efficiency, stack="jalapeno")
+    r = serving.evaluate(jp.model("deepseek-r1"), subject.jalapeno_chip(), serving.Layout(n_chips=64), serving.Workload(concurrency=1), eff=fit.efficiency, stack="jalapeno")
     assert 1 / float(r.tpot_s) == pytest.approx(700, rel=0.005)
 
 
