@@ -731,17 +731,18 @@ def decoding_sequences(w: Worker, workload: Workload, prefill) -> tuple[np.ndarr
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class Evaluation(DecodeStep):
     """What :func:`evaluate` returns: every array has the broadcast shape of its inputs; SI units; all
     per chip of a worker and per decode step (one token of every sequence decoding) unless named otherwise.
 
     The decode step is the sum of its parts (:func:`decode_step_s` is its one definition)::
 
         decode_step_s = kv_s + max(weights_s, compute_s) + collectives_s + overhead_s
-        weights_s     = attention_weights_s + expert_weights_s + other_weights_s
+        weights_s     = attention_weights_s + expert_weights_s + other_weights_s    (to rounding)
         collectives_s = allreduce_s + all_to_all_s + handoff_s
         tpot_s        = (decode_step_s + draft_s + prefill_interference_s) / tokens_per_step
 
+    The decode step's terms are the fields of :class:`DecodeStep`, which it extends (declared once).
     Parts, each the result of one term function (:func:`decode_terms`, :func:`prefill_s`, ...):
     ``weights_s`` (weight bytes read / bandwidth), split by role into ``attention_weights_s``,
     ``expert_weights_s`` (routed experts) and ``other_weights_s`` (dense MLP, router, shared experts,
@@ -757,16 +758,6 @@ class Evaluation:
     ``weight_bytes_per_chip``, ``kv_bytes_per_chip`` and ``fits`` (within the usable share of the tier:
     :func:`capacity`)."""
 
-    weights_s: np.ndarray
-    attention_weights_s: np.ndarray
-    expert_weights_s: np.ndarray
-    other_weights_s: np.ndarray
-    kv_s: np.ndarray
-    compute_s: np.ndarray
-    allreduce_s: np.ndarray
-    all_to_all_s: np.ndarray
-    handoff_s: np.ndarray
-    overhead_s: np.ndarray
     draft_s: np.ndarray
     prefill_interference_s: np.ndarray
     tokens_per_step: float
@@ -779,17 +770,9 @@ class Evaluation:
     n_chips: np.ndarray
     concurrency: np.ndarray
     active_sequences: np.ndarray
-    weight_bytes_read: np.ndarray
-    kv_bytes_read: np.ndarray
-    flops: np.ndarray
     weight_bytes_per_chip: np.ndarray
     kv_bytes_per_chip: np.ndarray
     fits: np.ndarray
-
-    @property
-    def collectives_s(self) -> np.ndarray:
-        """All-reduce + all-to-all + pipeline hand-offs (s)."""
-        return self.allreduce_s + self.all_to_all_s + self.handoff_s
 
     @property
     def roofline_s(self) -> np.ndarray:
@@ -798,8 +781,8 @@ class Evaluation:
 
     @property
     def decode_step_s(self) -> np.ndarray:
-        """The decode step (s): :func:`decode_step_s` of these parts."""
-        return decode_step_s(self.kv_s, self.weights_s, self.compute_s, self.collectives_s, self.overhead_s)
+        """The decode step (s): :attr:`DecodeStep.total_s`."""
+        return self.total_s
 
     @property
     def tpot_s(self) -> np.ndarray:
