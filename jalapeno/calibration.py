@@ -535,7 +535,9 @@ def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
 def predicted_frontier(series: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
     """What the prediction procedure says of one series (rows of :func:`configurations` of one
     ``series``): :func:`sweep` of its chip and model at its shape and precision, with its stack and its
-    disaggregation, under ``eff``; no measured layout or concurrency is used."""
+    disaggregation, under ``eff``; no measured layout or concurrency is used. Its stack is the series'
+    own and its concurrency cap is read from every measured run, the series' included;
+    :func:`default_frontier` is the default path, with both read from a fold's training rows."""
     r = series.row(0, named=True)
     return sweep(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"], eff=eff,
                  stack=r["stack"], disagg=bool(r["disagg"]))

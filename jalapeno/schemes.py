@@ -124,7 +124,7 @@ def _distances(g: pl.DataFrame, front: pl.DataFrame, keep: np.ndarray | None = N
     indices of ``g``, when given) to ``front``."""
     mi = _envelope(g)
     if keep is not None:
-        mi = np.array([i for i in mi if i in set(keep)], dtype=int)
+        mi = mi[np.isin(mi, keep)]
     return calibration.point_distances((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
                                        front["interactivity_tok_s_user"].to_numpy(),
                                        front["throughput_tok_s_chip"].to_numpy())
@@ -159,9 +159,10 @@ def anchor_targets(rows: pl.DataFrame) -> dict:
     DeepSeek-R1, when measured, its maximum interactivity (tok/s/user). Returns ``targets`` (three or
     four values, in :func:`jalapeno.subject.fit_end_points`' order), ``disagg`` (the serving mode of
     each model's fastest point; False where unmeasured), ``anchor_rows`` (the ``_row`` indices of the
-    fastest and the peak points, whose distances a score leaves out) and ``models``; None when the chip
-    has no gpt-oss-120b point there."""
+    fastest and the peak points, whose distances a score leaves out; ``rows`` gets a ``_row`` index,
+    its row order, unless it has one) and ``models``; None when the chip has no gpt-oss-120b point there."""
     isl, osl = ANCHOR_SHAPE
+    rows = rows if "_row" in rows.columns else rows.with_row_index("_row")
     at = [rows.filter((pl.col("model_key") == m) & (pl.col("isl") == isl) & (pl.col("osl") == osl)
                       & (pl.col("precision") == calibration.DEFAULT_PRECISION[m])) for m in subject.END_POINT_MODELS]
     if at[0].is_empty():
@@ -258,7 +259,7 @@ def folds(scheme: str) -> list[tuple[str, str, object]]:
         rest, held = configs.filter(pl.col(column) != value).drop(extra), held.drop(extra)
         name = f"{scheme}={value}"
         if scheme == "anchored":
-            if anchor_targets(held.with_row_index("_row")) is None:
+            if anchor_targets(held) is None:
                 continue
 
             def compute(name=name, value=value, rest=rest, held=held):
