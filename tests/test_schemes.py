@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from scipy.stats import beta, norm
 
-from jalapeno import calibration, derived, schemes, specs
+from jalapeno import calibration, derived, schemes, specs, subject, uncertainty
 
 
 @pytest.fixture(scope="module")
@@ -274,3 +274,17 @@ def test_the_schemes_table_regenerates_within_its_tolerance(tmp_path):
                 np.testing.assert_allclose(x, y, rtol=stage.rtol, atol=0, err_msg=c)
             else:
                 assert x == y, c
+
+
+def test_the_bands_of_today_read_the_same_statistic():
+    """The error bands of jalapeno.uncertainty (leave-one-chip-out, each series' own stack) are read from the
+    same statistic and the same half-normal reading: one definition, whichever scheme feeds it."""
+    today = uncertainty.model_error()
+    e = calibration.frontier_error(calibration.holdout(by="chip"))
+    assert (e.median, e.p90, e.n_series) == (today.median_distance, today.p90_distance, today.n_series)
+    assert calibration.band_half_width(e) == pytest.approx(norm.ppf(0.9) * today.sigma_log, rel=1e-12)
+
+
+def test_an_end_point_fit_needs_its_mla_factor_without_deepseek():
+    with pytest.raises(ValueError, match="mla_layer_factor"):
+        subject.fit_end_points(specs.chip("h100"), [260.0, 1e4, 3.6], calibration.load())
