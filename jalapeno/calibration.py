@@ -541,6 +541,21 @@ def point_distances(meas_x, meas_y, pred_x, pred_y) -> np.ndarray:
     return np.hypot(mx[:, None] - (ax + t * vx), my[:, None] - (ay + t * vy)).min(axis=1)
 
 
+def vertical_errors(meas_x, meas_y, pred_x, pred_y) -> np.ndarray:
+    """For each measured point (``meas_x`` interactivity, ``meas_y`` throughput; arrays of one length),
+    ``ln(predicted / measured)`` throughput at its interactivity: the predicted frontier is the Pareto
+    envelope of (``pred_x``, ``pred_y``), read by log-log interpolation between its points
+    (:func:`jalapeno.pareto.throughput_at`'s rule), at its slowest point below it and at its fastest point
+    beyond it (clamped: whether a point lies beyond the frontier is for the caller to say). Log units,
+    signed: positive where the prediction is optimistic. The error a vertical band (throughput at a given
+    interactivity, :func:`jalapeno.pareto.frontier` with ``band=``) is measured by."""
+    fi = pareto_envelope(np.asarray(pred_x, dtype=float), np.asarray(pred_y, dtype=float))
+    px, py = np.log(np.asarray(pred_x, dtype=float)[fi]), np.log(np.asarray(pred_y, dtype=float)[fi])
+    order = np.argsort(px)
+    q = np.log(np.asarray(meas_x, dtype=float))
+    return np.interp(q, px[order], py[order]) - np.log(np.asarray(meas_y, dtype=float))
+
+
 def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
     """Median of :func:`point_distances` over the measured points, as a fraction (``exp(d) - 1``)."""
     return float(np.expm1(np.median(point_distances(meas_x, meas_y, pred_x, pred_y))))

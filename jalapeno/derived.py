@@ -99,7 +99,7 @@ STAGES = {s.name: s for s in (
     Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's four fitted constants at every node of its unknowns, over the "
                                      "benchmark's concurrency range (jalapeno.uncertainty.node_constants)",
           ("**/*.csv",)),
-    Stage("schemes", 1, 0.02, "the validation schemes matching each use of the error bar (new generation, new "
+    Stage("schemes", 2, 0.02, "the validation schemes matching each use of the error bar (new generation, new "
                               "model-chip pair or shape, end-point anchored), scored on the default prediction "
                               "path (jalapeno.schemes)",
           ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),

@@ -90,7 +90,8 @@ ANCHOR_SHAPE = (8192, 1024)
 COLUMNS = {
     "scheme": pl.Utf8, "fold": pl.Utf8, "kind": pl.Utf8, "series": pl.Utf8, "chip": pl.Utf8, "model_key": pl.Utf8,
     "shape": pl.Utf8, "stack": pl.Utf8, "held_at_prior": pl.Utf8, "points": pl.Int64, "frontier_distance": pl.Float64,
-    "point_distances": pl.List(pl.Float64), "against": pl.Utf8, "interactivity_tok_s_user": pl.Float64,
+    "point_distances": pl.List(pl.Float64), "point_interactivity": pl.List(pl.Float64),
+    "vertical_errors": pl.List(pl.Float64), "predicted_top": pl.Float64, "against": pl.Utf8, "interactivity_tok_s_user": pl.Float64,
     "reached": pl.Boolean, "ratio_log_error": pl.Float64, "tau_s": pl.Float64, "eta_prefill": pl.Float64,
     "request_latency_s": pl.Float64, "mla_layer_factor": pl.Float64, "targets": pl.List(pl.Float64),
     "fit_log_errors": pl.List(pl.Float64),
@@ -119,23 +120,31 @@ def _envelope(g: pl.DataFrame) -> np.ndarray:
     return pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
 
 
-def _distances(g: pl.DataFrame, front: pl.DataFrame, keep: np.ndarray | None = None) -> np.ndarray:
-    """:func:`jalapeno.calibration.point_distances` of the envelope points of ``g`` (those in ``keep``, row
-    indices of ``g``, when given) to ``front``."""
+def _scores(g: pl.DataFrame, front: pl.DataFrame, keep: np.ndarray | None = None) -> dict:
+    """How far the envelope points of ``g`` (those in ``keep``, row indices of ``g``, when given) lie from
+    the predicted frontier ``front`` (a sweep: its envelope is taken), both ways the book reads them:
+    ``point_distances``, :func:`jalapeno.calibration.point_distances` (the shortest log-space distance,
+    log units, >= 0); ``vertical_errors``, :func:`jalapeno.calibration.vertical_errors` (``ln(predicted /
+    measured)`` throughput per chip at the point's interactivity, the way a band of
+    :func:`jalapeno.pareto.frontier` is drawn, read at the frontier's fastest point for a point beyond it);
+    ``point_interactivity`` (tok/s/user, each point's) and ``predicted_top`` (the frontier's largest
+    interactivity, tok/s/user: a point beyond it is outside any band drawn on the frontier)."""
     mi = _envelope(g)
     if keep is not None:
         mi = mi[np.isin(mi, keep)]
-    return calibration.point_distances((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
-                                       front["interactivity_tok_s_user"].to_numpy(),
-                                       front["throughput_tok_s_chip"].to_numpy())
+    x, y = (1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi]
+    fx, fy = front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy()
+    return {"point_distances": calibration.point_distances(x, y, fx, fy).tolist(),
+            "vertical_errors": calibration.vertical_errors(x, y, fx, fy).tolist(),
+            "point_interactivity": x.tolist(), "predicted_top": float(fx.max())}
 
 
-def _series_row(scheme: str, fold: str, g: pl.DataFrame, d: np.ndarray, stack: str, held_at_prior: str) -> dict:
+def _series_row(scheme: str, fold: str, g: pl.DataFrame, scores: dict, stack: str, held_at_prior: str) -> dict:
     r = g.row(0, named=True)
     return {"scheme": scheme, "fold": fold, "kind": "series", "series": r["series"], "chip": r["chip"],
             "model_key": r["model_key"], "shape": f"{r['isl']}/{r['osl']}", "stack": stack,
-            "held_at_prior": held_at_prior, "points": g.height, "frontier_distance": float(np.expm1(np.median(d))),
-            "point_distances": d.tolist()}
+            "held_at_prior": held_at_prior, "points": g.height,
+            "frontier_distance": float(np.expm1(np.median(scores["point_distances"]))), **scores}
 
 
 def _default_path_fold(scheme: str, fold: str, rest: pl.DataFrame, held: pl.DataFrame) -> pl.DataFrame:
@@ -146,7 +155,7 @@ def _default_path_fold(scheme: str, fold: str, rest: pl.DataFrame, held: pl.Data
     rows = []
     for _, g in held.group_by(["series"], maintain_order=True):
         front = calibration.default_frontier(g, eff, rest)
-        rows.append(_series_row(scheme, fold, g, _distances(g, front), front["stack"][0], prior))
+        rows.append(_series_row(scheme, fold, g, _scores(g, front), front["stack"][0], prior))
     return _frame(rows)
 
 
@@ -217,9 +226,9 @@ def _anchored_fold(fold: str, chip: str, rest: pl.DataFrame, held: pl.DataFrame)
         front = pareto.sweep(spec, r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"],
                              disagg=bool(r["disagg"]), **options)
         keep = np.array([i for i, row in enumerate(s["_row"]) if row not in anchors], dtype=int)
-        d = _distances(s, front, keep)
-        if d.size:
-            rows.append(_series_row("anchored", fold, s.drop("_row"), d, ANCHORED_STACK, rows[0]["held_at_prior"]))
+        scores = _scores(s, front, keep)
+        if scores["point_distances"]:
+            rows.append(_series_row("anchored", fold, s.drop("_row"), scores, ANCHORED_STACK, rows[0]["held_at_prior"]))
     others = rest["chip"].unique().sort().to_list()
     for m, front in fronts.items():
         own = held.filter((pl.col("model_key") == m) & (pl.col("isl") == ANCHOR_SHAPE[0])
@@ -290,7 +299,8 @@ def scheme_errors(scheme: str | None = None) -> pl.DataFrame:
     ``jalapeno derive schemes``. UnknownNameError for another scheme."""
     rows = _rows(None if scheme is None else [scheme]).filter(pl.col("kind") == "series")
     return rows.select("scheme", "fold", "series", "chip", "model_key", "shape", "stack", "held_at_prior", "points",
-                       "frontier_distance", "point_distances")
+                       "frontier_distance", "point_distances", "vertical_errors", "point_interactivity",
+                       "predicted_top")
 
 
 def ratio_errors() -> pl.DataFrame:
