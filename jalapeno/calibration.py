@@ -19,7 +19,8 @@ left to wherever the optimiser's floating-point path takes it.
 frontier a user's call draws (:func:`default_frontier`: :func:`default_stack` and the benchmark's
 concurrency cap, both read from the fold's training rows, ``training=``), and report one statistic,
 :func:`frontier_error` (per series the frontier distance, then the median and p90 over series), with the
-coverage of its nominal band (:func:`band_half_width`, :func:`coverage`).
+coverage of its nominal band (:func:`band_half_width`, split-conformal on the vertical errors of the
+held-out points, :func:`coverage`).
 
 Every fitted constant also carries a weak prior (:data:`PRIOR_WIDTH`): besides the log errors, the fit
 minimises ``((ln c - ln c0) / w)**2 / 2`` summed over the fitted constants ``c``, with ``c0`` from
@@ -770,8 +771,8 @@ def frontier_error(errors) -> FrontierError:
     series, with the number of series. ``errors``: a table with column ``frontier_distance`` (one row a
     series: :func:`series_errors`, :func:`holdout`, :func:`jalapeno.schemes.scheme_errors`) or the
     distances themselves (fractions, one a series). The quantiles are taken of ``ln(1 + distance)``
-    (numpy's linear interpolation between order statistics) and returned as fractions, so they agree with
-    :func:`jalapeno.uncertainty.error_from_distances`. Every series weighs the same, however many points
+    (numpy's linear interpolation between order statistics) and returned as fractions;
+    :func:`jalapeno.uncertainty.error_from_distances` reports this statistic. Every series weighs the same, however many points
     it has (pooling the points, :func:`scheme_summary`, lets a long sweep outvote a short one).
     ValueError for no series or a distance that is negative or not finite."""
     values = errors["frontier_distance"] if isinstance(errors, pl.DataFrame) else errors
@@ -787,27 +788,71 @@ BAND_LEVEL = 0.8
 COVERAGE_CONFIDENCE = 0.9
 
 
-def band_half_width(error: FrontierError, level: float = BAND_LEVEL) -> float:
-    """Half-width (log units, natural log) of the nominal ``level`` band a prediction carries for a
-    scheme's :class:`FrontierError`. The series' log frontier distance is read as ``|sigma z|``, ``z``
-    standard normal (the half-normal reading of :func:`jalapeno.uncertainty.error_from_distances`):
-    ``sigma = max(ln(1 + median) / Phi^-1(0.75), ln(1 + p90) / Phi^-1(0.95))``, the larger so that neither
-    the centre nor the tail is understated; the band holds what lies within ``Phi^-1((1 + level) / 2)
-    sigma`` of the predicted frontier (1.28 sigma for 80 %): in log space, a tube of that radius around
-    the frontier. Quantiles from ``scipy.stats.norm``. ValueError for a level outside (0, 1)."""
-    from scipy.stats import norm  # deferred: scipy.stats is slow to import and only a band needs it
+def band_scores(errors) -> list[np.ndarray]:
+    """The scores a band is chosen by and tested on, one array per held-out series (log units, >= 0):
+    ``|vertical_errors|`` of the series' scored points whose interactivity the predicted frontier reaches
+    (``point_interactivity <= predicted_top``): a band is drawn in throughput at each interactivity of the
+    frontier (:func:`jalapeno.pareto.frontier` with ``band=``), so a point is inside it when its throughput
+    lies within the band's factor of the frontier's at its interactivity; a point beyond the frontier's
+    fastest point meets no drawn band and is counted apart (:attr:`Coverage.unreached`). ``errors``: a
+    table of series with columns ``vertical_errors``, ``point_interactivity``, ``predicted_top``
+    (:func:`jalapeno.schemes.scheme_errors`), or frontier distances (fractions, one a series), each read
+    as one point at ``ln(1 + distance)``. A series with no reached point has no array."""
+    if not isinstance(errors, pl.DataFrame):
+        return [np.array([v]) for v in np.log1p(np.asarray(errors, dtype=float))]
+    out = []
+    for v, x, top in errors.select("vertical_errors", "point_interactivity", "predicted_top").iter_rows():
+        reached = np.asarray(x, dtype=float) <= top * (1 + 1e-9)
+        if reached.any():
+            out.append(np.abs(np.asarray(v, dtype=float)[reached]))
+    return out
 
+
+def _unreached(errors) -> int:
+    """The scored points of ``errors`` (as :func:`band_scores` reads them) beyond their frontier's reach."""
+    if not isinstance(errors, pl.DataFrame):
+        return 0
+    return sum(int(np.count_nonzero(np.asarray(x, dtype=float) > top * (1 + 1e-9)))
+               for x, top in errors.select("point_interactivity", "predicted_top").iter_rows())
+
+
+def band_half_width(errors, level: float = BAND_LEVEL) -> float:
+    """Half-width ``w`` (natural log units) of the nominal ``level`` band a prediction carries: the true
+    throughput at an interactivity is claimed within ``[T exp(-w), T exp(w)]`` of the predicted ``T``.
+
+    Split-conformal (Vovk, Gammerman & Shafer 2005; Lei, G'Sell, Rinaldo, Tibshirani & Wasserman 2018,
+    JASA 113:1094, the ``ceil((n + 1) level)``-th smallest score), with each held-out *series* a unit,
+    weighted equally however many points it has (as :func:`frontier_error` weighs them; the pooled
+    within-group distributions of Dunn, Wasserman & Ramdas, JASA 2023, two-layer hierarchical models): of the ``n`` series of
+    ``errors`` (:func:`band_scores`), series ``i`` with ``m_i`` scores puts ``1 / (m_i (n + 1))`` on each,
+    a new series ``1 / (n + 1)`` at infinity, and ``w`` is the smallest score whose cumulative weight
+    reaches ``level``: the weighted empirical ``level (n + 1) / n`` quantile, infinite when that exceeds
+    1 (fewer than ``level / (1 - level)`` = 4 series at 80 %). No distributional shape is assumed (the
+    half-normal reading of the median and p90 that this replaces understated the tails: 55-71 % coverage
+    where 80 % was claimed). The scores of the series that the band will be tested on must not be in
+    ``errors`` (:func:`coverage` leaves each fold out). ValueError for a level outside (0, 1) or no
+    series with a scored point."""
     if not 0 < level < 1:
         raise ValueError(f"a band's level must lie strictly between 0 and 1, got {level!r}")
-    sigma = max(math.log1p(error.median) / norm.ppf(0.75), math.log1p(error.p90) / norm.ppf(0.95))
-    return float(norm.ppf((1 + level) / 2) * sigma)
+    scores = band_scores(errors)
+    if not scores:
+        raise ValueError("band_half_width: no held-out series with a point within its predicted frontier's reach")
+    n = len(scores)
+    values = np.concatenate(scores)
+    weights = np.concatenate([np.full(v.size, 1 / (v.size * (n + 1))) for v in scores])
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    i = int(np.searchsorted(cumulative, level * (1 - 1e-12)))
+    return float(values[order][i]) if i < values.size else math.inf
 
 
 @dataclass(frozen=True)
 class Coverage:
     """How many held-out points a scheme's nominal band holds (:func:`coverage`): ``share`` =
-    ``inside / points``, over ``series`` series in ``folds`` folds, with the ``confidence`` binomial
-    interval ``low``-``high`` of the share, at the band's nominal ``level``."""
+    ``inside / points`` of the points within their predicted frontier's reach, over ``series`` series in
+    ``folds`` folds, with the ``confidence`` binomial interval ``low``-``high`` of the share, at the
+    band's nominal ``level``; ``unreached``: the scored points beyond the predicted frontier's fastest
+    point, which no drawn band meets (not in ``points``)."""
 
     share: float
     inside: int
@@ -818,33 +863,89 @@ class Coverage:
     high: float
     level: float = BAND_LEVEL
     confidence: float = COVERAGE_CONFIDENCE
+    unreached: int = 0
 
 
 def coverage(errors: pl.DataFrame, level: float = BAND_LEVEL, confidence: float = COVERAGE_CONFIDENCE) -> Coverage:
     """The share of a scheme's held-out points inside its nominal ``level`` band, the band's width chosen
     by a nested leave-one-fold-out so that no point tests a width it helped choose: for each fold, the
-    half-width is :func:`band_half_width` of :func:`frontier_error` of the series of the *other* folds
-    of the same scheme, and that fold's points count as inside when their log distance to the predicted
-    frontier (``point_distances``) is at most it. ``errors``: one row a held-out series with columns
-    ``fold``, ``frontier_distance`` and ``point_distances`` (log units), as
-    :func:`jalapeno.schemes.scheme_errors` returns. The interval is the exact (Clopper-Pearson)
-    binomial one, ``scipy.stats.binomtest(inside, points).proportion_ci(confidence)``; it treats the
-    points as independent, which the points of one series are not, so it is narrower than the truth.
-    ValueError for a table of fewer than two folds (no width can be chosen without the fold it tests)."""
-    from scipy.stats import binomtest  # deferred, as in band_half_width
+    half-width is :func:`band_half_width` of the series of the *other* folds of the same scheme, and that
+    fold's points (:func:`band_scores`: vertical, within the frontier's reach) count as inside when their
+    score is at most it. ``errors``: one row a held-out series with columns ``fold``, ``vertical_errors``,
+    ``point_interactivity`` and ``predicted_top``, as :func:`jalapeno.schemes.scheme_errors` returns. The
+    interval is the exact (Clopper-Pearson) binomial one,
+    ``scipy.stats.binomtest(inside, points).proportion_ci(confidence)``; it treats the points as
+    independent, which the points of one series are not, so it is narrower than the truth. ValueError for
+    a table of fewer than two folds (no width can be chosen without the fold it tests)."""
+    from scipy.stats import binomtest  # deferred: scipy.stats is slow to import and only a coverage needs it
 
     folds = errors["fold"].unique(maintain_order=True).to_list()
     if len(folds) < 2:
         raise ValueError(f"coverage needs at least two folds to choose each fold's band without it, got {folds}")
     inside = points = 0
     for fold in folds:
-        width = band_half_width(frontier_error(errors.filter(pl.col("fold") != fold)), level)
-        d = np.concatenate([np.asarray(v, dtype=float) for v in errors.filter(pl.col("fold") == fold)["point_distances"]])
+        width = band_half_width(errors.filter(pl.col("fold") != fold), level)
+        d = np.concatenate(band_scores(errors.filter(pl.col("fold") == fold)) or [np.empty(0)])
         inside += int(np.count_nonzero(d <= width))
         points += int(d.size)
     ci = binomtest(inside, points).proportion_ci(confidence_level=confidence)
     return Coverage(inside / points, inside, points, errors.height, len(folds), float(ci.low), float(ci.high), level,
-                    confidence)
+                    confidence, _unreached(errors))
+
+
+#: The chip whose frontier takes the end-point-anchored band (:func:`band_scheme`): the subject chip,
+#: known by a few published end points.
+ANCHORED_CHIP = "jalapeno"
+
+
+def band_scheme(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int, osl: int) -> str:
+    """The validation scheme whose error a frontier of ``chip`` serving ``model`` at ``isl``/``osl``
+    carries (a key of :data:`jalapeno.schemes.SCHEMES`), by what the benchmark measured (every measured
+    run without speculative decoding, :func:`configurations`):
+
+    - ``anchored`` (c) for Jalapeño (:data:`ANCHORED_CHIP`), known by its published end points;
+    - ``generation`` (a) for a chip no benchmark ran (GB300, whose layouts a transferred baseline borrows
+      from GB200, Vera Rubin, the TPUs, MI300X ...): a new chip with software fitted on other chips;
+    - ``model-chip`` (b) for a measured chip serving a model it was not measured with;
+    - ``shape`` (b) for a measured chip and model at any shape, measured or not: at an unmeasured shape
+      the scheme's own case; at a measured one the calibration has seen the points, and the error of the
+      nearest held-out case (the same chip and model at the other shape) stands in for the in-sample
+      error, which would understate a prediction's error."""
+    c, m = specs.chip(chip).chip, specs.model(model).model
+    if c == ANCHORED_CHIP:
+        return "anchored"
+    pairs = _measured_pairs()
+    if c not in {p[1] for p in pairs}:
+        return "generation"
+    return "shape" if (m, c) in pairs else "model-chip"
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_pairs() -> frozenset[tuple[str, str]]:
+    pairs = _from_measured("model-chip-pairs", lambda: configurations().select("model_key", "chip").unique()
+                           .sort("model_key", "chip"))
+    return frozenset(pairs.iter_rows())
+
+
+def scheme_half_width(scheme: str, level: float = BAND_LEVEL) -> float:
+    """:func:`band_half_width` of every held-out series of one validation scheme (``generation``,
+    ``model-chip``, ``shape``, ``anchored``; :data:`jalapeno.schemes.SCHEMES`), read from the committed
+    table of stage ``schemes`` (``data/derived/schemes.jsonl``; a stale one is
+    :class:`jalapeno.derived.StaleTableError`, naming ``jalapeno derive schemes``): the band a prediction
+    in that scheme's situation carries. Log units. UnknownNameError for another scheme."""
+    return _scheme_half_width(str(data.data_dir()), scheme, float(level))
+
+
+@functools.lru_cache(maxsize=None)
+def _scheme_half_width(folder: str, scheme: str, level: float) -> float:
+    derived.check("schemes")
+    table = derived.committed("schemes")
+    if table is None:
+        raise derived.StaleTableError(f"no committed table of stage schemes: run `{derived.stage('schemes').command}`")
+    rows = table.filter((pl.col("kind") == "series") & (pl.col("scheme") == scheme))
+    if rows.is_empty():
+        raise UnknownNameError("validation scheme", scheme, table["scheme"].unique(maintain_order=True).to_list())
+    return band_half_width(rows, level)
 
 
 def summary(errors: pl.DataFrame) -> dict[str, float]:

@@ -49,7 +49,8 @@ def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "th
 
 
 def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
-             precision: str | None = None, power_basis: str | None = "rated", **sweep_options) -> pl.DataFrame:
+             precision: str | None = None, power_basis: str | None = "rated", band: float | None = None,
+             **sweep_options) -> pl.DataFrame:
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
@@ -63,7 +64,22 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     the benchmark's own concurrency sweep, None for an unbounded frontier) pass through, checked there
     (``max_chips=0``, an unknown ``stack`` are errors). Raises UnknownNameError for unknown names, basis,
     stack or option, ValueError for impossible workloads or a model that fits nowhere, CostError for a
-    grid above :data:`jalapeno.serving.MAX_CONFIGURATIONS`."""
+    grid above :data:`jalapeno.serving.MAX_CONFIGURATIONS`.
+
+    ``band`` (a nominal probability in (0, 1), e.g. 0.8; default None: no band, the columns above only)
+    adds the model's error at each interactivity: ``throughput_tok_s_chip_low`` and ``_high`` =
+    ``throughput_tok_s_chip x exp(-+w)`` (tok/s per chip), the same for ``tok_s_per_kw`` when present
+    (``tok_s_per_kw_low``, ``tok_s_per_kw_high``), and ``band_scheme``, the validation scheme whose
+    held-out error ``w`` is (:func:`jalapeno.calibration.band_scheme`: ``anchored`` (c) for Jalapeño,
+    ``generation`` (a) for a chip no benchmark ran, ``model-chip`` (b) for a measured chip with a model
+    it was not measured with, ``shape`` (b) for a measured chip and model). ``w`` =
+    :func:`jalapeno.calibration.scheme_half_width` (split-conformal on the scheme's held-out points,
+    measured vertically as drawn here; log units). A vertical band: it says nothing beyond the frontier's
+    fastest point, where a measured chip may still reach (counted in the scheme's coverage as
+    ``unreached``). ``training`` does not change the band (it is the committed schemes' error).
+    ValueError for a ``band`` outside (0, 1)."""
+    if band is not None and (isinstance(band, bool) or not isinstance(band, (int, float)) or not 0 < band < 1):
+        raise ValueError(f"band must be a nominal probability strictly between 0 and 1 (e.g. 0.8) or None, got {band!r}")
     options = [k for k in inspect.signature(sweep).parameters if k not in ("chip", "model", "isl", "osl", "precision")]
     for key in sweep_options:
         if key not in options:
@@ -76,9 +92,22 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     per_kw = [] if watts is None else [
         metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"),
         pl.lit(power_basis).alias("power_basis")]
-    return envelope(pts).with_columns(
+    out = envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
         pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"), *per_kw)
+    return out if band is None else with_band(out, calibration.band_scheme(chip_spec, model_spec, isl=isl, osl=osl), band)
+
+
+def with_band(front: pl.DataFrame, scheme: str, level: float = calibration.BAND_LEVEL) -> pl.DataFrame:
+    """``front`` (a frontier of :func:`frontier`) with the nominal ``level`` band of validation scheme
+    ``scheme`` (:func:`jalapeno.calibration.scheme_half_width`, ``w`` in log units): ``<column>_low`` =
+    ``<column> x exp(-w)`` and ``<column>_high`` = ``<column> x exp(w)`` for ``throughput_tok_s_chip`` and,
+    when present, ``tok_s_per_kw``; and ``band_scheme`` (``scheme``). UnknownNameError for another scheme."""
+    w = calibration.scheme_half_width(scheme, level)
+    cols = [c for c in ("throughput_tok_s_chip", "tok_s_per_kw") if c in front.columns]
+    return front.with_columns(*[(pl.col(c) * float(np.exp(s * w))).alias(f"{c}_{end}")
+                                for c in cols for end, s in (("low", -1), ("high", 1))],
+                              band_scheme=pl.lit(scheme))
 
 
 def _points(model: str | None = None, hw: str | None = None, *, isl: int, osl: int, precision: str | None,

@@ -8,11 +8,13 @@ Two sources of uncertainty enter every band:
   basis (:data:`jalapeno.data.UNKNOWN_DISTRIBUTIONS`): ``log-uniform``, ``x = low (high / low) ** u``
   with ``u`` uniform on [0, 1); ``log-uniform-powers-of-two``, each power of two from ``low`` to ``high``
   equally likely (:func:`from_unit`).
-- **The model's held-out error** (:func:`model_error`): the frontier distance of the leave-one-chip-out
-  validation (:func:`jalapeno.calibration.holdout` with ``by="chip"``), read as the absolute error of a
-  log-normal factor ``exp(sigma z)``, ``z`` standard normal, that multiplies every *predicted*
-  Jalapeño quantity (not the four published points its constants are fitted to, which it reproduces by
-  construction). One ``z`` per draw for every quantity: the validation's error is a chip's.
+- **The model's held-out error** (:func:`model_error`): the end-point-anchored validation scheme (c) of
+  :mod:`jalapeno.schemes` (each measured chip left out, its constants fitted to its end points as
+  Jalapeño's are), its calibrated band (:func:`jalapeno.calibration.band_half_width`, split-conformal)
+  read as the central 80 % of a log-normal factor ``exp(sigma z)``, ``z`` standard normal, that
+  multiplies every *predicted* Jalapeño quantity (not the four published points its constants are fitted
+  to, which it reproduces by construction). One ``z`` per draw for every quantity: the validation's
+  error is a chip's.
 
 The chain is the fit of :func:`jalapeno.subject.fit_jalapeno`, redone for each node of a grid of the
 unknowns (:func:`nodes`: low / central / high of each continuous unknown, every power of two of the
@@ -41,7 +43,7 @@ import numpy as np
 import polars as pl
 from scipy.interpolate import RegularGridInterpolator
 
-from . import calibration, caveats, data, derived, display, pareto, subject
+from . import calibration, caveats, data, derived, display, pareto, schemes, subject
 from .errors import UnknownNameError
 
 #: Draws of the Monte Carlo: the 10 % and 90 % quantiles of a quantity then carry a Monte Carlo error of
@@ -63,10 +65,10 @@ UNKNOWNS = tuple(subject.UNKNOWN_FIELDS)
 MODEL_ERROR_INPUT = "model_error"
 INPUTS = UNKNOWNS + (MODEL_ERROR_INPUT,)
 
-#: Median and 90th percentile of a half-normal variable of unit scale (|z|, z standard normal):
-#: Phi^-1(0.75) and Phi^-1(0.95).
-HALF_NORMAL_MEDIAN = 0.6744897501960817
-HALF_NORMAL_P90 = 1.6448536269514722
+#: The validation scheme whose error a predicted Jalapeño quantity carries (:func:`model_error`): (c)
+#: end-point anchored, the situation of a chip known by a few published end points.
+MODEL_ERROR_SCHEME = "anchored"
+_DEFAULT_LABEL = schemes.SCHEMES[MODEL_ERROR_SCHEME].label
 
 #: The two verdicts of :func:`judge` (the claims issue owns the registry's status names).
 VERDICTS = ("agrees", "disagrees")
@@ -76,49 +78,54 @@ VERDICTS = ("agrees", "disagrees")
 
 @dataclass(frozen=True)
 class ModelError:
-    """The serving model's held-out error as a log-normal factor. ``sigma_log``: the standard deviation of
-    ``ln(predicted / true)``; ``median_distance``, ``p90_distance``: the median and 90th percentile,
-    over the held-out series, of the frontier distance (fraction, :func:`jalapeno.calibration.frontier_distance`);
-    ``sigma_from_median``, ``sigma_from_p90``: the two half-normal readings of those; ``n_series``,
-    ``scheme`` (the leave-out scheme)."""
+    """The serving model's held-out error as a log-normal factor ``exp(sigma_log z)``, ``z`` standard
+    normal, whose central ``level`` interval is the scheme's calibrated band: ``sigma_log`` =
+    ``band_half_width / Phi^-1((1 + level) / 2)`` (natural log units). ``band_half_width``:
+    :func:`jalapeno.calibration.band_half_width` of the held-out series (log units); ``median_distance``,
+    ``p90_distance``, ``n_series``: the one statistic, :func:`jalapeno.calibration.frontier_error`
+    (fractions); ``scheme``: the validation scheme's label (:data:`jalapeno.schemes.SCHEMES`)."""
 
     sigma_log: float
     median_distance: float
     p90_distance: float
-    sigma_from_median: float
-    sigma_from_p90: float
     n_series: int
-    scheme: str = "leave-one-chip-out"
+    band_half_width: float
+    level: float = calibration.BAND_LEVEL
+    scheme: str = _DEFAULT_LABEL
 
 
-def error_from_distances(distances) -> ModelError:
-    """:class:`ModelError` from held-out frontier distances (fractions, one per series). The log distance
-    ``d = ln(1 + distance)`` is read as ``|sigma z|`` (half-normal): ``sigma = median(d) / Phi^-1(0.75)``
-    or ``p90(d) / Phi^-1(0.95)``; the larger of the two is taken, so that neither the centre nor the tail
-    of the held-out errors is understated. ValueError for no distance or a negative or non-finite one."""
-    d = np.log1p(np.asarray(distances, dtype=float))
-    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d < 0):
-        raise ValueError(f"model error: held-out frontier distances must be finite and >= 0, got {distances!r}")
-    s_med = float(np.median(d)) / HALF_NORMAL_MEDIAN
-    s_p90 = float(np.quantile(d, 0.9)) / HALF_NORMAL_P90
-    return ModelError(max(s_med, s_p90), float(np.expm1(np.median(d))), float(np.expm1(np.quantile(d, 0.9))),
-                      s_med, s_p90, int(d.size))
+def error_from_distances(errors, scheme: str = _DEFAULT_LABEL,
+                         level: float = calibration.BAND_LEVEL) -> ModelError:
+    """:class:`ModelError` of held-out series: ``errors`` as :func:`jalapeno.calibration.frontier_error`
+    and :func:`jalapeno.calibration.band_half_width` take them (a table of series,
+    :func:`jalapeno.schemes.scheme_errors`, or frontier distances, fractions, one a series, each then one
+    point at ``ln(1 + distance)``); the statistic from the first, the band from the second, and
+    ``sigma_log`` so that ``exp(sigma_log z)`` has that band as its central ``level`` interval
+    (``scipy.stats.norm.ppf``). ValueError for no series or a negative or non-finite distance, or a band
+    that no finite width meets (fewer than four series at 80 %)."""
+    from scipy.stats import norm  # deferred: scipy.stats is slow to import
+
+    stat = calibration.frontier_error(errors)
+    width = calibration.band_half_width(errors, level)
+    if not math.isfinite(width):
+        raise ValueError(f"model error: {stat.n_series} series cannot set a finite {level:.0%} band")
+    return ModelError(float(width / norm.ppf((1 + level) / 2)), stat.median, stat.p90, stat.n_series, width, level,
+                      scheme)
 
 
-def model_error(configs: pl.DataFrame | None = None) -> ModelError:
-    """The model's error on a chip it has not seen: :func:`error_from_distances` of the frontier distance
-    of every series in the leave-one-chip-out validation,
-    ``calibration.holdout(calibration.configurations(), by="chip")`` (each fold refitted without the
-    chip, kept by its inputs, so cheap after the first run). ``configs``: other configurations."""
-    if configs is None:
-        return _default_model_error()
-    return error_from_distances(calibration.holdout(configs, by="chip")["frontier_distance"].to_numpy())
+def model_error(scheme: str = MODEL_ERROR_SCHEME) -> ModelError:
+    """The error a predicted Jalapeño quantity carries: :func:`error_from_distances` of every held-out
+    series of validation scheme ``scheme`` (default :data:`MODEL_ERROR_SCHEME`, (c) end-point anchored:
+    Jalapeño is known by its published end points, :func:`jalapeno.calibration.band_scheme`), read from
+    the committed stage ``schemes`` (:func:`jalapeno.schemes.scheme_errors`). UnknownNameError for
+    another scheme."""
+    return _model_error(scheme)
 
 
-@functools.lru_cache(maxsize=1)
-def _default_model_error() -> ModelError:
-    return error_from_distances(calibration.holdout(calibration.configurations(), by="chip")["frontier_distance"]
-                                .to_numpy())
+@functools.lru_cache(maxsize=None)
+def _model_error(scheme: str) -> ModelError:
+    errors = schemes.scheme_errors(scheme)
+    return error_from_distances(errors, schemes.SCHEMES[scheme].label)
 
 
 # ---- the unknowns' distributions ------------------------------------------------------------------------
