@@ -88,15 +88,22 @@ def test_a_band_is_quoted_stably():
 
 
 def test_the_model_error_from_hand_worked_distances():
-    # log distances ln(1.2) for every series: median / 0.6745 = 0.2703, p90 / 1.6449 = 0.1108; the larger
+    # ten series at ln(1.2) each, read as one point a series: split-conformal at 80 % over 10 series takes
+    # the score whose cumulative weight (1/11 a series, 1/11 at infinity) first reaches 0.8: ln 1.2;
+    # sigma = ln 1.2 / Phi^-1(0.9) = 0.18232 / 1.28155 = 0.14227
     e = u.error_from_distances([0.2] * 10)
-    assert e.sigma_log == pytest.approx(math.log(1.2) / 0.6744898, rel=1e-6)
+    assert e.band_half_width == pytest.approx(math.log(1.2), rel=1e-12)
+    assert e.sigma_log == pytest.approx(0.142266, rel=1e-5)
     assert (e.median_distance, e.p90_distance, e.n_series) == (pytest.approx(0.2), pytest.approx(0.2), 10)
-    # a heavy tail: the p90 reading wins
+    # a heavy tail: eight at 1 % reach 8/11 = 0.727 < 0.8, the ninth (300 %) 9/11: the band is ln 4
     e = u.error_from_distances([0.01] * 8 + [3.0, 3.0])
-    assert e.sigma_log == pytest.approx(e.sigma_from_p90) and e.sigma_from_p90 > e.sigma_from_median
+    assert e.band_half_width == pytest.approx(math.log(4.0), rel=1e-12)
+    assert e.sigma_log == pytest.approx(math.log(4.0) / 1.2815516, rel=1e-6)
     with pytest.raises(ValueError):
         u.error_from_distances([])
+    # three series: 3/4 < 0.8 of the weight, no finite band
+    with pytest.raises(ValueError, match="finite"):
+        u.error_from_distances([0.1, 0.2, 0.3])
 
 
 def test_the_surface_between_nodes_is_close_to_a_refit():
