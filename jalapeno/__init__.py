@@ -6,6 +6,7 @@ The public API (see the README)::
     jp.chip("gb200"), jp.model("deepseek-r1")             # typed specs from data/ (SI units)
     jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=64))  # with its parts
     jp.frontier("gb300", "deepseek-r1")                    # a Pareto frontier (polars DataFrame)
+    jp.frontier("gb300", "deepseek-r1", band=0.8)          # with the model's 80 % band and its scheme
     jp.claims()                                            # the claims registry with a status each
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
