@@ -12,7 +12,8 @@ The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and m
 network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
 bounds (``bounds``: the evaluator with ideal constants); calibration; Pareto frontiers (``pareto``); the
 subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
-caveats and systems; error bands (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
+caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
+(``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
 the claims registry (``registry``); the chapters (``chapters``); the book machinery (``publish``).
 """
 

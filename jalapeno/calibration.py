@@ -14,6 +14,13 @@ calibration, which has seen the held-out series) and the same rule for constants
 not inform (:func:`unidentified`): such a constant is held at its prior (:data:`PRIORS`) instead of being
 left to wherever the optimiser's floating-point path takes it.
 
+:func:`holdout` scores each held-out series against the frontier of its own measured stack
+(:func:`predicted_frontier`). The schemes of :mod:`jalapeno.schemes` score the *default path* instead, the
+frontier a user's call draws (:func:`default_frontier`: :func:`default_stack` and the benchmark's
+concurrency cap, both read from the fold's training rows, ``training=``), and report one statistic,
+:func:`frontier_error` (per series the frontier distance, then the median and p90 over series), with the
+coverage of its nominal band (:func:`band_half_width`, :func:`coverage`).
+
 Every fitted constant also carries a weak prior (:data:`PRIOR_WIDTH`): besides the log errors, the fit
 minimises ``((ln c - ln c0) / w)**2 / 2`` summed over the fitted constants ``c``, with ``c0`` from
 :data:`PRIOR_CENTRE` (the serving model's generic defaults, which no measurement informed) and ``w =
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -287,7 +294,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
           precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
           max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
           mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None,
-          concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
+          concurrency_cap: float | str | None = "benchmark", training: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
     ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
     whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
@@ -296,7 +303,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
     calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor),
     else one of :data:`STACKS` or of ``eff``'s overheads (UnknownNameError listing them); ``max_chips``:
-    a positive whole number (ValueError otherwise). CostError above
+    a positive whole number (ValueError otherwise). ``training``: the measured rows (of
+    :func:`configurations`) the two defaults read, the benchmark's concurrency cap and the chip's stacks
+    (default every measured run; a validation fold passes its training rows, so that nothing of the
+    held-out rows enters its prediction). CostError above
     :data:`jalapeno.serving.MAX_CONFIGURATIONS` configurations, before the grid is made. Capacity comes
     first (:func:`jalapeno.serving.capacity`): only the configurations that fit are evaluated.
     This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
@@ -311,7 +321,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
     per_worker = False
     if concurrency_cap == "benchmark":
-        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl, disagg=disagg)
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl, disagg=disagg, training=training)
         per_worker = not disagg
     elif concurrency_cap == "none":
         concurrency_cap = None
@@ -328,7 +338,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
                          f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
     domain = int(max_chips or chip.scale_up_domain_chips)
-    stack = stack or stack_for(chip, eff)
+    stack = stack or stack_for(chip, eff, training)
     sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
     serving.check_configurations(2 * len(sizes) * np.size(concurrency), 2 * len(sizes))
     n, dp, c = [], [], []
@@ -364,14 +374,25 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     return pl.DataFrame({k: np.broadcast_to(columns[k], n.shape)[keep] for k in SWEEP_COLUMNS})
 
 
+def concurrency_caps(configs: pl.DataFrame, disagg: bool) -> dict[tuple[str, int, int], float]:
+    """The top of the benchmark's concurrency sweep in the rows ``configs`` (of :func:`configurations`)
+    served ``disagg``, per (model, ISL, OSL): the largest concurrency of one server when aggregated
+    (requests per worker), the largest ``conc / GPUs`` with the prefill GPUs counted when disaggregated
+    (``worker_conc / (n_chips + prefill_chips)``, requests per chip). The one definition
+    :func:`benchmark_concurrency_cap` reads."""
+    return {(m, i, o): float(c) for m, i, o, c in _caps_table(configs, disagg).iter_rows()}
+
+
+def _caps_table(configs: pl.DataFrame, disagg: bool) -> pl.DataFrame:
+    served = (pl.col("worker_conc") / (pl.col("n_chips") + pl.col("prefill_chips"))) if disagg else pl.col("conc")
+    caps = configs.filter(pl.col("disagg") == disagg).group_by("model_key", "isl", "osl").agg(served.max())
+    return caps.sort("model_key", "isl", "osl")
+
+
 @functools.lru_cache(maxsize=None)
 def _measured_caps(disagg: bool) -> dict[tuple[str, int, int], float]:
-    def compute() -> pl.DataFrame:
-        pts = measured.points().filter(pl.col("spec_decoding") == "none", pl.col("disagg") == disagg)
-        served = (pl.col("conc") / pl.col("n_gpus")) if disagg else pl.col("conc")
-        return pts.group_by("model_key", "isl", "osl").agg(served.max()).sort("model_key", "isl", "osl")
-
-    caps = _from_measured(f"concurrency-caps-{'disagg' if disagg else 'agg'}", compute)
+    caps = _from_measured(f"concurrency-caps-{'disagg' if disagg else 'agg'}",
+                          lambda: _caps_table(configurations(), disagg))
     return {(m, i, o): float(c) for m, i, o, c in caps.iter_rows()}
 
 
@@ -382,7 +403,7 @@ def _from_measured(kind: str, compute) -> pl.DataFrame:
 
 
 def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
-                              disagg: bool = False) -> float | None:
+                              disagg: bool = False, training: pl.DataFrame | None = None) -> float | None:
     """The top of the benchmark's concurrency sweep for ``model`` at the measured shape nearest to
     ``isl``/``osl`` (smallest ``|ln ISL ratio| + |ln OSL ratio|``), over every measured InferenceMAX run
     without speculative decoding of ``model`` (of its :data:`TRANSFER_MODEL` source when it was not
@@ -396,9 +417,12 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
 
     The benchmark never loads a server further, so a frontier compared with its measurements is taken
     over the same range. When no run of ``model`` was served that way, the other way's runs stand in.
-    None (no cap) for a model with no measured source."""
+    None (no cap) for a model with no measured source. ``training``: only these rows of
+    :func:`configurations` (:func:`concurrency_caps`; default every measured run)."""
     name = specs.model(model).model
-    for caps in (_measured_caps(disagg), _measured_caps(not disagg)):
+    ways = ((_measured_caps(disagg), _measured_caps(not disagg)) if training is None else
+            (concurrency_caps(training, disagg), concurrency_caps(training, not disagg)))
+    for caps in ways:
         key = name if any(k[0] == name for k in caps) else TRANSFER_MODEL.get(name, name)
         shapes = [(i, o) for m, i, o in caps if m == key]
         if shapes:
@@ -407,30 +431,40 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
     return None
 
 
-def chip_stacks(chip: ChipSpec | str) -> tuple[str, ...]:
+def chip_stacks(chip: ChipSpec | str, training: pl.DataFrame | None = None) -> tuple[str, ...]:
     """The serving stacks a frontier of ``chip`` may use: those measured on it (InferenceMAX points
     without speculative decoding), else on the chip it borrows layouts from (:data:`TRANSFER_CHIP`: GB300
     takes GB200's), else on any chip of its vendor (``chips.csv``). Sorted; empty for a chip none of whose
-    vendor's chips was measured (Jalapeño: its stack is its own fitted overhead, named explicitly)."""
+    vendor's chips was measured (Jalapeño: its stack is its own fitted overhead, named explicitly).
+    ``training``: only these rows of :func:`configurations` count as measured (:func:`measured_stacks`;
+    default every measured run)."""
     c = specs.chip(chip)
-    measured_on = _measured_stacks()
+    measured_on = _measured_stacks() if training is None else measured_stacks(training)
     for key in (c.chip, TRANSFER_CHIP.get(c.chip)):
         if key in measured_on:
             return measured_on[key]
     return tuple(sorted({s for k, stacks in measured_on.items() if specs.chip(k).vendor == c.vendor for s in stacks}))
 
 
-@functools.lru_cache(maxsize=None)
-def _measured_stacks() -> dict[str, tuple[str, ...]]:
-    pairs = _from_measured("chip-stacks", lambda: configurations().select("chip", "stack").unique().sort("chip", "stack"))
+def measured_stacks(configs: pl.DataFrame) -> dict[str, tuple[str, ...]]:
+    """The stacks of each chip in the rows ``configs`` (of :func:`configurations`): chip key to its stacks,
+    sorted."""
+    pairs = configs.select("chip", "stack").unique().sort("chip", "stack")
     return {c: tuple(g["stack"]) for (c,), g in pairs.group_by(["chip"], maintain_order=True)}
 
 
-def stack_for(chip: ChipSpec | str, eff: Efficiency) -> str:
-    """The stack a frontier of ``chip`` uses by default: of :func:`chip_stacks`, the one with the smallest
-    calibrated per-layer overhead in ``eff`` (never the best stack of another vendor). ValueError, naming
-    the chip, when none was measured on it or its vendor: give ``stack=`` then."""
-    stacks = chip_stacks(chip)
+@functools.lru_cache(maxsize=None)
+def _measured_stacks() -> dict[str, tuple[str, ...]]:
+    pairs = _from_measured("chip-stacks", lambda: configurations().select("chip", "stack").unique().sort("chip", "stack"))
+    return measured_stacks(pairs)
+
+
+def stack_for(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None) -> str:
+    """The stack a frontier of ``chip`` uses by default: of :func:`chip_stacks` (of the rows ``training``,
+    default every measured run), the one with the smallest calibrated per-layer overhead in ``eff`` (never
+    the best stack of another vendor). ValueError, naming the chip, when none was measured on it or its
+    vendor: give ``stack=`` then."""
+    stacks = chip_stacks(chip, training)
     if not stacks:
         c = specs.chip(chip)
         raise ValueError(f"no serving stack was measured on {c.chip} or another {c.vendor or 'same-vendor'} chip: "
@@ -515,27 +549,65 @@ def frontier_distance(meas_x, meas_y, pred_x, pred_y) -> float:
 def predicted_frontier(series: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
     """What the prediction procedure says of one series (rows of :func:`configurations` of one
     ``series``): :func:`sweep` of its chip and model at its shape and precision, with its stack and its
-    disaggregation, under ``eff``; no measured layout or concurrency is used."""
+    disaggregation, under ``eff``; no measured layout or concurrency is used. Its stack is the series'
+    own and its concurrency cap is read from every measured run, the series' included;
+    :func:`default_frontier` is the default path, with both read from a fold's training rows."""
     r = series.row(0, named=True)
     return sweep(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"], eff=eff,
                  stack=r["stack"], disagg=bool(r["disagg"]))
 
 
-def series_errors(pred: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
+#: The stack a chip is predicted with when no chip of its vendor is among a fold's training rows, so that
+#: :func:`stack_for` has none to choose (MI355X left out: no other AMD chip was measured). Its per-layer
+#: overhead is the median of the overheads of the stacks the training rows measured: the rule
+#: :func:`fit` applies to a stack it never saw (:func:`default_stack`).
+FALLBACK_STACK = "unmeasured-vendor"
+
+
+def default_stack(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None
+                  ) -> tuple[str, Efficiency]:
+    """The stack the default path predicts ``chip`` with, and the constants it is read from:
+    ``(stack_for(chip, eff, training), eff)``; for a chip none of whose vendor's chips is in ``training``
+    (rows of :func:`configurations`, default every measured run), ``(FALLBACK_STACK, eff')`` with
+    ``eff'`` = ``eff`` plus that stack at the median per-layer overhead (s) of the stacks in ``training``
+    (:data:`FALLBACK_STACK`)."""
+    if chip_stacks(chip, training):
+        return stack_for(chip, eff, training), eff
+    present = sorted(set((configurations() if training is None else training)["stack"]))
+    tau = float(np.median([eff.tau(s) for s in present]))
+    return FALLBACK_STACK, replace(eff, tau_s={**eff.tau_s, FALLBACK_STACK: tau})
+
+
+def default_frontier(series: pl.DataFrame, eff: Efficiency, training: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The frontier a user's default call draws for one series (rows of :func:`configurations` of one
+    ``series``): :func:`sweep` of its chip and model at its shape, precision and serving mode
+    (aggregated or disaggregated), with the stack of :func:`default_stack` and the benchmark's
+    concurrency cap, both read from ``training`` (default every measured run; a validation fold passes
+    its training rows) and nothing from ``series`` but its workload. Unlike :func:`predicted_frontier`,
+    the series' own stack is not used. Columns of :func:`sweep` plus ``stack``."""
+    r = series.row(0, named=True)
+    stack, eff = default_stack(r["chip"], eff, training)
+    return sweep(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"], eff=eff,
+                 stack=stack, disagg=bool(r["disagg"]), training=training).with_columns(stack=pl.lit(stack))
+
+
+def series_errors(pred: pl.DataFrame, eff: Efficiency, front=None) -> pl.DataFrame:
     """Per series of ``pred`` (:func:`predict` under ``eff``): median and worst absolute TPOT and
     throughput errors at the measured layouts (fractions), the distance from the measured envelope to
     the envelope of the predictions at those layouts (``layout_frontier_distance``: the model's form,
     with the measured layouts' help), and the distance from the measured envelope to the predicted frontier (:func:`predicted_frontier`: the prediction procedure, no measured layout):
     its median over the envelope's points (``frontier_distance``, a fraction) and every point's
-    (``point_distances``, log units)."""
+    (``point_distances``, log units). ``front``: the frontier each series is scored against, a function
+    of the series' rows returning columns ``interactivity_tok_s_user`` and ``throughput_tok_s_chip``
+    (default :func:`predicted_frontier` under ``eff``; :func:`default_frontier` scores the default path)."""
     rows = []
     for (series,), g in pred.group_by(["series"], maintain_order=True):
         e_tpot = (g["pred_tpot"] / g["mean_tpot"] - 1).abs()
         e_tput = (g["pred_tput"] / g["tput_per_gpu"] - 1).abs()
         mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
-        front = predicted_frontier(g, eff)
+        f = predicted_frontier(g, eff) if front is None else front(g)
         d = point_distances((1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi],
-                            front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy())
+                            f["interactivity_tok_s_user"].to_numpy(), f["throughput_tok_s_chip"].to_numpy())
         rows.append({"series": series, "points": g.height, "tpot_err_median": e_tpot.median(),
                      "tpot_err_worst": e_tpot.max(), "tput_err_median": e_tput.median(),
                      "tput_err_worst": e_tput.max(),
@@ -547,9 +619,18 @@ def series_errors(pred: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def _with_groups(configs: pl.DataFrame) -> pl.DataFrame:
+#: The columns :func:`with_fold_columns` adds to rows of :func:`configurations`.
+FOLD_COLUMNS = ("shape", "model_chip", "generation")
+
+
+def with_fold_columns(configs: pl.DataFrame) -> pl.DataFrame:
+    """Rows of :func:`configurations` with the groups a leave-out scheme holds out (:data:`FOLD_COLUMNS`):
+    ``shape`` (``"<ISL>/<OSL>"``), ``model_chip`` (``"<model> <chip>"``) and ``generation`` (the chip's
+    :attr:`jalapeno.specs.ChipSpec.generation`, ``chips.csv``)."""
+    generation = {c: specs.chip(c).generation for c in configs["chip"].unique()}
     return configs.with_columns(shape=pl.format("{}/{}", pl.col("isl"), pl.col("osl")),
-                                model_chip=pl.format("{} {}", pl.col("model_key"), pl.col("chip")))
+                                model_chip=pl.format("{} {}", pl.col("model_key"), pl.col("chip")),
+                                generation=pl.col("chip").replace_strict(generation, return_dtype=pl.Utf8))
 
 
 def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Efficiency | None = None,
@@ -584,8 +665,8 @@ def _holdout_folds(configs: pl.DataFrame | None, by: str, start: Efficiency | No
     """The folds of one scheme: ``(name "<by>=<value>", key, compute)``, ``compute()`` refitting without
     the fold's rows and scoring them (the frame :func:`holdout` reads)."""
     column = HOLDOUT_SCHEMES[by]
-    configs = _with_groups(configurations() if configs is None else configs)
-    extra = ["shape", "model_chip"]
+    configs = with_fold_columns(configurations() if configs is None else configs)
+    extra = list(FOLD_COLUMNS)
     folds = []
     for (value,), held in configs.group_by([column], maintain_order=True):
         if groups is not None and value not in groups:
@@ -624,8 +705,16 @@ def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None
     held-out rows, the start, the priors, the bounds and the prior's centre and width. Not the scheme's
     name: two schemes that hold out the same rows (H100 is only measured on gpt-oss-120b, so ``chip=h100``
     and ``model-chip=gpt-oss-120b h100`` are one fold) share one refit."""
-    return derived.key("holdout", rest, held, start or START, PRIORS, BOUNDS, _TAU_BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH,
-                       TOLERANCES)
+    return fold_key("holdout", rest, held, start)
+
+
+def fold_key(stage_name: str, rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None = None,
+             *parts: object) -> str:
+    """The key of a leave-out fold of stage ``stage_name`` (:func:`jalapeno.derived.key`): its training
+    rows ``rest``, its held-out rows ``held``, the fit's start (default :data:`START`), priors, bounds,
+    prior centre and width and tolerances, then ``parts`` (what else the stage's fold depends on)."""
+    return derived.key(stage_name, rest, held, start or START, PRIORS, BOUNDS, _TAU_BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH,
+                       TOLERANCES, *parts)
 
 
 def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
@@ -644,6 +733,103 @@ def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
                      "frontier_points": int(d.size), "median": float(np.expm1(np.median(d))),
                      "p90": float(np.expm1(np.quantile(d, 0.9)))})
     return pl.DataFrame(rows)
+
+
+# ---- the one statistic of a validation, and its band's coverage -----------------------------------------
+
+@dataclass(frozen=True)
+class FrontierError:
+    """The error of a validation scheme (:func:`frontier_error`): ``median`` and ``p90`` of the held-out
+    series' frontier distances (fractions: 0.25 is 25 %) and ``n_series``, the number of series."""
+
+    median: float
+    p90: float
+    n_series: int
+
+
+def frontier_error(errors) -> FrontierError:
+    """The one statistic every validation scheme reports: per series its frontier distance (the median,
+    over the points of its measured envelope, of each point's shortest log-space distance to the
+    predicted frontier, :func:`point_distances`, as the fraction ``exp(d) - 1``; column
+    ``frontier_distance`` of :func:`series_errors`), then the median and the 90th percentile over the
+    series, with the number of series. ``errors``: a table with column ``frontier_distance`` (one row a
+    series: :func:`series_errors`, :func:`holdout`, :func:`jalapeno.schemes.scheme_errors`) or the
+    distances themselves (fractions, one a series). The quantiles are taken of ``ln(1 + distance)``
+    (numpy's linear interpolation between order statistics) and returned as fractions, so they agree with
+    :func:`jalapeno.uncertainty.error_from_distances`. Every series weighs the same, however many points
+    it has (pooling the points, :func:`scheme_summary`, lets a long sweep outvote a short one).
+    ValueError for no series or a distance that is negative or not finite."""
+    values = errors["frontier_distance"] if isinstance(errors, pl.DataFrame) else errors
+    d = np.log1p(np.asarray(values, dtype=float))
+    if d.size == 0 or not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError(f"frontier_error: the series' frontier distances must be finite and >= 0, got {values!r}")
+    return FrontierError(float(np.expm1(np.median(d))), float(np.expm1(np.quantile(d, 0.9))), int(d.size))
+
+
+#: The nominal probability of a band (:func:`band_half_width`): the central 80 %.
+BAND_LEVEL = 0.8
+#: The confidence of the binomial interval on a band's coverage (:func:`coverage`).
+COVERAGE_CONFIDENCE = 0.9
+
+
+def band_half_width(error: FrontierError, level: float = BAND_LEVEL) -> float:
+    """Half-width (log units, natural log) of the nominal ``level`` band a prediction carries for a
+    scheme's :class:`FrontierError`. The series' log frontier distance is read as ``|sigma z|``, ``z``
+    standard normal (the half-normal reading of :func:`jalapeno.uncertainty.error_from_distances`):
+    ``sigma = max(ln(1 + median) / Phi^-1(0.75), ln(1 + p90) / Phi^-1(0.95))``, the larger so that neither
+    the centre nor the tail is understated; the band holds what lies within ``Phi^-1((1 + level) / 2)
+    sigma`` of the predicted frontier (1.28 sigma for 80 %): in log space, a tube of that radius around
+    the frontier. Quantiles from ``scipy.stats.norm``. ValueError for a level outside (0, 1)."""
+    from scipy.stats import norm  # deferred: scipy.stats is slow to import and only a band needs it
+
+    if not 0 < level < 1:
+        raise ValueError(f"a band's level must lie strictly between 0 and 1, got {level!r}")
+    sigma = max(math.log1p(error.median) / norm.ppf(0.75), math.log1p(error.p90) / norm.ppf(0.95))
+    return float(norm.ppf((1 + level) / 2) * sigma)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many held-out points a scheme's nominal band holds (:func:`coverage`): ``share`` =
+    ``inside / points``, over ``series`` series in ``folds`` folds, with the ``confidence`` binomial
+    interval ``low``-``high`` of the share, at the band's nominal ``level``."""
+
+    share: float
+    inside: int
+    points: int
+    series: int
+    folds: int
+    low: float
+    high: float
+    level: float = BAND_LEVEL
+    confidence: float = COVERAGE_CONFIDENCE
+
+
+def coverage(errors: pl.DataFrame, level: float = BAND_LEVEL, confidence: float = COVERAGE_CONFIDENCE) -> Coverage:
+    """The share of a scheme's held-out points inside its nominal ``level`` band, the band's width chosen
+    by a nested leave-one-fold-out so that no point tests a width it helped choose: for each fold, the
+    half-width is :func:`band_half_width` of :func:`frontier_error` of the series of the *other* folds
+    of the same scheme, and that fold's points count as inside when their log distance to the predicted
+    frontier (``point_distances``) is at most it. ``errors``: one row a held-out series with columns
+    ``fold``, ``frontier_distance`` and ``point_distances`` (log units), as
+    :func:`jalapeno.schemes.scheme_errors` returns. The interval is the exact (Clopper-Pearson)
+    binomial one, ``scipy.stats.binomtest(inside, points).proportion_ci(confidence)``; it treats the
+    points as independent, which the points of one series are not, so it is narrower than the truth.
+    ValueError for a table of fewer than two folds (no width can be chosen without the fold it tests)."""
+    from scipy.stats import binomtest  # deferred, as in band_half_width
+
+    folds = errors["fold"].unique(maintain_order=True).to_list()
+    if len(folds) < 2:
+        raise ValueError(f"coverage needs at least two folds to choose each fold's band without it, got {folds}")
+    inside = points = 0
+    for fold in folds:
+        width = band_half_width(frontier_error(errors.filter(pl.col("fold") != fold)), level)
+        d = np.concatenate([np.asarray(v, dtype=float) for v in errors.filter(pl.col("fold") == fold)["point_distances"]])
+        inside += int(np.count_nonzero(d <= width))
+        points += int(d.size)
+    ci = binomtest(inside, points).proportion_ci(confidence_level=confidence)
+    return Coverage(inside / points, inside, points, errors.height, len(folds), float(ci.low), float(ci.high), level,
+                    confidence)
 
 
 def summary(errors: pl.DataFrame) -> dict[str, float]:

@@ -158,6 +158,7 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "chip": _c(required=True), "display_name": _c(required=True), "vendor": _c(required=True),
         "kind": _c(required=True, choices="gpu asic lpu tpu"),
         "availability": _c(required=True, choices="shipping announced preliminary"), "source": _c(required=True),
+        "generation": _c(required=True), "generation_source": _c(required=True),
     },
     "chip_specs.csv": {
         "chip": _c(required=True), "quantity": _c(required=True, choices=" ".join(SPEC_QUANTITIES)),

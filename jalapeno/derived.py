@@ -83,6 +83,10 @@ class Stage:
 #:   tolerances: 1e-3 (not yet measured across machines).
 #: - ``jalapeno-nodes``: the same fit at every node of its unknowns
 #:   (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range): 1e-3.
+#: - ``schemes``: the validation schemes of :mod:`jalapeno.schemes`, scored on the default prediction
+#:   path: the same leave-out refits as ``holdout`` (2 %), and for the end-point-anchored scheme a fit of
+#:   three or four constants on top of each refit, solved to scipy's default tolerances: 2 % (not yet
+#:   measured across machines).
 STAGES = {s.name: s for s in (
     Stage("calibration", 1, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
@@ -95,6 +99,10 @@ STAGES = {s.name: s for s in (
     Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's four fitted constants at every node of its unknowns, over the "
                                      "benchmark's concurrency range (jalapeno.uncertainty.node_constants)",
           ("**/*.csv",)),
+    Stage("schemes", 1, 0.02, "the validation schemes matching each use of the error bar (new generation, new "
+                              "model-chip pair or shape, end-point anchored), scored on the default prediction "
+                              "path (jalapeno.schemes)",
+          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),
 )}
 
 

@@ -58,6 +58,9 @@ def bytes_per_value(precision: str) -> float:
 class ChipSpec:
     """One accelerator, SI units, ``None`` where unknown.
 
+    ``generation``: the chip's architecture generation as its maker names it (``Hopper``, ``Blackwell``,
+    ``CDNA 4``, ...; ``chips.csv``, with its source in ``generation_source``), empty when not given: the
+    unit of the leave-one-generation-out validation (a new generation arrives with software tuned for it).
     ``provenance`` maps each quantity of ``chip_specs.csv`` to ``(status, source, basis)``.
     A custom chip can be built directly, e.g. ``ChipSpec("mychip", "My chip", hbm_bandwidth_bytes_per_s=8e12,
     peak_dense_flops_per_s={"fp8": 5e15})``.
@@ -68,6 +71,7 @@ class ChipSpec:
     vendor: str = ""
     kind: str = "gpu"
     availability: str = "shipping"
+    generation: str = ""
     peak_dense_flops_per_s: dict[str, float] = field(default_factory=dict)
     hbm_capacity_bytes: float | None = None
     hbm_bandwidth_bytes_per_s: float | None = None
@@ -364,7 +368,7 @@ def _chip(key: str, folder: str) -> ChipSpec:
         else:
             kwargs[_SPEC_FIELD[q]] = r["value_si"]
     return ChipSpec(chip=key, display_name=row["display_name"], vendor=row["vendor"], kind=row["kind"],
-                    availability=row["availability"], **kwargs)
+                    availability=row["availability"], generation=row["generation"], **kwargs)
 
 
 def model(name: str | ModelSpec) -> ModelSpec:

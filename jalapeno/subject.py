@@ -126,45 +126,80 @@ def fit_jalapeno(scenario: str = "central", base: serving.Efficiency | None = No
     this way). UnknownNameError for an unknown scenario."""
     if base is None and concurrency_cap == "benchmark" and not overrides:
         return _fit_default(scenario)
-    from scipy.optimize import least_squares  # deferred: scipy is slow to import and only the fit needs it
-
     base = base or calibration.load()
     chip = jalapeno_chip(scenario, **(overrides or {}))
-    targets = fit_targets()
+    eff = fit_end_points(chip, fit_targets(), base, concurrency_cap=concurrency_cap)
+    return JalapenoFit(eff, scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap,
+                       tuple(sorted((overrides or {}).items())))
+
+
+#: The models of the end points of :func:`fit_end_points`: gpt-oss-120b for the first three, DeepSeek-R1
+#: for the fourth (the MLA layer cost).
+END_POINT_MODELS = ("gpt-oss-120b", "deepseek-r1")
+
+
+def fit_end_points(chip: ChipSpec, targets, base: serving.Efficiency, *, stack: str = "jalapeno",
+                   concurrency_cap: float | str | None = "benchmark", disagg: tuple[bool, bool] = (False, False),
+                   training: pl.DataFrame | None = None, mla_layer_factor: float | None = None) -> serving.Efficiency:
+    """The constants of :data:`JALAPENO_FIT` of a chip known only by end points of its frontiers, the way
+    Jalapeño's are fitted (:func:`fit_jalapeno`; the end-point-anchored validation,
+    :mod:`jalapeno.schemes`, fits a measured chip the same way): ``base`` with the per-layer overhead of
+    ``stack`` (s), the prefill efficiency, the request latency outside the chips (s) and, with four
+    targets, the MLA layer factor, such that :func:`jalapeno.pareto.frontier` of ``chip`` with that stack
+    (over ``concurrency_cap``, read from the rows ``training`` as :func:`jalapeno.calibration.sweep` says)
+    reproduces ``targets``, in the units of :func:`fit_targets`: the maximum interactivity on
+    gpt-oss-120b 8k/1k (tok/s/user), its peak throughput per chip (tok/s, input + output), the E2E at its
+    fastest point (s) and, optionally, the maximum interactivity on DeepSeek-R1 8k/1k (tok/s/user).
+    ``disagg``: the serving mode of the gpt-oss-120b and the DeepSeek-R1 frontiers. With three targets the
+    MLA factor is held at ``mla_layer_factor`` (ValueError when it is not given, or for another number of
+    targets). As many equations as unknowns, solved by ``scipy.optimize.least_squares`` in log space
+    within :data:`FIT_BOUNDS` from each of :data:`FIT_STARTS` (the lowest cost wins; a start that solves
+    the equations ends the search)."""
+    from scipy.optimize import least_squares  # deferred: scipy is slow to import and only the fit needs it
+
+    targets = np.asarray(targets, dtype=float)
+    if targets.size not in (3, 4) or (targets.size == 3 and mla_layer_factor is None):
+        raise ValueError(f"fit_end_points takes 4 targets, or 3 with mla_layer_factor given; got {targets.size} "
+                         f"targets and mla_layer_factor={mla_layer_factor!r}")
+    names = [name for name, _ in JALAPENO_FIT][:targets.size]
+    options = dict(stack=stack, concurrency_cap=concurrency_cap, training=training)
 
     def make(z):
-        tau, eta_p, lam, factor = np.exp(z)
-        return _with_constants(base, tau_s=tau, eta_prefill=eta_p, request_latency_s=lam, mla_layer_factor=factor)
+        v = dict(zip(names, np.exp(z)))
+        return _with_constants(base, tau_s=v["tau_s"], eta_prefill=v["eta_prefill"],
+                               request_latency_s=v["request_latency_s"],
+                               mla_layer_factor=v.get("mla_layer_factor", mla_layer_factor), stack=stack)
 
     def fun(z):
         e = make(z)
-        g = pareto.frontier(chip, "gpt-oss-120b", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
+        g = pareto.frontier(chip, END_POINT_MODELS[0], eff=e, disagg=disagg[0], **options)
         fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
-        d = pareto.frontier(chip, "deepseek-r1", eff=e, stack="jalapeno", concurrency_cap=concurrency_cap)
-        got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"],
-               d["interactivity_tok_s_user"].max()]
+        got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"]]
+        if targets.size == 4:
+            d = pareto.frontier(chip, END_POINT_MODELS[1], eff=e, disagg=disagg[1], **options)
+            got.append(d["interactivity_tok_s_user"].max())
         return np.log(np.array(got) / targets)
 
-    lo, hi = np.log([b[0] for b in FIT_BOUNDS]), np.log([b[1] for b in FIT_BOUNDS])
+    lo = np.log([b[0] for b in FIT_BOUNDS[:targets.size]])
+    hi = np.log([b[1] for b in FIT_BOUNDS[:targets.size]])
     best = None
-    for start in itertools.product(*(FIT_STARTS[name] for name, _ in JALAPENO_FIT)):
+    for start in itertools.product(*(FIT_STARTS[name] for name in names)):
         sol = least_squares(fun, np.log(start), bounds=(lo, hi), diff_step=1e-3)
         if best is None or sol.cost < best.cost - _COST_TIE:
             best = sol
         if best.cost < _COST_TIE:
-            # the four equations are solved (the cost is a sum of squares, never below 0), so no later start
+            # the equations are solved (the cost is a sum of squares, never below 0), so no later start
             # can beat this one by more than the tie margin: the result is the one every start would give
             break
-    return JalapenoFit(make(best.x), scenario, tuple(cid for _, cid in JALAPENO_FIT), concurrency_cap,
-                       tuple(sorted((overrides or {}).items())))
+    return make(best.x)
 
 
-def _with_constants(base: serving.Efficiency, *, tau_s, eta_prefill, request_latency_s, mla_layer_factor
-                    ) -> serving.Efficiency:
+def _with_constants(base: serving.Efficiency, *, tau_s, eta_prefill, request_latency_s, mla_layer_factor,
+                    stack: str = "jalapeno") -> serving.Efficiency:
     """``base`` with Jalapeño's four constants (:meth:`JalapenoFit.constants`; its overhead under the stack
-    name ``jalapeno``)."""
+    name ``stack``, default ``jalapeno``)."""
     return replace(base, eta_prefill=float(eta_prefill), request_latency_s=float(request_latency_s),
-                   mla_layer_factor=float(mla_layer_factor), tau_s={**base.tau_s, "jalapeno": float(tau_s)})
+                   mla_layer_factor=float(mla_layer_factor), tau_s={**base.tau_s, stack: float(tau_s)})
 
 
 @functools.lru_cache(maxsize=None)

@@ -151,9 +151,9 @@ def test_an_edited_data_file_stops_a_build_before_anything_runs_naming_the_one_c
     the files that exist (the calibration's side file, not a table it has none of)."""
     from jalapeno.publish import build
 
-    edit_data("chips.csv", "\ngb200,", "\nh300x,NVIDIA H300X (hypothetical),NVIDIA,gpu,announced,a test row\ngb200,")
+    edit_data("chips.csv", "\ngb200,", "\nh300x,NVIDIA H300X (hypothetical),NVIDIA,gpu,announced,a test row,Hopper,a test row\ngb200,")
     monkeypatch.setattr(derived, "_reads_repository_data", lambda: True)
-    assert derived.stale() == ["calibration", "holdout", "jalapeno-fits", "jalapeno-nodes"]
+    assert derived.stale() == ["calibration", "holdout", "jalapeno-fits", "jalapeno-nodes", "schemes"]
     with pytest.raises(derived.StaleTableError, match=r"data/derived/calibration\.json was derived from other "
                        r"inputs.*regenerate with `jalapeno derive`$") as err:
         build.build(["roofline"], out=tmp_path / "site", progress=False)

@@ -38,7 +38,7 @@ from concurrent.futures import Executor
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
-from .. import calibration, derived, subject, uncertainty
+from .. import calibration, derived, schemes, subject, uncertainty
 from ..errors import JalapenoError, shown
 
 
@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
 DERIVERS = {"calibration": calibration.derive_calibration, "holdout": calibration.derive_holdout,
-            "jalapeno-fits": subject.derive_fits, "jalapeno-nodes": uncertainty.derive_nodes}
+            "jalapeno-fits": subject.derive_fits, "jalapeno-nodes": uncertainty.derive_nodes,
+            "schemes": schemes.derive_schemes}
 
 
 def _derive(stages: list[str]) -> list[str]:
