@@ -2,6 +2,7 @@
 through ``jalapeno.publish.cli.main`` in this process (status 2, one line naming the value, no traceback,
 nothing written), and the limits behind them."""
 
+import os
 import re
 import signal
 
@@ -238,3 +239,16 @@ def test_evaluate_validates_its_keywords(keywords, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
         layout, workload, _ = serving.split_keywords(dict(n_chips=1, concurrency=64, **keywords))  # they check
         jp.evaluate("gpt-oss-120b", "gb200", layout, workload)
+
+
+def test_a_reader_that_leaves_the_pipe_gets_no_error_line():
+    """``jalapeno params agents | head -1``: the reader closes the pipe before the table is written."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has left before anything is written
+    proc = subprocess.run([sys.executable, "-m", "jalapeno.publish.cli", "params", "agents"], stdout=write,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(write)
+    assert proc.returncode == 1 and proc.stderr == ""

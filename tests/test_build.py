@@ -366,3 +366,13 @@ def test_a_cold_builds_expected_times_name_only_chapters():
     """The order of a build without timings of its own (longest first) names only chapters; a chapter it
     does not name (a new one) needs no entry: it is ordered last until a build has timed it."""
     assert set(execute.EXPECTED_SECONDS) <= set(scenarios.notebook_names())
+
+
+def test_refresh_reports_the_kernels_stderr_without_its_start_up_note(tmp_path, monkeypatch, capfd):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('import os; os.write(2, b"from the kernel\\n")')])
+    nbformat.write(nb, tmp_path / "tiny.ipynb")
+    monkeypatch.setattr(scenarios, "NOTEBOOKS_DIR", tmp_path)
+    assert execute.refresh(["tiny"]) == [tmp_path / "tiny.ipynb"]
+    err = capfd.readouterr().err
+    assert "tiny: kernel: from the kernel" in err
+    assert "without encryption" not in err

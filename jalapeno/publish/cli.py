@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import signal
 import sys
@@ -166,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(pages.record_numbers(force=args.force))
             else:
                 print(json.dumps(pages.committed_numbers(), indent=1, ensure_ascii=False))
+    except BrokenPipeError:  # the reader of stdout left (| head): no error line, as the signal module's docs advise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit would raise again
+        return 1
     except (JalapenoError, ValueError, OSError) as exc:  # the package's bad input, a value a model refuses, a file
         print(f"jalapeno: error: {exc}", file=sys.stderr)
         return 2

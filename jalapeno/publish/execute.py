@@ -330,8 +330,14 @@ def refresh(notebooks: list[str] | None = None) -> list[Path]:
         path = scenarios.notebook_path(name)
         nb = nbformat.read(path, as_version=4)
         log(f"refreshing {path.name}")
-        NotebookClient(nb, kernel_name=KERNEL, record_timing=False, timeout=600,
-                       resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
+        with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp, tempfile.TemporaryFile() as stderr:
+            NotebookClient(nb, kernel_name=KERNEL, record_timing=False, timeout=600,
+                           kernel_manager_class=_kernel_manager(tmp, stderr),
+                           resources={"metadata": {"path": str(scenarios.NOTEBOOKS_DIR)}}).execute()
+            stderr.seek(0)
+            for line in stderr.read().decode(errors="replace").splitlines():  # as a build reports it
+                if line.strip() and not _KERNEL_NOISE.search(line):
+                    log(f"{path.stem}: kernel: {line.strip()}")
         nb = strip_volatile(nb)
         nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
         cache.write_atomic(path, lambda tmp, nb=nb: nbformat.write(nb, tmp), mode=0o644)
