@@ -1,7 +1,9 @@
 """The serving-model chapter: the calibrated constants, the in-sample fit to the InferenceMAX
-measurements, and the leave-out validation (one chip, one model on one chip, one workload shape held out
-at a time), scored with the prediction procedure itself (:func:`jalapeno.calibration.predicted_frontier`),
-through :mod:`jalapeno.calibration`; and a worked example of the model's full step at each chip's
+measurements, and the validation schemes that match each use of the error bar (:mod:`jalapeno.schemes`:
+(a) a new generation, (b) a new model-chip pair or shape, (c) end-point anchored), each scored on the
+default prediction path with the one statistic (:func:`jalapeno.calibration.frontier_error`) and the
+coverage of its 80 % band (:func:`jalapeno.calibration.coverage`), against the ceilings the book claims
+(:data:`jalapeno.schemes.CEILINGS`); and a worked example of the model's full step at each chip's
 highest-throughput point (:func:`jalapeno.subject.worked_configurations`, shared with the roofline
 chapter's batch-1 example)."""
 
@@ -12,42 +14,35 @@ import math
 import altair as alt
 import polars as pl
 
-from .. import calibration, charts, serving, specs, subject
+from .. import calibration, charts, schemes, serving, specs, subject
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
 from . import Chapter, Parameter
 
-#: The leave-out schemes the chapter offers (:data:`jalapeno.calibration.HOLDOUT_SCHEMES`).
-HOLDOUT_GROUPS = tuple(calibration.HOLDOUT_SCHEMES)
-#: How the schemes are named in the chapter's table and figure.
-SCHEME_LABELS = {"chip": "leave one chip out", "model-chip": "leave one (model, chip) out",
-                 "shape": "leave one shape out (fit 8k/1k, predict 1k/1k; and the reverse)",
-                 "series": "leave one series out"}
+#: The share of its held-out points a scheme's nominal 80 % band must hold (issue 24, item 4): a band far
+#: too narrow or too wide for its scheme is outside it (fractions).
+COVERAGE_RANGE = (0.70, 0.90)
+
+#: The key stem each row of :func:`jalapeno.schemes.table` is quoted under (``sc_<stem>_median`` ...).
+STEMS = {"generation": "generation", "model-chip": "model_chip", "shape": "shape", "anchored": "anchored",
+         "anchored-ratio": "ratio"}
 
 
 #: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
 PARAMETERS = (
-    Parameter("holdout_by", ["chip", "model-chip", "shape"], "the leave-out schemes of the validation",
-              choices=HOLDOUT_GROUPS),
     Parameter("shown_series", ["gpt-oss-120b h200 vllm fp4 8192/1024", "gpt-oss-120b b200-trt trt fp4 8192/1024",
                                "gpt-oss-120b gb200 dynamo-trt fp4 8192/1024", "deepseek-r1 b200 sglang fp8 8192/1024"],
-              "the measured series drawn against the model (as in calibration.configurations()['series'])"),
-    Parameter("target_frontier_distance", 0.1, "the validation's aim (a fraction, 0.1 = 10 %)", low=0, high=1,
-              low_open=True),)
+              "the measured series drawn against the model (as in calibration.configurations()['series'])"),)
 
 
-def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_distance: float) -> Chapter:
+def compute(*, shown_series: list[str]) -> Chapter:
     """The serving-model chapter.
 
-    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
-    ``holdout_by`` are schemes of :data:`HOLDOUT_GROUPS`. Returns the quoted
-    numbers (constants, in-sample and held-out errors, the worked example's steps: keys ``wb_*``), the
-    tables ``constants``, ``fit_errors``, ``schemes``, ``holdout`` and the figures ``fit`` and ``schemes``.
-    Raises UnknownNameError for an unknown scheme or series."""
-    for by in holdout_by:
-        if by not in HOLDOUT_GROUPS:
-            raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_GROUPS))
+    Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there). Returns the
+    quoted numbers (constants, in-sample errors, each validation scheme's: keys ``sc_*``, the worked
+    example's steps: keys ``wb_*``), the tables ``constants``, ``fit_errors``, ``schemes``, ``holdout`` and
+    the figures ``fit`` and ``schemes``. Raises UnknownNameError for an unknown series."""
     configs = calibration.configurations()
     series = configs["series"].unique(maintain_order=True).to_list()
     for name in shown_series:
@@ -64,26 +59,90 @@ def compute(*, holdout_by: list[str], shown_series: list[str], target_frontier_d
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
     ch.tables["fit_errors"] = fit_errors.drop("point_distances")
     ch.add_figure("fit", predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
-    held = pl.concat([calibration.holdout(configs, by=b) for b in holdout_by])
-    for key, text in calibration.holdout_quotes(held, target_frontier_distance).items():
-        ch.numbers[key] = text
-    ch.quote("target_pct", 100 * target_frontier_distance, "{:.0f}")
+    _schemes(ch)
     ch.quote("prior_factor", math.exp(calibration.PRIOR_WIDTH), "{:,.0f}")
-    schemes = calibration.scheme_summary(held)
-    ch.values["schemes"] = schemes
-    ch.tables["schemes"] = schemes.select(
-        pl.col("scheme").replace_strict(SCHEME_LABELS).alias("held out"), "folds", "series",
-        pl.col("frontier_points").alias("measured frontier points"),
-        (100 * pl.col("median")).alias("median distance (%)"), (100 * pl.col("p90")).alias("p90 distance (%)"))
-    long = schemes.unpivot(["median", "p90"], index="scheme", variable_name="statistic", value_name="fraction")
-    ch.add_figure("schemes", validation_schemes(
-        long.select(pl.col("scheme").replace_strict(SCHEME_LABELS), "statistic",
-                        (100 * pl.col("fraction")).alias("distance_pct")), 100 * target_frontier_distance),
-        "serving-model-validation")
-    ch.tables["holdout"] = held.select("held_out", "series", "points", "tpot_err_median", "tput_err_median",
-                                       "frontier_distance", "held_at_prior")
     _worked_example(ch)
     return ch
+
+
+def ceiling_status(row: dict) -> str:
+    """How a row of :func:`jalapeno.schemes.table` stands against its ceilings
+    (:data:`jalapeno.schemes.CEILINGS`), in words: ``met``, ``median missed``, ``p90 missed``, ``both
+    missed``; ``none claimed`` for a row without a ceiling (``anchored-ratio``)."""
+    if row["scheme"] not in schemes.CEILINGS:
+        return "none claimed"
+    median, p90 = schemes.CEILINGS[row["scheme"]]
+    missed = [name for name, got, ceiling in (("median", row["median"], median), ("p90", row["p90"], p90))
+              if got > ceiling]
+    return "met" if not missed else "both missed" if len(missed) == 2 else f"{missed[0]} missed"
+
+
+def coverage_status(share: float) -> str:
+    """Where a band's coverage lies against :data:`COVERAGE_RANGE`: ``within``, ``below`` or ``above``."""
+    low, high = COVERAGE_RANGE
+    return "below" if share < low else "above" if share > high else "within"
+
+
+def _schemes(ch: Chapter) -> None:
+    """The validation schemes (:func:`jalapeno.schemes.table`): per row the quoted numbers (keys
+    ``sc_<stem>_*``, :data:`STEMS`), the table ``schemes``, the figure ``schemes`` (median and p90 of each
+    scheme with a ceiling against it) and the table ``holdout`` (every held-out series of every scheme)."""
+    t = schemes.table()
+    ch.values["schemes"] = t
+    ch.quote("cov_low", 100 * COVERAGE_RANGE[0], "{:.0f}")
+    ch.quote("cov_high", 100 * COVERAGE_RANGE[1], "{:.0f}")
+    rows = []
+    for r in t.iter_rows(named=True):
+        k = STEMS[r["scheme"]]
+
+        def q(name, value, fmt="{}"):
+            return ch.quote(f"sc_{k}_{name}", value, fmt)
+        q("median", 100 * r["median"], "{:.0f}")
+        q("p90", 100 * r["p90"], "{:.0f}")
+        q("series", r["series"])
+        q("folds", r["folds"])
+        q("coverage", 100 * r["coverage"], "{:.1f}")
+        q("cov_lo", 100 * r["coverage_low"], "{:.1f}")
+        q("cov_hi", 100 * r["coverage_high"], "{:.1f}")
+        q("inside", r["inside"])
+        q("points", r["points"])
+        q("unreached", r["unreached"])
+        q("band_factor", math.exp(r["band_half_width"]), "{:.1f}")
+        q("coverage_vs", coverage_status(r["coverage"]))
+        status = q("status", ceiling_status(r))
+        ceiling = schemes.CEILINGS.get(r["scheme"])
+        if ceiling is not None:
+            q("ceiling_median", 100 * ceiling[0], "{:.0f}")
+            q("ceiling_p90", 100 * ceiling[1], "{:.0f}")
+            q("median_vs", "above" if r["median"] > ceiling[0] else "within")
+            q("p90_vs", "above" if r["p90"] > ceiling[1] else "within")
+        rows.append({
+            "scheme": r["label"], "stands for": r["stands_for"], "its band is used for": r["band_for"],
+            "series": r["series"], "median (%)": 100 * r["median"], "p90 (%)": 100 * r["p90"],
+            "ceiling median / p90 (%)": None if ceiling is None else f"{100 * ceiling[0]:.0f} / {100 * ceiling[1]:.0f}",
+            "ceiling": status, "80 % band (factor either way)": math.exp(r["band_half_width"]),
+            "coverage (%)": 100 * r["coverage"],
+            "90 % interval (%)": f"{100 * r['coverage_low']:.1f}-{100 * r['coverage_high']:.1f}",
+            "points inside / scored": f"{r['inside']} / {r['points']}", "beyond reach": r["unreached"]})
+    ch.tables["schemes"] = pl.DataFrame(rows)
+    claimed = t.filter(pl.col("scheme").is_in(list(schemes.CEILINGS)))
+    long = pl.concat([claimed.select(pl.col("label").alias("scheme"), pl.lit(s).alias("statistic"),
+                                     (100 * pl.col(s)).alias("error_pct"),
+                                     pl.col("scheme").replace_strict({n: 100 * c[i] for n, c in schemes.CEILINGS.items()},
+                                                                     return_dtype=pl.Float64).alias("ceiling_pct"))
+                      for i, s in enumerate(("median", "p90"))])
+    ch.add_figure("schemes", validation_schemes(long), "serving-model-validation")
+    errors = schemes.scheme_errors()
+    worst = errors.filter(pl.col("scheme") == "anchored").sort("frontier_distance", descending=True).row(0, named=True)
+    ch.quote("sc_anchored_worst_series", worst["series"])
+    ch.quote("sc_anchored_worst", 100 * worst["frontier_distance"], "{:.0f}")
+    folds = errors.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["fold"].unique(maintain_order=True)
+    ch.quote("prior_folds", ", ".join(folds) or "none")
+    ch.quote("mla_prior", calibration.PRIORS["mla_layer_factor"], "{:.2f}")
+    labels = {n: s.label for n, s in schemes.SCHEMES.items()}
+    ch.tables["holdout"] = errors.select(
+        pl.col("scheme").replace_strict(labels), "fold", "series", pl.col("stack").alias("stack predicted with"),
+        "points", (100 * pl.col("frontier_distance")).alias("frontier distance (%)"), "held_at_prior")
 
 
 def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> None:
@@ -218,15 +277,19 @@ def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
     return alt.layer(measured, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
 
 
-def validation_schemes(df: pl.DataFrame, target: float) -> alt.LayerChart:
-    """Median and p90 frontier distance (percent) of each leave-out scheme: ``scheme``, ``statistic``
-    (``median`` or ``p90``), ``distance_pct``; a rule at ``target`` (percent), the book's aim."""
+def validation_schemes(df: pl.DataFrame) -> alt.LayerChart:
+    """Median and p90 frontier distance (percent, the one statistic) of each validation scheme against the
+    ceiling the book claims for it: ``scheme`` (its label), ``statistic`` (``median`` or ``p90``),
+    ``error_pct`` and ``ceiling_pct`` (percent); a bar per statistic, a tick at its ceiling."""
+    y = alt.Y("scheme:N", title=None, sort=None)
     bars = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("scheme:N", title=None, sort=None),
-        yOffset=alt.YOffset("statistic:N"),
-        x=alt.X("distance_pct:Q", title="frontier distance, held out (%)"),
+        y=y, yOffset=alt.YOffset("statistic:N"),
+        x=alt.X("error_pct:Q", title="frontier distance on the default path, held out (%)"),
         color=alt.Color("statistic:N", title=None),
-        tooltip=["scheme", "statistic", alt.Tooltip("distance_pct:Q", format=".0f")],
+        tooltip=["scheme", "statistic", alt.Tooltip("error_pct:Q", format=".0f"),
+                 alt.Tooltip("ceiling_pct:Q", title="ceiling", format=".0f")],
     )
-    rule = alt.Chart(pl.DataFrame({"target": [target]})).mark_rule(strokeDash=[4, 3]).encode(x="target:Q")
-    return alt.layer(bars, rule).properties(title="Predicting what the fit has not seen: three leave-out schemes")
+    ticks = alt.Chart(df).mark_tick(color="black", thickness=2, size=12).encode(
+        y=y, yOffset=alt.YOffset("statistic:N"), x="ceiling_pct:Q")
+    return alt.layer(bars, ticks).properties(
+        title="Each validation scheme's median and p90 (bars) against the ceiling the book claims (ticks)")
