@@ -110,7 +110,7 @@ def test_the_prose_says_in_words_what_the_table_shows(ch):
         mc = t["model-chip"]
         assert mc["median"] > schemes.CEILINGS["model-chip"][0] or mc["p90"] > schemes.CEILINGS["model-chip"][1]
     if "slightly too narrow" in prose:
-        assert t["anchored"]["coverage"] < chapter.COVERAGE_RANGE[0]
+        assert t["anchored"]["coverage"] < schemes.COVERAGE_RANGE[0]
     assert "default path" in prose and "only from the fold's training rows" in prose
 
 

@@ -20,10 +20,6 @@ from ..errors import UnknownNameError
 from ..metrics import mean_request_length
 from . import Chapter, Parameter
 
-#: The share of its held-out points a scheme's nominal 80 % band must hold (issue 24, item 4): a band far
-#: too narrow or too wide for its scheme is outside it (fractions).
-COVERAGE_RANGE = (0.70, 0.90)
-
 #: The key stem each row of :func:`jalapeno.schemes.table` is quoted under (``sc_<stem>_median`` ...).
 STEMS = {"generation": "generation", "model-chip": "model_chip", "shape": "shape", "anchored": "anchored",
          "anchored-ratio": "ratio"}
@@ -78,8 +74,8 @@ def ceiling_status(row: dict) -> str:
 
 
 def coverage_status(share: float) -> str:
-    """Where a band's coverage lies against :data:`COVERAGE_RANGE`: ``within``, ``below`` or ``above``."""
-    low, high = COVERAGE_RANGE
+    """Where a band's coverage lies against :data:`jalapeno.schemes.COVERAGE_RANGE`: ``within``, ``below`` or ``above``."""
+    low, high = schemes.COVERAGE_RANGE
     return "below" if share < low else "above" if share > high else "within"
 
 
@@ -89,8 +85,8 @@ def _schemes(ch: Chapter) -> None:
     scheme with a ceiling against it) and the table ``holdout`` (every held-out series of every scheme)."""
     t = schemes.table()
     ch.values["schemes"] = t
-    ch.quote("cov_low", 100 * COVERAGE_RANGE[0], "{:.0f}")
-    ch.quote("cov_high", 100 * COVERAGE_RANGE[1], "{:.0f}")
+    ch.quote("cov_low", 100 * schemes.COVERAGE_RANGE[0], "{:.0f}")
+    ch.quote("cov_high", 100 * schemes.COVERAGE_RANGE[1], "{:.0f}")
     rows = []
     for r in t.iter_rows(named=True):
         k = STEMS[r["scheme"]]
