@@ -2,6 +2,8 @@
 frontier it rests on, the factor identity of each ratio, the sentences it chooses, its refusals, and every
 key and slot the notebook uses."""
 
+import math
+
 import chapter_sources
 import polars as pl
 import pytest
@@ -172,3 +174,28 @@ def test_frontier_sources_have_the_books_line_styles():
     assert dash["legend"]["symbolType"] == "stroke"  # the legend draws the line styles, not three dots
     with pytest.raises(ValueError, match="'guessed' is not one of"):
         chapter.frontiers(df.with_columns(pl.lit("gb200, guessed").alias("line")))
+
+
+def test_every_frontier_that_is_not_measured_draws_its_band(ch):
+    """The frontier figures shade each modeled or transferred frontier's 80 % band (the columns of
+    pareto.with_band, scheme (c) for Jalapeño), none under a measured one, and name the scheme."""
+    from jalapeno import calibration, pareto, schemes, subject
+    fits = {"central": subject.fit_jalapeno("central")}
+    lines = chapter.frontier_lines(["gpt-oss-120b"], ["gb200", "gb300"], fits, isl=8192, osl=1024,
+                                   baseline_max_chips=8, concurrency_cap="benchmark")
+    by = {line: g for (line,), g in lines.group_by("line")}
+    assert by["gb200, measured"]["tok_s_per_kw_low"].null_count() == by["gb200, measured"].height
+    j = by["jalapeno, modeled"].filter(pl.col("power_basis") == "rated")
+    assert j["band_scheme"].unique().to_list() == [schemes.SCHEMES["anchored"].label]
+    w = calibration.scheme_half_width("anchored")
+    assert (j["tok_s_per_kw_high"] / j["tok_s_per_kw"]).to_numpy() == pytest.approx(math.exp(w))
+    assert (j["tok_s_per_kw"] / j["tok_s_per_kw_low"]).to_numpy() == pytest.approx(math.exp(w))
+    front = pareto.with_band(subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fits["central"]), "anchored")
+    assert j["tok_s_per_kw_high"].max() == pytest.approx(front["tok_s_per_kw_high"].max())
+    assert by["gb300, transferred"]["band_scheme"].unique().to_list() == [schemes.SCHEMES["generation"].label]
+    spec = chapter.frontiers(lines.filter(pl.col("power_basis") == "rated")).to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    assert marks == ["area", "line"]  # the band under the line
+    assert schemes.SCHEMES["anchored"].label in spec["title"]["subtitle"]
+    for m in ("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"):
+        assert [layer["mark"]["type"] for layer in ch.figures[f"frontiers-{m}"].chart.to_dict()["layer"]][0] == "area"

@@ -105,3 +105,20 @@ def test_the_diagram_is_deterministic_vector_output():
     b = charts.to_svg(chapter.topology_diagram(diagrams.drawing(network.dragonfly((8, 32))), title="LPX").to_dict())
     assert a == b and a.lstrip().startswith("<svg")
     assert np.isfinite(d["nodes"]["x"].to_numpy()).all()
+
+
+def test_the_system_frontiers_draw_the_calibrated_frontiers_bands(ch):
+    """GPU alone and Jalapeño carry their scheme's 80 % band (pareto.with_band; Jalapeño scheme (c)); the
+    LPU's upper bound, which no scheme measured, none."""
+    from jalapeno import calibration, schemes
+    m, gpu = jp.model("gpt-oss-120b"), jp.chip("gb200")
+    b = chapter.banded_systems(sy.system_frontiers(m, gpu), m, gpu)
+    by = {s: g for (s,), g in b.group_by("system")}
+    j = by["Jalapeño"]
+    assert j["band_scheme"].unique().to_list() == [schemes.SCHEMES["anchored"].label]
+    assert (j["throughput_tok_s_chip_high"] / j["throughput_tok_s_chip"]).to_numpy() == pytest.approx(
+        np.exp(calibration.scheme_half_width("anchored")))
+    assert by["gb200, GPU only"]["band_scheme"].null_count() == 0
+    assert by["gb200 prefill + LPU decode"]["throughput_tok_s_chip_low"].null_count() == by["gb200 prefill + LPU decode"].height
+    spec = ch.figures["system_frontiers"].chart.to_dict()
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["area", "line"]

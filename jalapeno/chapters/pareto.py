@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from .. import (baselines, calibration, charts, comparison, data, display, measured, pareto, power,
-               specs, subject, uncertainty)
+               schemes, specs, subject, uncertainty)
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -170,22 +170,35 @@ def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str,
     of :data:`jalapeno.power.POWER_BASES`, Jalapeño's in each scenario of ``fits`` and each baseline's
     (:func:`jalapeno.pareto.baseline_frontier`). One row per frontier point: ``chip``, ``model``,
     ``interactivity_tok_s_user`` (tok/s/user), ``tok_s_per_kw``, ``line`` (``jalapeno, modeled`` or
-    ``<chip>, <source>``), ``scenario`` (null on baseline rows) and ``power_basis``."""
+    ``<chip>, <source>``), ``scenario`` (null on baseline rows), ``power_basis`` and the nominal
+    :data:`jalapeno.calibration.BAND_LEVEL` band of every frontier that is not measured
+    (:func:`jalapeno.pareto.with_band` with the scheme :func:`jalapeno.calibration.band_scheme` gives it,
+    as ``jalapeno.frontier(..., band=0.8)`` does): ``tok_s_per_kw_low``, ``tok_s_per_kw_high`` and
+    ``band_scheme`` (the scheme's label, :data:`jalapeno.schemes.SCHEMES`), null on measured rows."""
+    cols = ("chip", "model", "interactivity_tok_s_user", "tok_s_per_kw", "tok_s_per_kw_low", "tok_s_per_kw_high",
+            "band_scheme")
+
+    def banded(front: pl.DataFrame, chip: str, model: str, source: str) -> pl.DataFrame:
+        if source == "measured":
+            return front.with_columns(tok_s_per_kw_low=pl.lit(None, pl.Float64), tok_s_per_kw_high=pl.lit(None, pl.Float64),
+                                      band_scheme=pl.lit(None, pl.Utf8))
+        scheme = calibration.band_scheme(chip, model, isl=isl, osl=osl)
+        return pareto.with_band(front, scheme).with_columns(band_scheme=pl.lit(schemes.SCHEMES[scheme].label))
+
     lines = []
     for m in models:
         for basis in power.POWER_BASES:
             for sc, fit in fits.items():
                 f = subject.jalapeno_frontier(m, sc, fit=fit, isl=isl, osl=osl, power_basis=basis,
                                               concurrency_cap=concurrency_cap)
-                lines.append(f.select("chip", "model", "interactivity_tok_s_user", "tok_s_per_kw").with_columns(
+                lines.append(banded(f, calibration.ANCHORED_CHIP, m, "modeled").select(*cols).with_columns(
                     line=pl.lit("jalapeno, modeled"), scenario=pl.lit(sc), power_basis=pl.lit(basis)))
             for c in baseline_chips:
                 b = pareto.baseline_frontier(m, c, power_basis=basis, max_chips=baseline_max_chips, isl=isl, osl=osl,
                                              concurrency_cap=concurrency_cap)
-                lines.append(b.select(pl.lit(c).alias("chip"), pl.lit(m).alias("model"), "interactivity_tok_s_user",
-                                      "tok_s_per_kw").with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
-                                                                   scenario=pl.lit(None, pl.Utf8),
-                                                                   power_basis=pl.lit(basis)))
+                b = banded(b.with_columns(pl.lit(c).alias("chip"), pl.lit(m).alias("model")), c, m, b["source"][0])
+                lines.append(b.select(*cols).with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
+                                                          scenario=pl.lit(None, pl.Utf8), power_basis=pl.lit(basis)))
     return pl.concat(lines)
 
 
@@ -375,16 +388,38 @@ def _key(model: str) -> str:
     return model.split("-")[0]
 
 
-def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> None:
-    """Each headline ratio as a median with its band and the verdict of :func:`jalapeno.uncertainty.judge`
-    (table ``ratio_bands``), the model's error the bands carry, and which input drives each ratio (Sobol
-    total indices, table ``drivers``)."""
-    err = ens.error
+def quote_model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
+    """The model's error a predicted Jalapeño number carries (``err``, default
+    :func:`jalapeno.uncertainty.model_error`: scheme (c) end-point anchored), quoted under the keys the
+    Pareto and verdict chapters share: ``err_scheme`` (its label), ``err_median``, ``err_p90`` (the one
+    statistic, %), ``err_n`` (series), ``err_band_pct`` (the band's nominal level, %), ``err_factor`` (the
+    band's half-width as a factor either way, ``exp(band_half_width)``), ``err_sigma`` (the log-normal's
+    standard deviation in the logarithm that has that band as its central interval, %), and the band's
+    coverage (:func:`jalapeno.calibration.coverage` of the same scheme's held-out series, each fold's width
+    chosen without it): ``err_cov`` (%), ``err_cov_lo``, ``err_cov_hi`` (its binomial interval, %),
+    ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points)."""
+    err = uncertainty.model_error() if err is None else err
+    key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
+    cov = calibration.coverage(schemes.scheme_errors(key), err.level)
     ch.quote("err_scheme", err.scheme)
     ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE))
     ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE))
     ch.quote("err_n", err.n_series)
     ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_band_pct", 100 * err.level, "{:.0f}")
+    ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}")
+    ch.quote("err_cov", 100 * cov.share, "{:.0f}")
+    ch.quote("err_cov_lo", 100 * cov.low, "{:.0f}")
+    ch.quote("err_cov_hi", 100 * cov.high, "{:.0f}")
+    ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
+    ch.quote("err_cov_points", cov.points, "{:,}")
+
+
+def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> None:
+    """Each headline ratio as a median with its band and the verdict of :func:`jalapeno.uncertainty.judge`
+    (table ``ratio_bands``), the model's error the bands carry, and which input drives each ratio (Sobol
+    total indices, table ``drivers``)."""
+    quote_model_error(ch, ens.error)
     ch.quote("n_samples", f"{number(uncertainty.N_SAMPLES):,}")
     ch.quote("band_lo_pct", 100 * uncertainty.BAND[0], "{:.0f}")
     ch.quote("band_hi_pct", 100 * uncertainty.BAND[1], "{:.0f}")
@@ -478,27 +513,45 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
 
 # ---- figures ----
 
-def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart:
+def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart | alt.LayerChart:
     """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
     ``gb200, measured``: the chip, then its source), ``interactivity_tok_s_user`` and ``y``. Colour by chip
     (:data:`jalapeno.charts.CHIP_COLOURS`), line style by source (:data:`jalapeno.charts.SOURCE_DASHES`: measured solid, transferred
     dashed, modeled dotted), each line its own ``line``. Raises ValueError for a source that is not one
-    of :data:`jalapeno.charts.SOURCES`."""
+    of :data:`jalapeno.charts.SOURCES`. With ``<y>_low`` and ``<y>_high`` columns (:func:`frontier_lines`,
+    null on measured rows) each other frontier's band is an area under its line, and ``band_scheme`` names
+    its validation scheme in the tooltip and the subtitle (a layered chart)."""
     sources = {line: line.rsplit(", ", 1)[-1] for line in df["line"].unique().to_list()}
     unknown = sorted(s for s in sources.values() if s not in charts.SOURCES)
     if unknown:
         raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(charts.SOURCES)}")
     df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
+    x = alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log"))
+    y_title = "throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y
+    low, high = f"{y}_low", f"{y}_high"
+    banded = low in df.columns and high in df.columns and df[low].drop_nulls().len() > 0
+    tooltip = ["line:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip(f"{y}:Q", format=",.0f")]
+    if banded:
+        tooltip += [alt.Tooltip(f"{low}:Q", format=",.0f", title=f"{y} band low"),
+                    alt.Tooltip(f"{high}:Q", format=",.0f", title=f"{y} band high"),
+                    alt.Tooltip("band_scheme:N", title="band's scheme")]
     # no point overlay: with one, Vega-Lite draws the line-style legend as dots that all look alike
-    return alt.Chart(df).mark_line(strokeWidth=2).encode(
-        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
-        y=alt.Y(f"{y}:Q", title="throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y,
-                scale=alt.Scale(type="log")),
+    lines = alt.Chart(df).mark_line(strokeWidth=2).encode(
+        x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
         color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
         strokeDash=charts.source_dash(),
-        detail="line:N", order="interactivity_tok_s_user:Q",
-        tooltip=["line:N", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"), alt.Tooltip(f"{y}:Q", format=",.0f")],
-    ).properties(title=title)
+        detail="line:N", order="interactivity_tok_s_user:Q", tooltip=tooltip)
+    if not banded:
+        return lines.properties(title=title)
+    # each modeled or transferred frontier's band, light and under its line; a measured frontier has none
+    names = sorted(df["band_scheme"].drop_nulls().unique().to_list())
+    band = alt.Chart(df).transform_filter(f"isValid(datum.{low})").mark_area(opacity=0.12).encode(
+        x=x, y=alt.Y(f"{low}:Q", title=y_title, scale=alt.Scale(type="log")), y2=f"{high}:Q",
+        color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
+        detail="line:N", tooltip=tooltip)
+    subtitle = (f"shaded: each modeled frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
+                + "; ".join(names) + " (measured frontiers: none)")
+    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=subtitle))
 
 
 def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:

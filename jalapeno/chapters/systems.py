@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import calibration, charts, comparison, data, diagrams, network, registry, specs, subject
+from .. import calibration, charts, comparison, data, diagrams, network, pareto, registry, schemes, specs, subject
 from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
@@ -399,8 +399,32 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
         r = top.get(label, {})
         _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
         _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
+    ch.quote("sys_band_pct", 100 * calibration.BAND_LEVEL, "{:.0f}")
     ch.add_figure("system_frontiers", system_frontiers(
-        fronts, f"{focus_model.display_name}: three ways to build an inference system"), "systems-frontiers")
+        banded_systems(fronts, focus_model, gpu_chip), f"{focus_model.display_name}: three ways to build an inference system"),
+        "systems-frontiers")
+
+
+def banded_systems(fronts: pl.DataFrame, model: ModelSpec, gpu_chip: specs.ChipSpec, *, isl: int = 8192,
+                   osl: int = 1024) -> pl.DataFrame:
+    """``fronts`` (:func:`jalapeno.systems.system_frontiers` at ``isl``/``osl``) with the nominal
+    :data:`jalapeno.calibration.BAND_LEVEL` band of each serving-model frontier
+    (:func:`jalapeno.pareto.with_band`, the scheme of :func:`jalapeno.calibration.band_scheme`: the GPU
+    alone takes its case's, Jalapeño (c) end-point anchored): ``throughput_tok_s_chip_low``, ``_high`` and
+    ``band_scheme`` (the scheme's label). The LPU frontier is an upper bound outside the calibrated model,
+    which no scheme measured: no band (null)."""
+    gpu = f"{gpu_chip.chip}, GPU only"
+    scheme = {gpu: calibration.band_scheme(gpu_chip, model, isl=isl, osl=osl), "Jalapeño": calibration.ANCHORED_CHIP}
+    parts = []
+    for (system,), g in fronts.group_by("system", maintain_order=True):
+        if system in scheme:
+            key = "anchored" if system == "Jalapeño" else scheme[system]
+            parts.append(pareto.with_band(g, key).with_columns(band_scheme=pl.lit(schemes.SCHEMES[key].label)))
+        else:
+            parts.append(g.with_columns(throughput_tok_s_chip_low=pl.lit(None, pl.Float64),
+                                        throughput_tok_s_chip_high=pl.lit(None, pl.Float64),
+                                        band_scheme=pl.lit(None, pl.Utf8)))
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: subject.JalapenoFit,
@@ -567,17 +591,34 @@ def lpu_scaling(df: pl.DataFrame) -> alt.VConcatChart:
     return alt.vconcat(left, right).properties(title=charts.wrap_title("Adding LPUs to one model: every hop is paid per token", 36))
 
 
-def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart:
+def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart | alt.LayerChart:
     """Throughput per chip against interactivity, one frontier per ``system`` (log-log): rows of
-    :func:`jalapeno.systems.system_frontiers`."""
-    return alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
-        x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log")),
-        y=alt.Y("throughput_tok_s_chip:Q", title="throughput per chip (input + output tok/s)", scale=alt.Scale(type="log")),
-        color=charts.system_color(df["system"].to_list(), "system", None),
-        strokeDash=charts.series_dash(df["system"].to_list(), "system", None), order="interactivity_tok_s_user:Q",
-        tooltip=["system:N", "n_chips:Q", "concurrency:Q", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"),
-                 alt.Tooltip("throughput_tok_s_chip:Q", format=",.0f")],
-    ).properties(title=title)
+    :func:`jalapeno.systems.system_frontiers`. With ``throughput_tok_s_chip_low``/``_high`` and
+    ``band_scheme`` (:func:`banded_systems`, null where a frontier has no band) each band is a light area
+    under its line, its scheme in the tooltip and the subtitle (a layered chart)."""
+    x = alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / TPOT)", scale=alt.Scale(type="log"))
+    y_title = "throughput per chip (input + output tok/s)"
+    color = charts.system_color(df["system"].to_list(), "system", None)
+    tooltip = ["system:N", "n_chips:Q", "concurrency:Q", alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f"),
+               alt.Tooltip("throughput_tok_s_chip:Q", format=",.0f")]
+    banded = "throughput_tok_s_chip_low" in df.columns and df["throughput_tok_s_chip_low"].drop_nulls().len() > 0
+    if banded:
+        tooltip += [alt.Tooltip("throughput_tok_s_chip_low:Q", format=",.0f", title="band low"),
+                    alt.Tooltip("throughput_tok_s_chip_high:Q", format=",.0f", title="band high"),
+                    alt.Tooltip("band_scheme:N", title="band's scheme")]
+    lines = alt.Chart(df).mark_line(point=alt.OverlayMarkDef(size=22)).encode(
+        x=x, y=alt.Y("throughput_tok_s_chip:Q", title=y_title, scale=alt.Scale(type="log")),
+        color=color, strokeDash=charts.series_dash(df["system"].to_list(), "system", None),
+        order="interactivity_tok_s_user:Q", tooltip=tooltip)
+    if not banded:
+        return lines.properties(title=title)
+    band = alt.Chart(df).transform_filter("isValid(datum.throughput_tok_s_chip_low)").mark_area(opacity=0.12).encode(
+        x=x, y=alt.Y("throughput_tok_s_chip_low:Q", title=y_title, scale=alt.Scale(type="log")),
+        y2="throughput_tok_s_chip_high:Q", color=color, detail="system:N", tooltip=tooltip)
+    names = "; ".join(sorted(df["band_scheme"].drop_nulls().unique().to_list()))
+    subtitle = (f"shaded: each serving-model frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
+                f"{names} (the LPU's upper bound: none)")
+    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=subtitle))
 
 
 def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
