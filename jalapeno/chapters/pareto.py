@@ -22,7 +22,7 @@ from .. import (baselines, calibration, charts, comparison, data, display, measu
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter, Parameter, figures
+from . import Chapter, Parameter, figures, quotes
 
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
 SENSITIVITY_MAX_CHIPS = (8, 16, 72)
@@ -388,38 +388,11 @@ def _key(model: str) -> str:
     return model.split("-")[0]
 
 
-def quote_model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
-    """The model's error a predicted Jalapeño number carries (``err``, default
-    :func:`jalapeno.uncertainty.model_error`: scheme (c) end-point anchored), quoted under the keys the
-    Pareto and verdict chapters share: ``err_scheme`` (its label), ``err_median``, ``err_p90`` (the one
-    statistic, %), ``err_n`` (series), ``err_band_pct`` (the band's nominal level, %), ``err_factor`` (the
-    band's half-width as a factor either way, ``exp(band_half_width)``), ``err_sigma`` (the log-normal's
-    standard deviation in the logarithm that has that band as its central interval, %), and the band's
-    coverage (:func:`jalapeno.calibration.coverage` of the same scheme's held-out series, each fold's width
-    chosen without it): ``err_cov`` (%), ``err_cov_lo``, ``err_cov_hi`` (its binomial interval, %),
-    ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points)."""
-    err = uncertainty.model_error() if err is None else err
-    key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
-    cov = calibration.coverage(schemes.scheme_errors(key), err.level)
-    ch.quote("err_scheme", err.scheme)
-    ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE))
-    ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE))
-    ch.quote("err_n", err.n_series)
-    ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
-    ch.quote("err_band_pct", 100 * err.level, "{:.0f}")
-    ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}")
-    ch.quote("err_cov", 100 * cov.share, "{:.0f}")
-    ch.quote("err_cov_lo", 100 * cov.low, "{:.0f}")
-    ch.quote("err_cov_hi", 100 * cov.high, "{:.0f}")
-    ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
-    ch.quote("err_cov_points", cov.points, "{:,}")
-
-
 def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> None:
     """Each headline ratio as a median with its band and the verdict of :func:`jalapeno.uncertainty.judge`
     (table ``ratio_bands``), the model's error the bands carry, and which input drives each ratio (Sobol
     total indices, table ``drivers``)."""
-    quote_model_error(ch, ens.error)
+    quotes.model_error(ch, ens.error)
     ch.quote("n_samples", f"{number(uncertainty.N_SAMPLES):,}")
     ch.quote("band_lo_pct", 100 * uncertainty.BAND[0], "{:.0f}")
     ch.quote("band_hi_pct", 100 * uncertainty.BAND[1], "{:.0f}")

@@ -150,7 +150,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
     disagree = claims.filter(pl.col("status") == "predicted, disagrees")["claim_id"].to_list()
     ch.quote("disagree_text", f"{len(disagree)} prediction{'s' if len(disagree) > 1 else ''} "
-             f"disagree{'' if len(disagree) > 1 else 's'} ({', '.join(disagree)}; see their chapters)"
+             f"disagree{'' if len(disagree) > 1 else 's'} ({', '.join(disagree)}; see {'their chapters' if len(disagree) > 1 else 'its chapter'})"
              if disagree else "no prediction disagrees")
     # this chapter's claims; every claim, once, on the claims page
     ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(

@@ -8,8 +8,7 @@ import polars as pl
 
 from .. import registry
 from ..data import seeds_table
-from . import Chapter, Parameter
-from .pareto import quote_model_error
+from . import Chapter, Parameter, quotes
 
 #: The headline claims the verdict page opens with, in the order a reader meets them.
 HEADLINES = ("headline-per-watt-ratio", "headline-e2e-ratio", "single-user-speed-ratio-gptoss",
@@ -31,7 +30,7 @@ def compute(*, claims: list[str]) -> Chapter:
     agreement) and quoted numbers: ``n_claims``, ``n_seeds``, ``n_agreeing``, ``n_disagreeing`` (the
     predictions that disagree with a published number, and not reproduced or inconsistent checks) and, per
     headline claim, ``<claim id>`` (its status), and the model's error the predictions' bands carry
-    (scheme (c) end-point anchored, :func:`jalapeno.chapters.pareto.quote_model_error`: ``err_scheme``,
+    (scheme (c) end-point anchored, :func:`jalapeno.chapters.quotes.model_error`: ``err_scheme``,
     ``err_median``, ``err_p90``, ``err_n``, ``err_factor``, ``err_cov`` ...). Raises UnknownNameError for an unknown claim id."""
     table = registry.claims()
     rows = [registry.claim(c) for c in claims]  # UnknownNameError lists the valid ids
@@ -53,5 +52,5 @@ def compute(*, claims: list[str]) -> Chapter:
     ch.quote("n_seeds", seeds_table().height)
     ch.quote("n_agreeing", sum(n for s, n in counts.items() if s in registry.AGREEING))
     ch.quote("n_disagreeing", sum(counts.get(s, 0) for s in ("predicted, disagrees", "not reproduced", "inconsistent")))
-    quote_model_error(ch)  # the error every predicted verdict's band carries: scheme (c)
+    quotes.model_error(ch)  # the error every predicted verdict's band carries: scheme (c)
     return ch

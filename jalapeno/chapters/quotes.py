@@ -1,0 +1,36 @@
+"""Numbers two or more chapters quote under the same keys, so that each is computed and worded once:
+:func:`model_error` (the Pareto and verdict chapters)."""
+
+from __future__ import annotations
+
+import math
+
+from .. import calibration, display, schemes, uncertainty
+from . import Chapter
+
+
+def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
+    """The model's error a predicted Jalapeño number carries (``err``, default
+    :func:`jalapeno.uncertainty.model_error`: scheme (c) end-point anchored), quoted under the keys the
+    Pareto and verdict chapters share: ``err_scheme`` (its label), ``err_median``, ``err_p90`` (the one
+    statistic, %), ``err_n`` (series), ``err_band_pct`` (the band's nominal level, %), ``err_factor`` (the
+    band's half-width as a factor either way, ``exp(band_half_width)``), ``err_sigma`` (the log-normal's
+    standard deviation in the logarithm that has that band as its central interval, %), and the band's
+    coverage (:func:`jalapeno.calibration.coverage` of the same scheme's held-out series, each fold's width
+    chosen without it): ``err_cov`` (%), ``err_cov_lo``, ``err_cov_hi`` (its binomial interval, %),
+    ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points)."""
+    err = uncertainty.model_error() if err is None else err
+    key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
+    cov = calibration.coverage(schemes.scheme_errors(key), err.level)
+    ch.quote("err_scheme", err.scheme)
+    ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_n", err.n_series)
+    ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_band_pct", 100 * err.level, "{:.0f}")
+    ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}")
+    ch.quote("err_cov", 100 * cov.share, "{:.0f}")
+    ch.quote("err_cov_lo", 100 * cov.low, "{:.0f}")
+    ch.quote("err_cov_hi", 100 * cov.high, "{:.0f}")
+    ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
+    ch.quote("err_cov_points", cov.points, "{:,}")
