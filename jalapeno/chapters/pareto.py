@@ -524,7 +524,7 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
         detail="line:N", tooltip=tooltip)
     subtitle = (f"shaded: each modeled frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
                 + "; ".join(names) + " (measured frontiers: none)")
-    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=subtitle))
+    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
 
 
 def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:

@@ -618,7 +618,7 @@ def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart | alt.LayerChart
     names = "; ".join(sorted(df["band_scheme"].drop_nulls().unique().to_list()))
     subtitle = (f"shaded: each serving-model frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
                 f"{names} (the LPU's upper bound: none)")
-    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=subtitle))
+    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
 
 
 def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
