@@ -523,7 +523,7 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
         color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
         detail="line:N", tooltip=tooltip)
     subtitle = (f"shaded: each modeled frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
-                + "; ".join(names) + " (measured frontiers: none)")
+                + "; ".join(names) + " (a measured frontier has no band)")
     return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
 
 

@@ -18,7 +18,8 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
     standard deviation in the logarithm that has that band as its central interval, %), and the band's
     coverage (:func:`jalapeno.calibration.coverage` of the same scheme's held-out series, each fold's width
     chosen without it): ``err_cov`` (%), ``err_cov_lo``, ``err_cov_hi`` (its binomial interval, %),
-    ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points)."""
+    ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points), ``err_cov_verdict`` (the
+    coverage against :data:`jalapeno.schemes.COVERAGE_RANGE`, in words)."""
     err = uncertainty.model_error() if err is None else err
     key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
     cov = calibration.coverage(schemes.scheme_errors(key), err.level)
@@ -29,8 +30,13 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
     ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
     ch.quote("err_band_pct", 100 * err.level, "{:.0f}")
     ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}")
-    ch.quote("err_cov", 100 * cov.share, "{:.0f}")
-    ch.quote("err_cov_lo", 100 * cov.low, "{:.0f}")
-    ch.quote("err_cov_hi", 100 * cov.high, "{:.0f}")
+    ch.quote("err_cov", 100 * cov.share, "{:.1f}")  # one decimal: 69.8 % is not the 70 % floor
+    ch.quote("err_cov_lo", 100 * cov.low, "{:.1f}")
+    ch.quote("err_cov_hi", 100 * cov.high, "{:.1f}")
+    low, high = schemes.COVERAGE_RANGE
+    ch.quote("err_cov_verdict", f"{'below' if cov.share < low else 'above' if cov.share > high else 'within'} the "
+             f"{100 * low:.0f}-{100 * high:.0f} % an {100 * err.level:.0f} % band should hold"
+             + (", so the band is slightly too narrow" if cov.share < low else
+                ", so the band is wider than it needs to be" if cov.share > high else ""))
     ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
     ch.quote("err_cov_points", cov.points, "{:,}")

@@ -88,6 +88,7 @@ def _schemes(ch: Chapter) -> None:
     ch.quote("cov_low", 100 * schemes.COVERAGE_RANGE[0], "{:.0f}")
     ch.quote("cov_high", 100 * schemes.COVERAGE_RANGE[1], "{:.0f}")
     rows = []
+    coverage_header = f"coverage against {100 * schemes.COVERAGE_RANGE[0]:.0f}-{100 * schemes.COVERAGE_RANGE[1]:.0f} %"
     for r in t.iter_rows(named=True):
         k = STEMS[r["scheme"]]
 
@@ -116,8 +117,8 @@ def _schemes(ch: Chapter) -> None:
             "scheme": r["label"], "stands for": r["stands_for"], "its band is used for": r["band_for"],
             "series": r["series"], "median (%)": 100 * r["median"], "p90 (%)": 100 * r["p90"],
             "ceiling median / p90 (%)": None if ceiling is None else f"{100 * ceiling[0]:.0f} / {100 * ceiling[1]:.0f}",
-            "ceiling": status, "80 % band (factor either way)": math.exp(r["band_half_width"]),
-            "coverage (%)": 100 * r["coverage"],
+            "median and p90 against the ceiling": status, "80 % band (factor either way)": math.exp(r["band_half_width"]),
+            "coverage (%)": 100 * r["coverage"], coverage_header: coverage_status(r["coverage"]),
             "90 % interval (%)": f"{100 * r['coverage_low']:.1f}-{100 * r['coverage_high']:.1f}",
             "points inside / scored": f"{r['inside']} / {r['points']}", "beyond reach": r["unreached"]})
     ch.tables["schemes"] = pl.DataFrame(rows)

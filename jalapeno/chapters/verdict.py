@@ -51,6 +51,8 @@ def compute(*, claims: list[str]) -> Chapter:
     ch.quote("n_claims", table.height, "{:,}")
     ch.quote("n_seeds", seeds_table().height)
     ch.quote("n_agreeing", sum(n for s, n in counts.items() if s in registry.AGREEING))
-    ch.quote("n_disagreeing", sum(counts.get(s, 0) for s in ("predicted, disagrees", "not reproduced", "inconsistent")))
+    n_disagreeing = sum(counts.get(s, 0) for s in ("predicted, disagrees", "not reproduced", "inconsistent"))
+    ch.quote("n_disagreeing", n_disagreeing)
+    ch.quote("disagree_verb", "disagrees" if n_disagreeing == 1 else "disagree")
     quotes.model_error(ch)  # the error every predicted verdict's band carries: scheme (c)
     return ch
