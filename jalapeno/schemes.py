@@ -94,6 +94,13 @@ CEILINGS = {"generation": (0.50, 1.00), "model-chip": (0.30, 0.85), "shape": (0.
 #: too narrow or too wide for its scheme is outside it (fractions).
 COVERAGE_RANGE = (0.70, 0.90)
 
+
+def coverage_status(share: float) -> str:
+    """Where a band's coverage ``share`` (a fraction) lies against :data:`COVERAGE_RANGE`: ``within``,
+    ``below`` or ``above``."""
+    low, high = COVERAGE_RANGE
+    return "below" if share < low else "above" if share > high else "within"
+
 #: The stack name under which an anchored chip's own fitted per-layer overhead is stored (as Jalapeño's
 #: is under ``jalapeno``).
 ANCHORED_STACK = "anchored"

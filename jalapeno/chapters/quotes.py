@@ -34,9 +34,9 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
     ch.quote("err_cov_lo", 100 * cov.low, "{:.1f}")
     ch.quote("err_cov_hi", 100 * cov.high, "{:.1f}")
     low, high = schemes.COVERAGE_RANGE
-    ch.quote("err_cov_verdict", f"{'below' if cov.share < low else 'above' if cov.share > high else 'within'} the "
-             f"{100 * low:.0f}-{100 * high:.0f} % an {100 * err.level:.0f} % band should hold"
-             + (", so the band is slightly too narrow" if cov.share < low else
-                ", so the band is wider than it needs to be" if cov.share > high else ""))
+    status = schemes.coverage_status(cov.share)
+    ch.quote("err_cov_verdict", f"{status} the {100 * low:.0f}-{100 * high:.0f} % an {100 * err.level:.0f} % band should hold"
+             + {"below": ", so the band is slightly too narrow", "above": ", so the band is wider than it needs to be",
+                "within": ""}[status])
     ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
     ch.quote("err_cov_points", cov.points, "{:,}")

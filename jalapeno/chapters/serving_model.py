@@ -73,12 +73,6 @@ def ceiling_status(row: dict) -> str:
     return "met" if not missed else "both missed" if len(missed) == 2 else f"{missed[0]} missed"
 
 
-def coverage_status(share: float) -> str:
-    """Where a band's coverage lies against :data:`jalapeno.schemes.COVERAGE_RANGE`: ``within``, ``below`` or ``above``."""
-    low, high = schemes.COVERAGE_RANGE
-    return "below" if share < low else "above" if share > high else "within"
-
-
 def _schemes(ch: Chapter) -> None:
     """The validation schemes (:func:`jalapeno.schemes.table`): per row the quoted numbers (keys
     ``sc_<stem>_*``, :data:`STEMS`), the table ``schemes``, the figure ``schemes`` (median and p90 of each
@@ -105,7 +99,7 @@ def _schemes(ch: Chapter) -> None:
         q("points", r["points"])
         q("unreached", r["unreached"])
         q("band_factor", math.exp(r["band_half_width"]), "{:.1f}")
-        q("coverage_vs", coverage_status(r["coverage"]))
+        q("coverage_vs", schemes.coverage_status(r["coverage"]))
         status = q("status", ceiling_status(r))
         ceiling = schemes.CEILINGS.get(r["scheme"])
         if ceiling is not None:
@@ -118,7 +112,7 @@ def _schemes(ch: Chapter) -> None:
             "series": r["series"], "median (%)": 100 * r["median"], "p90 (%)": 100 * r["p90"],
             "ceiling median / p90 (%)": None if ceiling is None else f"{100 * ceiling[0]:.0f} / {100 * ceiling[1]:.0f}",
             "median and p90 against the ceiling": status, "80 % band (factor either way)": math.exp(r["band_half_width"]),
-            "coverage (%)": 100 * r["coverage"], coverage_header: coverage_status(r["coverage"]),
+            "coverage (%)": 100 * r["coverage"], coverage_header: schemes.coverage_status(r["coverage"]),
             "90 % interval (%)": f"{100 * r['coverage_low']:.1f}-{100 * r['coverage_high']:.1f}",
             "points inside / scored": f"{r['inside']} / {r['points']}", "beyond reach": r["unreached"]})
     ch.tables["schemes"] = pl.DataFrame(rows)
