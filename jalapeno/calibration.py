@@ -68,7 +68,6 @@ BOUNDS = {"eta_mem": (0.2, 1.0), "eta_compute": (0.05, 1.0), "eta_prefill": (0.0
            "beta_s": (1e-9, 1e-5), "mla_layer_factor": (1.0, 3.0)}
 _UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "fraction", "alpha_s": "s",
           "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
-_PARAMS = tuple(BOUNDS) + tuple(f"tau_s:{s}" for s in STACKS)
 _TAU_BOUNDS = (1e-7, 2e-4)
 #: The inference engine a stack runs its workers on: NVIDIA Dynamo orchestrates TensorRT-LLM or SGLang
 #: workers (ai-dynamo/dynamo README, "backends"), so an unmeasured Dynamo stack starts from its engine's
@@ -168,16 +167,52 @@ def predict(configs: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
                                 ).sort("series", "n_chips", "worker_conc")
 
 
-def _vector(eff: Efficiency) -> np.ndarray:
-    vals = [getattr(eff, p) for p in BOUNDS] + [eff.tau(s) for s in STACKS]
-    return np.log(np.asarray(vals))
+def cells(configs: pl.DataFrame) -> tuple[str, ...]:
+    """The per-layer overheads a fit on ``configs`` (rows of :func:`configurations`) estimates: one per
+    (stack, chip generation) with a row, named ``"<stack>@<generation>"`` (the keys of
+    :attr:`Efficiency.tau_s`; :attr:`jalapeno.specs.ChipSpec.generation`), in the order of :data:`STACKS`
+    then generation. The same stack runs at different overheads on different generations (vLLM on B200 and
+    on Hopper), so none is shared across generations; a generation no row informs gets the stack's prior
+    (:func:`with_priors`)."""
+    pairs = configs.select("stack", "chip").unique()
+    have = {(s, specs.chip(c).generation) for s, c in pairs.iter_rows()}
+    return tuple(f"{s}@{g}" for s in STACKS for g in sorted({g for t, g in have if t == s}))
 
 
-def _efficiency(x: np.ndarray) -> Efficiency:
-    v = np.exp(x)
-    n = len(BOUNDS)
-    return Efficiency(**{p: float(val) for p, val in zip(BOUNDS, v[:n])},
-                      tau_s={s: float(t) for s, t in zip(STACKS, v[n:])})
+def parameters(configs: pl.DataFrame) -> tuple[str, ...]:
+    """The fitted constants of a fit on ``configs``, in the fit's order: :data:`BOUNDS`, then
+    ``tau_s:<stack>@<generation>`` for each of :func:`cells`."""
+    return tuple(BOUNDS) + tuple(f"tau_s:{c}" for c in cells(configs))
+
+
+def _vector(eff: Efficiency, names: tuple[str, ...]) -> np.ndarray:
+    return np.log(np.asarray([eff.tau(*p[6:].split("@", 1)) if p.startswith("tau_s:") else getattr(eff, p)
+                              for p in names]))
+
+
+def _efficiency(x: np.ndarray, names: tuple[str, ...]) -> Efficiency:
+    v = dict(zip(names, np.exp(x).tolist()))
+    return Efficiency(**{p: v[p] for p in BOUNDS if p in v},
+                      tau_s={p[6:]: t for p, t in v.items() if p.startswith("tau_s:")})
+
+
+def with_priors(eff: Efficiency) -> Efficiency:
+    """``eff`` with every stack's prior overhead (``tau_s["<stack>"]``, s), the value :meth:`Efficiency.tau`
+    gives the stack on a chip generation none of its fitted overheads (``"<stack>@<generation>"``) covers:
+    the geometric mean of the stack's fitted generations; for a stack fitted on none, its engine's prior
+    (:data:`ENGINE`: Dynamo runs TensorRT-LLM or SGLang workers) when that was fitted, else the median of
+    every fitted overhead. The stated prior of a new generation: its error is what scheme (a) of
+    :mod:`jalapeno.schemes` (a generation left out) measures."""
+    fitted = {k: v for k, v in eff.tau_s.items() if "@" in k}
+    priors = {}
+    for s in STACKS:
+        own = [v for k, v in fitted.items() if k.split("@", 1)[0] == s]
+        if own:
+            priors[s] = float(np.exp(np.mean(np.log(own))))
+    for s in STACKS:
+        if s not in priors:
+            priors[s] = priors.get(ENGINE.get(s), float(np.median(list(fitted.values()))))
+    return replace(eff, tau_s={**fitted, **priors})
 
 
 def residuals(configs: pl.DataFrame, eff: Efficiency) -> np.ndarray:
@@ -196,7 +231,8 @@ def unidentified(configs: pl.DataFrame) -> tuple[str, ...]:
       the stack's per-layer overhead, so only such a stack tells it apart from that overhead (in the
       InferenceMAX data only Dynamo-TRT on GB200 does; without it, the per-sequence term alone leaves the
       factor at a bound);
-    - ``tau_s:<stack>`` for every stack with no point in ``configs``.
+    - ``tau_s:<stack>`` for every stack with no point in ``configs`` (it takes the prior of
+      :func:`with_priors`; a stack's overhead on a generation with no point, likewise).
     """
     mla = [m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"]
     kinds = configs.group_by("stack").agg(pl.col("model_key").is_in(mla).any().alias("mla"),
@@ -213,11 +249,12 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None,
     from ``start`` (default :data:`START`): minimise the squared log errors of TPOT and throughput per
     chip (:func:`residuals`) plus the weak prior of the module docstring (:data:`PRIOR_WIDTH`, centred on
     :data:`PRIOR_CENTRE` whatever ``start`` is). A constant the data do not inform (:func:`unidentified`)
-    is not fitted: the MLA factor is held at :data:`PRIORS`, and a stack with no point gets its engine's
-    overhead (:data:`ENGINE`) if that was fitted, else the median overhead of the fitted stacks.
+    is not fitted: the MLA factor is held at :data:`PRIORS`; one overhead is fitted per (stack, chip
+    generation) with a row (:func:`cells`), and every stack gets its prior for the generations it has no
+    row on (:func:`with_priors`).
 
     One ``scipy.optimize.least_squares`` call (trust-region reflective, ``method="trf"``) in log space
-    within :data:`BOUNDS` (:data:`_TAU_BOUNDS` for the stacks), to the tolerances :data:`TOLERANCES` or
+    within :data:`BOUNDS` (:data:`_TAU_BOUNDS` for the overheads), to the tolerances :data:`TOLERANCES` or
     ``max_nfev`` evaluations (default scipy's, 100 per fitted constant); scipy's forward differences
     with the Jacobian's sparsity (:func:`jac_sparsity`), so that the constants that move disjoint rows
     share one evaluation. Deterministic: the same inputs give the same bits on one machine."""
@@ -225,18 +262,19 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None,
 
     configs = configurations() if configs is None else configs
     held = set(unidentified(configs))
-    x0 = _vector(replace(start or START, **{p: v for p, v in PRIORS.items() if p in held}))
-    lo = np.log([b[0] for b in BOUNDS.values()] + [_TAU_BOUNDS[0]] * len(STACKS))
-    hi = np.log([b[1] for b in BOUNDS.values()] + [_TAU_BOUNDS[1]] * len(STACKS))
-    free = np.array([p not in held for p in _PARAMS])
+    names = parameters(configs)
+    x0 = _vector(replace(start or START, **{p: v for p, v in PRIORS.items() if p in held}), names)
+    lo = np.log([BOUNDS[p][0] if p in BOUNDS else _TAU_BOUNDS[0] for p in names])
+    hi = np.log([BOUNDS[p][1] if p in BOUNDS else _TAU_BOUNDS[1] for p in names])
+    free = np.array([p not in held for p in names])
     groups = _groups(configs)
     measured_log = np.log(np.concatenate([configs["mean_tpot"].to_numpy(), configs["tput_per_gpu"].to_numpy()]))
-    centre = _vector(PRIOR_CENTRE)[free]  # fixed: never ``start`` or the stored fit
+    centre = _vector(PRIOR_CENTRE, names)[free]  # fixed: never ``start`` or the stored fit
 
     def fun(z):
         x = x0.copy()
         x[free] = z
-        p = _evaluate_groups(groups, configs.height, _efficiency(x))
+        p = _evaluate_groups(groups, configs.height, _efficiency(x, names))
         return np.concatenate([np.log(np.concatenate([p["pred_tpot"], p["pred_tput"]])) - measured_log,
                                (z - centre) / PRIOR_WIDTH])
 
@@ -245,29 +283,27 @@ def fit(configs: pl.DataFrame | None = None, start: Efficiency | None = None,
                         max_nfev=max_nfev, **TOLERANCES)
     x = x0.copy()
     x[free] = sol.x
-    eff = _efficiency(x)
-    absent = [s for s in STACKS if f"tau_s:{s}" in held]
-    if absent:  # a stack never seen gets its engine's overhead, else the median of the fitted ones
-        fitted = {s: eff.tau_s[s] for s in STACKS if f"tau_s:{s}" not in held}
-        eff = replace(eff, tau_s={**eff.tau_s, **{s: float(fitted.get(ENGINE.get(s), np.median(list(fitted.values()))))
-                                                  for s in absent}})
-    return eff
+    return with_priors(_efficiency(x, names))
 
 
 def jac_sparsity(configs: pl.DataFrame, free: np.ndarray | None = None) -> np.ndarray:
     """Which residuals of :func:`fit` each fitted constant can move (bool, shape ``(2 x rows + constants,
     constants)``: the TPOT rows, the throughput rows, then one prior row per constant; ``free`` selects the
-    constants of :data:`_PARAMS`, default all): a stack's overhead ``tau_s:<stack>`` only its own stack's
-    rows, the MLA factor only an MLA model's rows (it multiplies their per-layer overhead), every other
-    constant every row; each prior row only its own constant."""
-    free = np.ones(len(_PARAMS), dtype=bool) if free is None else np.asarray(free, dtype=bool)
+    constants of :func:`parameters`, default all): a per-layer overhead ``tau_s:<stack>@<generation>`` only
+    the rows of its stack on chips of its generation, the MLA factor only an MLA model's rows (it
+    multiplies their per-layer overhead), every other constant every row; each prior row only its own
+    constant."""
+    names = np.array(parameters(configs))
+    free = np.ones(names.size, dtype=bool) if free is None else np.asarray(free, dtype=bool)
     mla = [m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"]
-    stack, is_mla = configs["stack"].to_numpy(), configs["model_key"].is_in(mla).to_numpy()
-    names = np.array(_PARAMS)[free]
+    generation = {c: specs.chip(c).generation for c in configs["chip"].unique()}
+    cell = (configs["stack"] + "@" + configs["chip"].replace_strict(generation, return_dtype=pl.Utf8)).to_numpy()
+    is_mla = configs["model_key"].is_in(mla).to_numpy()
+    names = names[free]
     rows = np.ones((configs.height, names.size), dtype=bool)
     for j, p in enumerate(names):
         if p.startswith("tau_s:"):
-            rows[:, j] = stack == p.split(":", 1)[1]
+            rows[:, j] = cell == p[6:]
         elif p == "mla_layer_factor":
             rows[:, j] = is_mla
     return np.vstack([rows, rows, np.eye(names.size, dtype=bool)])
@@ -288,21 +324,35 @@ TRANSFER_MODEL = {"kimi-k2.5": "deepseek-r1"}
 
 #: The columns of :func:`sweep`, in order.
 SWEEP_COLUMNS = ("n_chips", "dp", "concurrency", "tpot_s", "ttft_s", "e2e_s", "interactivity_tok_s_user",
-                 "throughput_tok_s_chip", "chips")
+                 "throughput_tok_s_chip", "chips", "within_recipes")
 
 
 def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
           precision: str | None = None, eff: serving.Efficiency | None = None, stack: str | None = None,
           max_chips: int | None = None, concurrency=CONCURRENCY, disagg: bool = False,
           mtp_tokens_per_step: float = 1.0, hbm_bandwidth_bytes_per_s: float | None = None,
-          concurrency_cap: float | str | None = "benchmark", training: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Every configuration of a grid: chips per worker (powers of two up to the scale-up domain or
-    ``max_chips``), TP or DP attention, each ``concurrency``; those whose weights and KV fit in HBM and
-    whose load stays within ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
+          concurrency_cap: float | str | None = "benchmark", training: pl.DataFrame | None = None,
+          layouts: str = "recipes") -> pl.DataFrame:
+    """Every configuration a chip serving a model is predicted at, evaluated; those whose weights and KV
+    fit in HBM and whose load stays within ``concurrency_cap`` are returned.
+
+    The configurations (``layouts``): ``"recipes"`` (default), for a chip the benchmark ran served that way
+    (:func:`recipes`, read from ``training``), exactly the layouts its recipes run (chips per worker,
+    TP or DP attention), each at the values of ``concurrency`` within the range of requests per worker that
+    layout was run at, and at that range's two ends; ``"all"``, or a chip with no recipe (Jalapeño, GB300,
+    Vera Rubin, the TPUs), the grid rule: chips per worker in powers of two up to the scale-up domain or
+    ``max_chips``, TP or DP attention (DP only for an MoE or MLA model), each ``concurrency`` (at least one
+    request per attention replica). Column ``within_recipes`` says which configurations lie within a
+    recipe: all of a recipe sweep's; of a grid-rule sweep, those whose layout and concurrency match a
+    recipe of the model on some measured chip (:func:`reference_recipes`): False marks a frontier point
+    beyond what was measured. UnknownNameError for another ``layouts``.
+
+    ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
     :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
     prefill chips when ``disagg``), a number (concurrent requests per chip, prefill chips included), or
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
-    calibration; ``stack``: default :func:`stack_for` the chip (the software measured on it or its vendor),
+    calibration; ``stack``: default :func:`stack_for` the chip and model (the software the benchmark ran for
+    that pair, else on the chip or its vendor),
     else one of :data:`STACKS` or of ``eff``'s overheads (UnknownNameError listing them); ``max_chips``:
     a positive whole number (ValueError otherwise). ``training``: the measured rows (of
     :func:`configurations`) the two defaults read, the benchmark's concurrency cap and the chip's stacks
@@ -314,7 +364,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     one :func:`holdout` scores.
 
     Returns columns ``n_chips``, ``dp``, ``concurrency``, ``tpot_s``, ``ttft_s``, ``e2e_s``,
-    ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included)."""
+    ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included), ``within_recipes``."""
     chip, model = specs.chip(chip), specs.model(model)
     eff = eff or load()
     precision = precision or DEFAULT_PRECISION.get(model.model, "fp8")
@@ -339,25 +389,44 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
                          f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
     domain = int(max_chips or chip.scale_up_domain_chips)
-    stack = stack or stack_for(chip, eff, training)
-    sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
-    serving.check_configurations(2 * len(sizes) * np.size(concurrency), 2 * len(sizes))
-    n, dp, c = [], [], []
-    for size in sizes:
-        for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):
-            n.append(np.full(len(concurrency), size)); dp.append(np.full(len(concurrency), d)); c.append(concurrency)
-    n, dp, c = np.concatenate(n).astype(float), np.concatenate(dp).astype(float), np.concatenate(c).astype(float)
+    if layouts not in LAYOUT_CHOICES:
+        raise UnknownNameError("sweep layouts", layouts, list(LAYOUT_CHOICES))
+    stack = stack or stack_for(chip, eff, training, model)
+    table = recipes(chip, model, disagg=disagg, training=training)[0] if layouts == "recipes" else None
+    grid = np.unique(np.asarray(concurrency, dtype=float))
+    if table is not None:
+        table = table.filter(pl.col("n_chips") <= domain)
+        serving.check_configurations(table.height * (grid.size + 2), table.height)
+        n, dp, c = [], [], []
+        for size, d, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
+            cs = np.unique(np.concatenate([grid[(grid >= lo) & (grid <= hi)], [lo, hi]]))
+            n.append(np.full(cs.size, size)); dp.append(np.full(cs.size, d)); c.append(cs)
+        within = None
+    else:
+        sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
+        serving.check_configurations(2 * len(sizes) * grid.size, 2 * len(sizes))
+        n, dp, c = [], [], []
+        for size in sizes:
+            for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):
+                n.append(np.full(grid.size, size)); dp.append(np.full(grid.size, d)); c.append(grid)
+        within = reference_recipes(model, disagg=disagg, training=training)
+    n = np.concatenate(n).astype(float) if n else np.empty(0)
+    dp = np.concatenate(dp).astype(float) if dp else np.empty(0)
+    c = np.concatenate(c).astype(float) if c else np.empty(0)
     keep = c >= dp  # at least one sequence per attention replica
     n, dp, c = n[keep], dp[keep], c[keep]
+    within = np.ones(n.shape, dtype=bool) if within is None else _within(n, dp, c, within)
+    if not n.size:
+        return pl.DataFrame({k: np.empty(0, dtype=bool if k == "within_recipes" else float) for k in SWEEP_COLUMNS})
     layout = serving.Layout(n_chips=n, dp=dp, ep=True, hbm_bandwidth_bytes_per_s=hbm_bandwidth_bytes_per_s)
     workload = serving.Workload(concurrency=c, isl=isl, osl=osl, precision=precision,
                                 mtp_tokens_per_step=mtp_tokens_per_step)
     # capacity first: only the configurations whose weights and KV cache fit are evaluated
     fit = np.flatnonzero(serving.capacity(model, chip, layout, workload).fits)
     layout, workload = serving.select(layout, workload, fit)
-    n, dp, c = n[fit], dp[fit], c[fit]
+    n, dp, c, within = n[fit], dp[fit], c[fit], within[fit]
     if not fit.size:
-        return pl.DataFrame({k: np.empty(0) for k in SWEEP_COLUMNS})
+        return pl.DataFrame({k: np.empty(0, dtype=bool if k == "within_recipes" else float) for k in SWEEP_COLUMNS})
     r = serving.evaluate(model, chip, layout, workload, stack=stack, eff=eff)
     if disagg:  # prefill chips matched to the request rate the decode workers sustain
         rate = c / r.e2e_s
@@ -370,7 +439,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         keep &= served <= concurrency_cap * (1 + 1e-9)
     columns = {"n_chips": n, "dp": dp, "concurrency": c, "tpot_s": r.tpot_s, "ttft_s": r.ttft_s, "e2e_s": r.e2e_s,
                "interactivity_tok_s_user": r.interactivity_tok_s_user,
-               "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips}
+               "throughput_tok_s_chip": r.throughput_tok_s_chip, "chips": r.chips, "within_recipes": within}
     # selected before the table is built: a frontier is thousands of sweeps, each a few hundred rows
     return pl.DataFrame({k: np.broadcast_to(columns[k], n.shape)[keep] for k in SWEEP_COLUMNS})
 
@@ -433,44 +502,129 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
 
 
 def chip_stacks(chip: ChipSpec | str, training: pl.DataFrame | None = None) -> tuple[str, ...]:
-    """The serving stacks a frontier of ``chip`` may use: those measured on it (InferenceMAX points
-    without speculative decoding), else on the chip it borrows layouts from (:data:`TRANSFER_CHIP`: GB300
-    takes GB200's), else on any chip of its vendor (``chips.csv``). Sorted; empty for a chip none of whose
-    vendor's chips was measured (Jalapeño: its stack is its own fitted overhead, named explicitly).
-    ``training``: only these rows of :func:`configurations` count as measured (:func:`measured_stacks`;
-    default every measured run)."""
+    """The serving stacks a frontier of ``chip`` may use when the benchmark ran none for its model there
+    (:func:`stack_for`): those measured on it for any model (InferenceMAX points without speculative
+    decoding), else on the chip it borrows layouts from (:data:`TRANSFER_CHIP`: GB300 takes GB200's), else
+    on any chip of its vendor (``chips.csv``). Sorted; empty for a chip none of whose vendor's chips was
+    measured (Jalapeño: its stack is its own fitted overhead, named explicitly). ``training``: only these
+    rows of :func:`configurations` count as measured (default every measured run)."""
     c = specs.chip(chip)
-    measured_on = _measured_stacks() if training is None else measured_stacks(training)
+    measured_on = _stack_table(training)
     for key in (c.chip, TRANSFER_CHIP.get(c.chip)):
-        if key in measured_on:
-            return measured_on[key]
-    return tuple(sorted({s for k, stacks in measured_on.items() if specs.chip(k).vendor == c.vendor for s in stacks}))
+        rows = measured_on.filter(pl.col("chip") == key)
+        if rows.height:
+            return tuple(sorted(set(rows["stack"])))
+    vendor = [k for k in measured_on["chip"].unique() if specs.chip(k).vendor == c.vendor]
+    return tuple(sorted(set(measured_on.filter(pl.col("chip").is_in(vendor))["stack"])))
 
 
-def measured_stacks(configs: pl.DataFrame) -> dict[str, tuple[str, ...]]:
-    """The stacks of each chip in the rows ``configs`` (of :func:`configurations`): chip key to its stacks,
-    sorted."""
-    pairs = configs.select("chip", "stack").unique().sort("chip", "stack")
-    return {c: tuple(g["stack"]) for (c,), g in pairs.group_by(["chip"], maintain_order=True)}
+def model_chip_stacks(chip: ChipSpec | str, model: ModelSpec | str, training: pl.DataFrame | None = None
+                      ) -> tuple[str, ...]:
+    """The stacks the benchmark ran for ``model`` (its :data:`TRANSFER_MODEL` source when the model has no
+    run) on ``chip`` (its :data:`TRANSFER_CHIP` source when the chip has no run), in the rows
+    ``training`` (default every measured run): the software a user of that pair would run. Sorted; empty
+    when the benchmark ran no such pair."""
+    c, m = specs.chip(chip).chip, specs.model(model).model
+    table = _stack_table(training)
+    m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
+    c = c if c in set(table["chip"]) else TRANSFER_CHIP.get(c, c)
+    return tuple(sorted(set(table.filter((pl.col("chip") == c) & (pl.col("model_key") == m))["stack"])))
+
+
+def _stack_table(training: pl.DataFrame | None) -> pl.DataFrame:
+    """(model_key, chip, stack) of every measured series of ``training`` (default every measured run)."""
+    if training is None:
+        return _measured_stack_table()
+    return training.select("model_key", "chip", "stack").unique().sort("model_key", "chip", "stack")
 
 
 @functools.lru_cache(maxsize=None)
-def _measured_stacks() -> dict[str, tuple[str, ...]]:
-    pairs = _from_measured("chip-stacks", lambda: configurations().select("chip", "stack").unique().sort("chip", "stack"))
-    return measured_stacks(pairs)
+def _measured_stack_table() -> pl.DataFrame:
+    return _from_measured("model-chip-stacks", lambda: _stack_table(configurations()))
 
 
-def stack_for(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None) -> str:
-    """The stack a frontier of ``chip`` uses by default: of :func:`chip_stacks` (of the rows ``training``,
-    default every measured run), the one with the smallest calibrated per-layer overhead in ``eff`` (never
-    the best stack of another vendor). ValueError, naming the chip, when none was measured on it or its
-    vendor: give ``stack=`` then."""
-    stacks = chip_stacks(chip, training)
+def stack_for(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None,
+              model: ModelSpec | str | None = None) -> str:
+    """The stack a frontier of ``chip`` serving ``model`` uses by default, from the rows ``training``
+    (default every measured run): of the stacks the benchmark ran for that model on that chip
+    (:func:`model_chip_stacks`), or, for a pair it never ran (or no ``model``), of the chip's stacks
+    (:func:`chip_stacks`: the chip's for any model, its transfer source's, its vendor's), the one with the
+    smallest calibrated per-layer overhead on the chip's generation (:meth:`Efficiency.tau`; never the
+    best stack of another vendor). ValueError, naming the chip, when none was measured on it or its
+    vendor: give ``stack=`` then (or use :func:`default_stack`)."""
+    c = specs.chip(chip)
+    stacks = (model_chip_stacks(c, model, training) if model is not None else ()) or chip_stacks(c, training)
     if not stacks:
-        c = specs.chip(chip)
         raise ValueError(f"no serving stack was measured on {c.chip} or another {c.vendor or 'same-vendor'} chip: "
                          f"name one with stack= (calibrated: {', '.join(STACKS)})")
-    return min(stacks, key=eff.tau)
+    return min(stacks, key=lambda s: eff.tau(s, c.generation))
+
+
+#: How a sweep chooses its layouts (``layouts=`` of :func:`sweep`): ``recipes``, the layouts and
+#: concurrency ranges the benchmark's recipes run on the chip (:func:`recipes`); ``all``, every layout of
+#: the grid rule.
+LAYOUT_CHOICES = ("recipes", "all")
+
+
+def recipes(chip: ChipSpec | str, model: ModelSpec | str, *, disagg: bool = False,
+            training: pl.DataFrame | None = None) -> tuple[pl.DataFrame | None, str]:
+    """The layouts the benchmark's recipes run on ``chip`` served ``disagg``, in the rows ``training`` (of
+    :func:`configurations`, default every measured run): ``(table, source)``, the table one row a layout,
+    ``n_chips`` (chips per decode worker; per server when aggregated), ``dp`` (attention replicas) and the
+    range of concurrent requests per worker it was run at, ``conc_min`` to ``conc_max``. ``source``:
+
+    - ``model-chip``: the recipes of ``model`` (its :data:`TRANSFER_MODEL` source when the model has no
+      run) on ``chip``;
+    - ``chip``: the recipes of every model on ``chip``, when the benchmark ran others there but not this
+      one (the stated fallback for a pair it never ran, or left out of a validation fold);
+    - ``none`` (table None): the chip has no recipe served that way (Jalapeño, GB300, Vera Rubin, the
+      TPUs): :func:`sweep` takes its grid rule and flags the points beyond :func:`reference_recipes`.
+    """
+    c, m = specs.chip(chip).chip, specs.model(model).model
+    table = _recipe_table(training).filter((pl.col("chip") == c) & (pl.col("disagg") == disagg))
+    if table.is_empty():
+        return None, "none"
+    m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
+    own = table.filter(pl.col("model_key") == m)
+    source, rows = ("model-chip", own) if own.height else ("chip", table)
+    return rows.group_by("n_chips", "dp").agg(pl.col("conc_min").min(), pl.col("conc_max").max()).sort(
+        "n_chips", "dp"), source
+
+
+def reference_recipes(model: ModelSpec | str, *, disagg: bool = False,
+                      training: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The layouts a grid-rule sweep (a chip with no recipe) is compared with, to say where its frontier
+    goes beyond what was measured: the recipes of ``model`` (its :data:`TRANSFER_MODEL` source when it has
+    no run) on every measured chip served ``disagg``, columns of :func:`recipes`; empty when none."""
+    m = specs.model(model).model
+    table = _recipe_table(training).filter(pl.col("disagg") == disagg)
+    m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
+    return table.filter(pl.col("model_key") == m).group_by("n_chips", "dp").agg(
+        pl.col("conc_min").min(), pl.col("conc_max").max()).sort("n_chips", "dp")
+
+
+def _recipe_table(training: pl.DataFrame | None) -> pl.DataFrame:
+    """(model_key, chip, disagg, n_chips, dp, conc_min, conc_max) of the rows ``training`` (default every
+    measured run): each recipe's layout and its range of concurrent requests per worker."""
+    if training is None:
+        return _measured_recipe_table()
+    return training.group_by("model_key", "chip", "disagg", "n_chips", "dp").agg(
+        pl.col("worker_conc").min().alias("conc_min"), pl.col("worker_conc").max().alias("conc_max")).sort(
+        "model_key", "chip", "disagg", "n_chips", "dp")
+
+
+@functools.lru_cache(maxsize=None)
+def _measured_recipe_table() -> pl.DataFrame:
+    return _from_measured("recipes", lambda: _recipe_table(configurations()))
+
+
+def _within(n: np.ndarray, dp: np.ndarray, c: np.ndarray, table: pl.DataFrame) -> np.ndarray:
+    """Whether each configuration (chips, attention replicas, requests per worker) lies within a layout of
+    ``table`` (columns of :func:`recipes`) and its concurrency range."""
+    out = np.zeros(n.shape, dtype=bool)
+    for tn, td, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
+        out |= (n == tn) & (dp == td) & (c >= lo * (1 - 1e-9)) & (c <= hi * (1 + 1e-9))
+    return out
 
 
 # ---- the stored calibration --------------------------------------------------------------------------
@@ -480,9 +634,16 @@ CALIBRATION_FILE = "calibration.csv"
 
 def save(eff: Efficiency, how: str, path: Path | None = None) -> Path:
     """Write the fitted constants to ``data/calibration.csv`` (parameter, value, unit, how obtained)
-    through :func:`jalapeno.data.write_calibration`."""
-    rows = [{"parameter": p, "value": f"{number(float(np.exp(v))):.6g}", "unit": _UNITS.get(p, "s per layer per step"),
-             "source": how} for p, v in zip(_PARAMS, _vector(eff))]
+    through :func:`jalapeno.data.write_calibration`: the constants of :data:`BOUNDS`, then every per-layer
+    overhead of ``eff`` (``tau_s:<stack>@<generation>`` fitted, ``tau_s:<stack>`` the prior of
+    :func:`with_priors`), in the order of :data:`STACKS`."""
+    order = {s: i for i, s in enumerate(STACKS)}
+    taus = sorted(eff.tau_s, key=lambda k: (order.get(k.split("@", 1)[0], len(order)), "@" in k, k))
+    rows = [{"parameter": p, "value": f"{number(float(v)):.6g}", "unit": _UNITS[p], "source": how}
+            for p, v in [(p, getattr(eff, p)) for p in BOUNDS]]
+    rows += [{"parameter": f"tau_s:{k}", "value": f"{number(float(eff.tau_s[k])):.6g}", "unit": "s per layer per step",
+              "source": how if "@" in k else "prior of the stack for a generation it was not fitted on "
+              "(jalapeno.calibration.with_priors)"} for k in taus]
     return data.write_calibration(rows, path)
 
 
@@ -513,10 +674,11 @@ def load() -> Efficiency:
     the specs or the stage's version differ from those it was fitted to."""
     _checked(str(data.data_dir()))
     values = data.calibration_values()
-    missing = [p for p in _PARAMS if p not in values]
+    missing = [p for p in (*BOUNDS, *(f"tau_s:{s}" for s in STACKS)) if p not in values]
     if missing:
         raise data.DataError(f"{data.data_dir() / CALIBRATION_FILE}: missing parameters {missing}")
-    return _efficiency(np.log([values[p] for p in _PARAMS]))
+    return Efficiency(**{p: values[p] for p in BOUNDS},
+                      tau_s={p[6:]: v for p, v in values.items() if p.startswith("tau_s:")})
 
 
 # ---- validation ----------------------------------------------------------------------------------------
@@ -580,17 +742,17 @@ def predicted_frontier(series: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
 FALLBACK_STACK = "unmeasured-vendor"
 
 
-def default_stack(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None
-                  ) -> tuple[str, Efficiency]:
-    """The stack the default path predicts ``chip`` with, and the constants it is read from:
-    ``(stack_for(chip, eff, training), eff)``; for a chip none of whose vendor's chips is in ``training``
+def default_stack(chip: ChipSpec | str, eff: Efficiency, training: pl.DataFrame | None = None,
+                  model: ModelSpec | str | None = None) -> tuple[str, Efficiency]:
+    """The stack the default path predicts ``chip`` serving ``model`` with, and the constants it is read
+    from: ``(stack_for(chip, eff, training, model), eff)``; for a chip none of whose vendor's chips is in ``training``
     (rows of :func:`configurations`, default every measured run), ``(FALLBACK_STACK, eff')`` with
     ``eff'`` = ``eff`` plus that stack at the median per-layer overhead (s) of the stacks in ``training``
     (:data:`FALLBACK_STACK`)."""
     if chip_stacks(chip, training):
-        return stack_for(chip, eff, training), eff
+        return stack_for(chip, eff, training, model), eff
     present = sorted(set((configurations() if training is None else training)["stack"]))
-    tau = float(np.median([eff.tau(s) for s in present]))
+    tau = float(np.median([eff.tau(s, specs.chip(chip).generation) for s in present]))
     return FALLBACK_STACK, replace(eff, tau_s={**eff.tau_s, FALLBACK_STACK: tau})
 
 
@@ -602,7 +764,7 @@ def default_frontier(series: pl.DataFrame, eff: Efficiency, training: pl.DataFra
     its training rows) and nothing from ``series`` but its workload. Unlike :func:`predicted_frontier`,
     the series' own stack is not used. Columns of :func:`sweep` plus ``stack``."""
     r = series.row(0, named=True)
-    stack, eff = default_stack(r["chip"], eff, training)
+    stack, eff = default_stack(r["chip"], eff, training, r["model_key"])
     return sweep(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]), precision=r["precision"], eff=eff,
                  stack=stack, disagg=bool(r["disagg"]), training=training).with_columns(stack=pl.lit(stack))
 

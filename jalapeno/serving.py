@@ -134,7 +134,9 @@ class Efficiency:
     ``eta_prefill``: of dense peak FLOP/s in prefill;
     ``alpha_s``: fixed latency of one collective in a scale-up domain (s); ``beta_s``: per-layer, per-step
     overhead of each sequence an attention replica holds (s: attention kernels, sampling, scheduling);
-    ``tau_s``: per-layer, per-step overhead of each serving stack (s), keyed by stack name;
+    ``tau_s``: per-layer, per-step overhead of each serving stack (s), keyed ``"<stack>@<generation>"``
+    (the stack on one chip generation, :attr:`jalapeno.specs.ChipSpec.generation`) or ``"<stack>"`` (its
+    prior for a generation no measurement informs; see :meth:`tau`);
     ``mla_layer_factor``: per-layer overhead of an MLA layer over a GQA layer's (ratio);
     ``request_latency_s``: fixed latency of each request outside the accelerators (front end, tokenisation,
     scheduling; s): it adds to TTFT and E2E and occupies no chip. Not identifiable from the TPOT and
@@ -149,8 +151,11 @@ class Efficiency:
     request_latency_s: float = 0.0
     mla_layer_factor: float = 1.0
 
-    def tau(self, stack: str) -> float:
-        """The per-layer overhead of ``stack`` (s): its own, else ``default``'s, else the median of all."""
+    def tau(self, stack: str, generation: str | None = None) -> float:
+        """The per-layer overhead of ``stack`` on chips of ``generation`` (s): ``tau_s["<stack>@<generation>"]``,
+        else the stack's own prior ``tau_s["<stack>"]``, else ``default``'s, else the median of all."""
+        if generation and f"{stack}@{generation}" in self.tau_s:
+            return self.tau_s[f"{stack}@{generation}"]
         if stack in self.tau_s:
             return self.tau_s[stack]
         return self.tau_s["default"] if "default" in self.tau_s else float(np.median(list(self.tau_s.values())))
@@ -533,6 +538,12 @@ class Worker:
     eff: Efficiency
     stack: str
     fabric: Callable[[int], network.Topology]
+    generation: str | None = None
+
+    @property
+    def tau_s(self) -> float:
+        """The stack's per-layer overhead on this chip's generation (s, :meth:`Efficiency.tau`)."""
+        return self.eff.tau(self.stack, self.generation)
 
     @property
     def layer_factor(self) -> float:
@@ -563,7 +574,7 @@ def worker(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload,
                   weights=weight_bytes(model, prec, layout),
                   kv_split=_kv_split(model, layout, tp), kv_per_sequence=model.kv_bytes_per_sequence(ctx, prec[2]),
                   flops_per_token=model.decode_flops_per_token(ctx), all_to_all_full_s=a2a, eff=eff, stack=stack,
-                  fabric=fabric)
+                  fabric=fabric, generation=chip.generation)
 
 
 # ---- the terms of a decode step: each of ``micro`` sequences per micro-batch (array of the grid's shape) ----
@@ -647,7 +658,7 @@ def overhead_s(w: Worker, micro) -> np.ndarray:
     """Per-layer step overhead (s): ``layers x f x (tau_stack + beta x micro / dp)``, ``f`` the
     :attr:`Worker.layer_factor` (calibrated constants, :class:`Efficiency`)."""
     e = w.eff
-    return w.model.num_hidden_layers * w.layer_factor * (e.tau(w.stack) + e.beta_s * micro / w.dp)
+    return w.model.num_hidden_layers * w.layer_factor * (w.tau_s + e.beta_s * micro / w.dp)
 
 
 @dataclass(frozen=True)
@@ -707,7 +718,7 @@ def prefill_s(w: Worker, workload: Workload) -> np.ndarray:
     share = min(1.0, isl_m / PREFILL_CHUNK_TOKENS)
     return (np.maximum(m.prefill_flops(int(round(isl_m))) / (p_tp * w.flops / e.eta_compute * e.eta_prefill),
                        share * w.weights.total / (p_tp * w.bandwidth))
-            + share * m.num_hidden_layers * e.tau(w.stack) * w.layer_factor)
+            + share * m.num_hidden_layers * w.tau_s * w.layer_factor)
 
 
 def prefill_interference_s(w: Worker, workload: Workload, prefill) -> np.ndarray:
