@@ -571,6 +571,54 @@ SCHEMAS["model_constants.csv"] = {
 KEYS["model_constants.csv"] = ("constant",)
 
 
+#: The serving model's efficiency constants that ``efficiency_bounds.csv`` bounds, each with the unit its
+#: row must state (SI): the fitted scalars of :class:`jalapeno.serving.Efficiency` and ``tau_s``, the
+#: bound of every stack's per-layer overhead.
+EFFICIENCY_UNITS = {
+    "eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "fraction", "alpha_s": "s",
+    "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio", "tau_s": "s per layer per step",
+}
+
+SCHEMAS["efficiency_bounds.csv"] = {
+    "parameter": _c(required=True, choices=" ".join(EFFICIENCY_UNITS)),
+    "low": _c("float", True, plausible=(1e-12, 100.0)), "high": _c("float", True, plausible=(1e-12, 100.0)),
+    "unit": Column("str", True, tuple(sorted(set(EFFICIENCY_UNITS.values())))),  # units hold spaces
+    "basis": _c(required=True), "source": _c(required=True),
+}
+KEYS["efficiency_bounds.csv"] = ("parameter",)
+
+
+def efficiency_bounds_table() -> pl.DataFrame:
+    """``efficiency_bounds.csv``: each efficiency constant of the serving model with the low and high
+    bounds its fit may reach (SI, in its ``unit``), the physical evidence or assumption behind them
+    (``basis``) and its ``source``. Validated as :func:`efficiency_bounds` says."""
+    name = "efficiency_bounds.csv"
+    df, path = load(name), data_dir() / name
+    for i, row in enumerate(df.iter_rows(named=True)):
+        unit = EFFICIENCY_UNITS[row["parameter"]]
+        if row["unit"] != unit:
+            raise _fail(path, i, "unit", row["unit"], f"{row['parameter']} is bounded in {unit!r}")
+        if not row["low"] < row["high"]:
+            raise _fail(path, i, "high", row["high"], f"the high bound must exceed the low bound {row['low']:g}")
+        if unit == "fraction" and row["high"] > 1.0:
+            raise _fail(path, i, "high", row["high"], "an achieved fraction of a rated figure is at most 1")
+    missing = [p for p in EFFICIENCY_UNITS if p not in set(df["parameter"])]
+    if missing:
+        raise DataError(f"{path}: no row for {', '.join(missing)}; every one of {', '.join(EFFICIENCY_UNITS)} "
+                        "needs its bounds")
+    return df
+
+
+def efficiency_bounds() -> dict[str, tuple[float, float]]:
+    """``{parameter: (low, high)}`` of ``efficiency_bounds.csv`` (SI: fractions, ratio, seconds), one entry
+    for each of :data:`EFFICIENCY_UNITS` (``tau_s`` bounds every stack's per-layer overhead). Raises
+    DataError naming file, line, column and value for a malformed row: a parameter or unit not of
+    :data:`EFFICIENCY_UNITS`, a bound that is not a number or outside 1e-12 to 100, a low bound not below
+    its high bound, a fraction above 1, a duplicate or missing parameter."""
+    df = efficiency_bounds_table()
+    return {p: (low, high) for p, low, high in zip(df["parameter"], df["low"], df["high"])}
+
+
 def claim_unit(claim_id: str) -> str:
     """The unit of a claim of ``claims.csv`` as printed there (``ms``, ``tok/s/kW``, ``x``, ...);
     UnknownNameError listing the claim ids."""

@@ -2,7 +2,11 @@
 
 One row is one serving configuration at one concurrency. Conventions (InferenceX
 ``utils/process_result.py``): times in seconds; ``tput_per_gpu`` is input + output tokens/s over every
-GPU of the configuration; ``median_intvty`` = 1 / ``median_tpot``.
+GPU of the configuration; ``output_tput_per_gpu`` is output tokens/s over the GPUs that decode (the
+server's ``tp`` GPUs when aggregated, the ``num_decode_gpu`` decode GPUs when disaggregated, whose
+``input_tput_per_gpu`` is over the ``num_prefill_gpu`` prefill GPUs: so weighted, the two sum to
+``tput_per_gpu`` over all GPUs in every row of the file); ``median_intvty`` = 1 / ``median_tpot``, and
+``mean_intvty`` the mean over requests of 1 / TPOT (tok/s/user).
 """
 
 from __future__ import annotations
@@ -27,17 +31,39 @@ def run_ids() -> list[str]:
     return sorted({str(r) for r in data.load("measured/inferencemax.csv")["run_id"].unique()})
 
 
+def decode_gpus() -> pl.Expr:
+    """The GPUs a row's ``output_tput_per_gpu`` is counted over (count): ``num_decode_gpu`` when
+    ``disagg``, else the server's ``tp`` (see the module docstring)."""
+    return pl.when(pl.col("disagg")).then(pl.col("num_decode_gpu")).otherwise(pl.col("tp"))
+
+
+def occupancy() -> pl.Expr:
+    """Occupancy of a measured row (ratio, Float64): the users decoding at a moment over the users the
+    benchmark admits, ``output_tput_per_gpu x G / (conc x mean_intvty)`` with ``G`` = :func:`decode_gpus`.
+    The server's output tokens/s over one user's decode rate (tok/s/user) is the number of users decoding
+    at once (Little's law); ``conc`` users are admitted. 1 in steady decode; far below 1 when most admitted
+    users wait for prefill or admission (a queue-bound run, see ``queue_bound`` in :func:`points`).
+    Averaging 1 / TPOT over requests (``mean_intvty``) rather than inverting the mean TPOT makes it a
+    little below 1 even in steady decode."""
+    return (pl.col("output_tput_per_gpu") * decode_gpus()) / (pl.col("conc") * pl.col("mean_intvty"))
+
+
 def points(model: str | None = None, hw: str | None = None, *, isl: int | None = None, osl: int | None = None,
            spec_decoding: str | None = "none", run_id: str | None = None) -> pl.DataFrame:
     """Measured points, filtered. ``model`` accepts the book's keys or the benchmark's prefixes;
     ``hw`` the benchmark's hardware keys (``gb200``, ``b200``, ``b200-trt``, ``h100``, ``h200``,
-    ``mi355x``). Adds ``model_key`` and ``n_gpus`` (all GPUs of the configuration). Unknown names raise
-    UnknownNameError listing the valid ones."""
+    ``mi355x``). Adds ``model_key``, ``n_gpus`` (all GPUs of the configuration), ``occupancy`` (Float64,
+    ratio: :func:`occupancy`) and ``queue_bound`` (Boolean: occupancy below
+    ``data.model_constant("queue_bound_occupancy")``, 0.5 in ``data/model_constants.csv`` with its
+    reason: such a run measures its queue, not steady decode, so the serving model is neither calibrated
+    nor scored on it). Queue-bound rows are kept: the measured charts and reproductions show them.
+    Unknown names raise UnknownNameError listing the valid ones."""
     df = data.load("measured/inferencemax.csv").with_columns(
         model_key=pl.col("infmax_model_prefix").replace_strict(MODEL_PREFIX),
         n_gpus=pl.when(pl.col("disagg")).then(pl.col("num_prefill_gpu") + pl.col("num_decode_gpu"))
         .otherwise(pl.col("tp")),
-    )
+        occupancy=occupancy(),
+    ).with_columns(queue_bound=pl.col("occupancy") < data.model_constant("queue_bound_occupancy"))
     if model is not None:
         key = resolve_name("model", model, sorted(df["model_key"].unique()), MODEL_ALIASES)
         df = df.filter(pl.col("model_key") == key)

@@ -200,3 +200,58 @@ def test_every_measured_value_lies_inside_its_range_with_room():
         if col.plausible and df[name].drop_nulls().len():
             low, high = col.plausible
             assert low <= df[name].min() and df[name].max() * 5 <= high, name
+
+
+def test_efficiency_bounds_hold_the_published_evidence():
+    """Each bound of efficiency_bounds.csv against the evidence its basis cites, worked by hand: FlashMLA's
+    3,000 GB/s on H800 SXM5 (rated 3.35 TB/s, the H100 SXM's) is 0.896 of rated HBM bandwidth, rounded up to
+    0.9; DeepGEMM's 1,550 TFLOPS FP8 on H800 (dense FP8 peak 1,979 TFLOPS) is 0.783, rounded up to 0.8; one
+    NVLink Switch traversal is about 1 us (data/system_specs.csv, gb200-nvl72 hop_latency)."""
+    bounds = data.efficiency_bounds()
+    assert bounds["eta_mem"] == (0.2, 0.9) and 3000 / 3350 <= bounds["eta_mem"][1] <= 3000 / 3350 + 0.01
+    h100 = data.chip_specs_si().filter(chip="h100")
+    bandwidth = h100.filter(quantity="hbm_bandwidth")["value_si"][0]
+    fp8 = h100.filter(quantity="peak_dense_flops_fp8")["value_si"][0]
+    assert 3000e9 / bandwidth == pytest.approx(0.8955, abs=1e-4)
+    assert 1550e12 / fp8 == pytest.approx(0.7832, abs=1e-4)
+    for name, low in (("eta_compute", 0.05), ("eta_prefill", 0.02)):
+        assert bounds[name] == (low, 0.8) and 1550 / 1979 <= bounds[name][1] <= 1550 / 1979 + 0.02
+    hop = data.system_specs_si().filter(system="gb200-nvl72", quantity="hop_latency")["value_si"][0]
+    assert bounds["alpha_s"] == (pytest.approx(1e-6, rel=1e-12), pytest.approx(1e-4, rel=1e-12))
+    assert bounds["alpha_s"][0] == pytest.approx(hop, rel=1e-12)
+    assert bounds["beta_s"] == (pytest.approx(1e-9), pytest.approx(1e-5))
+    assert bounds["mla_layer_factor"] == (1.0, 3.0)
+    assert bounds["tau_s"] == (pytest.approx(1e-7), pytest.approx(2e-4))
+
+
+def test_efficiency_bounds_cover_every_fitted_constant():
+    from jalapeno import calibration
+    bounds = data.efficiency_bounds()
+    assert set(calibration.BOUNDS) | {"tau_s"} == set(bounds) == set(data.EFFICIENCY_UNITS)
+    table = data.efficiency_bounds_table()
+    assert table["basis"].str.len_chars().min() > 40 and table["source"].null_count() == 0
+    assert "github.com/deepseek-ai/FlashMLA" in table.filter(parameter="eta_mem")["source"][0]
+
+
+@pytest.mark.parametrize("old, new, line, column, fragment", [
+    ("eta_mem,0.2,0.9,fraction,", "eta_mem,0.2,0.9,ratio,", 2, "unit", "eta_mem is bounded in 'fraction'"),
+    ("eta_compute,0.05,0.8,", "eta_compute,0.05,1.2,", 3, "high", "an achieved fraction of a rated figure is at most 1"),
+    ("alpha_s,1e-6,1e-4,", "alpha_s,1e-3,1e-4,", 5, "high", "the high bound must exceed the low bound 0.001"),
+    ("tau_s,1e-7,2e-4,", "tau_s,1e-7,0.2 ms,", 8, "high", "not a finite number"),
+    ("beta_s,1e-9,", "beta,1e-9,", 6, "parameter", "not a valid value; valid values: eta_mem"),
+    ("eta_prefill,0.02,", "eta_mem,0.02,", 4, "parameter", "duplicate key"),
+    ("mla_layer_factor,1,3,", "mla_layer_factor,,3,", 7, "low", "a value is required"),
+])
+def test_malformed_efficiency_bounds_name_file_line_and_column(edit_data, old, new, line, column, fragment):
+    edit_data("efficiency_bounds.csv", old, new)
+    with pytest.raises(jp.DataError, match=rf"efficiency_bounds\.csv: line {line}, column '{column}'") as err:
+        data.efficiency_bounds()
+    assert fragment in str(err.value)
+
+
+def test_efficiency_bounds_without_a_parameter_are_refused(edit_data):
+    path = data.data_dir() / "efficiency_bounds.csv"
+    line = next(x for x in path.read_text().splitlines() if x.startswith("mla_layer_factor,"))
+    edit_data("efficiency_bounds.csv", line + "\n", "")
+    with pytest.raises(jp.DataError, match=r"efficiency_bounds\.csv: no row for mla_layer_factor"):
+        data.efficiency_bounds()

@@ -17,11 +17,13 @@ from pathlib import Path
 
 import jinja2
 import nbformat
+import polars as pl
 import yaml
 
-from .. import charts
+from .. import charts, measured
 from ..cache import installed_version, pins, sha256, write_atomic
-from ..data import REPO_ROOT, data_dir
+from ..data import REPO_ROOT, data_dir, model_constant
+from ..display import formatted
 from ..errors import BuildError, JalapenoError
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
@@ -30,6 +32,9 @@ GLUE_MIME = "application/papermill.record/text/markdown"
 
 #: The placeholder in ``book/data.md`` that the table of the data files replaces.
 DATA_FILES_MARKER = "<!-- jalapeno:data-files -->"
+#: A number the prose of ``book/data.md`` quotes, ``<!-- jalapeno:number NAME -->``: replaced by the text of
+#: ``data_page_numbers()[NAME]`` (no result is typed into that page).
+DATA_NUMBER = re.compile(r"<!-- jalapeno:number ([a-z0-9-]+) -->")
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
@@ -123,7 +128,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     (src / "cite.md").write_text(cite_page())
     (src / "changelog.md").write_text(changelog_page(numbers, scenario, changed))
     data_md = src / "data.md"
-    data_md.write_text(data_md.read_text().replace(DATA_FILES_MARKER, data_files_table()))
+    data_md.write_text(data_page(data_md.read_text()))
     keep_chapters(src / "_toc.yml", list(runs))
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "vega-bundle.js").write_text(runtime_script())
@@ -212,6 +217,41 @@ def cite_page() -> str:
     authors = [a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
                for a in cff.get("authors", [])]
     return render("cite.md", cff={"message": "", "url": None, "repository-code": None, "date-released": None, **cff}, authors=authors)
+
+
+def data_page_numbers() -> dict[str, str]:
+    """The numbers the prose of ``book/data.md`` quotes, by name, as the display rule writes them
+    (:func:`jalapeno.display.formatted`), computed from ``data/``: ``calibration-rows`` (measured rows
+    without speculative decoding, the rows the calibration reads), ``queue-bound-rows`` (those of them
+    that are queue-bound, ``queue_bound`` of :func:`jalapeno.measured.points`), ``queue-bound-occupancy``
+    (the threshold, ``queue_bound_occupancy`` of ``model_constants.csv``), ``queue-bound-min-occupancy``,
+    ``queue-bound-mean-ttft-s`` and ``queue-bound-max-ttft-s`` (mean TTFT, s: their mean and largest),
+    ``queue-bound-hardware`` (their hardware keys) and ``queue-bound-disaggregated`` (how many of them
+    are disaggregated)."""
+    pts = measured.points(spec_decoding="none")
+    queued = pts.filter(pl.col("queue_bound"))
+    numbers = {"calibration-rows": formatted(pts.height, "{:,}"), "queue-bound-rows": formatted(queued.height, "{:,}"),
+               "queue-bound-occupancy": formatted(model_constant("queue_bound_occupancy"), "{:g}")}
+    if queued.is_empty():
+        return {**numbers, "queue-bound-min-occupancy": "none", "queue-bound-mean-ttft-s": "none",
+                "queue-bound-max-ttft-s": "none", "queue-bound-hardware": "none", "queue-bound-disaggregated": "0"}
+    return {**numbers, "queue-bound-min-occupancy": formatted(queued["occupancy"].min(), "{:.2f}"),
+            "queue-bound-mean-ttft-s": formatted(queued["mean_ttft"].mean(), "{:.0f}"),
+            "queue-bound-max-ttft-s": formatted(queued["mean_ttft"].max(), "{:.0f}"),
+            "queue-bound-hardware": ", ".join(f"`{hw}`" for hw in sorted(queued["hw"].unique())),
+            "queue-bound-disaggregated": formatted(int(queued["disagg"].sum()), "{:,}")}
+
+
+def data_page(text: str) -> str:
+    """``book/data.md``'s ``text`` with the table of the data files (:func:`data_files_table`) in place of
+    :data:`DATA_FILES_MARKER` and each number marker (:data:`DATA_NUMBER`) replaced by its text from
+    :func:`data_page_numbers`. BuildError naming a marker that names no number."""
+    numbers = data_page_numbers()
+    unknown = sorted({m for m in DATA_NUMBER.findall(text) if m not in numbers})
+    if unknown:
+        raise BuildError(f"book/data.md quotes unknown numbers {', '.join(unknown)}; known: {', '.join(numbers)}")
+    text = DATA_NUMBER.sub(lambda m: numbers[m.group(1)], text)
+    return text.replace(DATA_FILES_MARKER, data_files_table())
 
 
 def data_files_table() -> str:
