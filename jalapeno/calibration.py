@@ -59,16 +59,19 @@ from .serving import Efficiency
 from .specs import ChipSpec, ModelSpec
 
 STACKS = ("vllm", "sglang", "trt", "dynamo-trt", "dynamo-sglang", "atom")
-#: The fitted scalar constants of :class:`Efficiency` with their bounds and units; then one overhead per stack.
-#: Two bounds are priors, not conveniences: a collective on a scale-up network costs at least about 1 µs
-#: (one NVSwitch round trip), and an MLA + 256-expert layer (DeepSeek-R1) is taken to cost one to three
-#: times a GQA + 128-expert layer (gpt-oss-120b) in per-layer overhead: only the one stack that served
-#: both models on one chip (Dynamo-TRT on GB200) separates that factor from the stacks' own overheads.
-BOUNDS = {"eta_mem": (0.2, 1.0), "eta_compute": (0.05, 1.0), "eta_prefill": (0.02, 1.0), "alpha_s": (1e-6, 1e-4),
-           "beta_s": (1e-9, 1e-5), "mla_layer_factor": (1.0, 3.0)}
+#: The fitted scalar constants of :class:`Efficiency` with their bounds (SI), read from
+#: ``data/efficiency_bounds.csv`` where each carries its physical evidence and source: no decode kernel
+#: reaches the rated HBM bandwidth (FlashMLA: 3,000 of H800's 3.35 TB/s, so ``eta_mem`` <= 0.9), none the
+#: dense peak FLOP/s (DeepGEMM: 1,550 of 1,979 TFLOPS, so the compute shares <= 0.8), a collective on a
+#: scale-up network costs at least about 1 µs (one NVLink Switch traversal), and an MLA + 256-expert layer
+#: (DeepSeek-R1) is taken to cost one to three times a GQA + 128-expert layer (gpt-oss-120b) in per-layer
+#: overhead. Then the bounds of every per-layer overhead (``tau_s`` there).
+_EFFICIENCY_BOUNDS = data.efficiency_bounds()
+BOUNDS = {p: _EFFICIENCY_BOUNDS[p] for p in ("eta_mem", "eta_compute", "eta_prefill", "alpha_s", "beta_s",
+                                             "mla_layer_factor")}
+_TAU_BOUNDS = _EFFICIENCY_BOUNDS["tau_s"]
 _UNITS = {"eta_mem": "fraction", "eta_compute": "fraction", "eta_prefill": "fraction", "alpha_s": "s",
           "beta_s": "s per layer per sequence", "mla_layer_factor": "ratio"}
-_TAU_BOUNDS = (1e-7, 2e-4)
 #: The inference engine a stack runs its workers on: NVIDIA Dynamo orchestrates TensorRT-LLM or SGLang
 #: workers (ai-dynamo/dynamo README, "backends"), so an unmeasured Dynamo stack starts from its engine's
 #: per-layer overhead.
@@ -95,13 +98,18 @@ PRIOR_WIDTH = math.log(1e4)
 TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
 
 
-def configurations(points: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Measured points (no speculative decoding) mapped onto the serving model's worker description:
+def configurations(points: pl.DataFrame | None = None, *, keep_queue_bound: bool = False) -> pl.DataFrame:
+    """Measured points (no speculative decoding) that are not queue-bound (column ``queue_bound`` of
+    :func:`jalapeno.measured.points`: fewer than ``queue_bound_occupancy`` of the admitted users decoding
+    at a moment, ``model_constants.csv``; the serving model models steady decode, so such a run is neither
+    calibrated on nor scored, though the measured charts show it), mapped onto the serving model's worker
+    description (``keep_queue_bound``: keep those rows too, for a use that transforms measured points
+    rather than fits or scores the model, :func:`jalapeno.pareto.transferred_frontier`):
     ``series``, ``model_key``, ``chip``, ``stack``, ``n_chips``, ``dp``, ``ep``, ``worker_conc``,
     ``disagg``, ``prefill_chips``, ``prefill_tp`` next to the measured ``mean_tpot``, ``tput_per_gpu``,
     ``mean_ttft``."""
     pts = measured.points() if points is None else points
-    pts = pts.filter(pl.col("spec_decoding") == "none")
+    pts = pts.filter((pl.col("spec_decoding") == "none") & (pl.lit(keep_queue_bound) | ~pl.col("queue_bound")))
     d = pl.col("disagg")
     workers = pl.when(d).then(pl.col("decode_num_workers")).otherwise(1)
     # decode_tp / decode_ep are not filled in for every disaggregated recipe (the Dynamo-SGLang rows say 1
@@ -170,13 +178,13 @@ def predict(configs: pl.DataFrame, eff: Efficiency) -> pl.DataFrame:
 def cells(configs: pl.DataFrame) -> tuple[str, ...]:
     """The per-layer overheads a fit on ``configs`` (rows of :func:`configurations`) estimates: one per
     (stack, chip generation) with a row, named ``"<stack>@<generation>"`` (the keys of
-    :attr:`Efficiency.tau_s`; :attr:`jalapeno.specs.ChipSpec.generation`), in the order of :data:`STACKS`
+    :attr:`Efficiency.tau_s`, :func:`jalapeno.serving.overhead_key`), in the order of :data:`STACKS`
     then generation. The same stack runs at different overheads on different generations (vLLM on B200 and
     on Hopper), so none is shared across generations; a generation no row informs gets the stack's prior
     (:func:`with_priors`)."""
     pairs = configs.select("stack", "chip").unique()
-    have = {(s, specs.chip(c).generation) for s, c in pairs.iter_rows()}
-    return tuple(f"{s}@{g}" for s in STACKS for g in sorted({g for t, g in have if t == s}))
+    have = {serving.overhead_key(s, specs.chip(c).generation) for s, c in pairs.iter_rows()}
+    return tuple(k for s in STACKS for k in sorted(have) if k.split("@", 1)[0] == s)
 
 
 def parameters(configs: pl.DataFrame) -> tuple[str, ...]:
@@ -186,8 +194,8 @@ def parameters(configs: pl.DataFrame) -> tuple[str, ...]:
 
 
 def _vector(eff: Efficiency, names: tuple[str, ...]) -> np.ndarray:
-    return np.log(np.asarray([eff.tau(*p[6:].split("@", 1)) if p.startswith("tau_s:") else getattr(eff, p)
-                              for p in names]))
+    return np.log(np.asarray([(eff.tau_s[p[6:]] if p[6:] in eff.tau_s else eff.tau(p[6:].split("@", 1)[0]))
+                              if p.startswith("tau_s:") else getattr(eff, p) for p in names]))
 
 
 def _efficiency(x: np.ndarray, names: tuple[str, ...]) -> Efficiency:
@@ -296,8 +304,8 @@ def jac_sparsity(configs: pl.DataFrame, free: np.ndarray | None = None) -> np.nd
     names = np.array(parameters(configs))
     free = np.ones(names.size, dtype=bool) if free is None else np.asarray(free, dtype=bool)
     mla = [m for m in configs["model_key"].unique() if specs.model(m).attention == "mla"]
-    generation = {c: specs.chip(c).generation for c in configs["chip"].unique()}
-    cell = (configs["stack"] + "@" + configs["chip"].replace_strict(generation, return_dtype=pl.Utf8)).to_numpy()
+    cell = np.array([serving.overhead_key(s, specs.chip(c).generation)
+                     for s, c in zip(configs["stack"], configs["chip"])])
     is_mla = configs["model_key"].is_in(mla).to_numpy()
     names = names[free]
     rows = np.ones((configs.height, names.size), dtype=bool)
@@ -349,7 +357,8 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
 
     ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
     :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
-    prefill chips when ``disagg``), a number (concurrent requests per chip, prefill chips included), or
+    prefill chips when ``disagg``; a cap the other way's runs stand in for is not applied to a recipe
+    sweep, whose ranges were run this way), a number (concurrent requests per chip, prefill chips included), or
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
     calibration; ``stack``: default :func:`stack_for` the chip and model (the software the benchmark ran for
     that pair, else on the chip or its vendor),
@@ -371,9 +380,10 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     if isl <= 0 or osl <= 1:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
     per_worker = False
-    if concurrency_cap == "benchmark":
-        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl, disagg=disagg, training=training)
-        per_worker = not disagg
+    stand_in = False  # a benchmark cap read from the other way's runs
+    if concurrency_cap == "benchmark":  # per worker if read from aggregated runs, per chip if disaggregated
+        concurrency_cap, per_worker = _benchmark_cap(model, isl, osl, disagg, training)
+        stand_in = per_worker == disagg
     elif concurrency_cap == "none":
         concurrency_cap = None
     elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
@@ -396,6 +406,8 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     grid = np.unique(np.asarray(concurrency, dtype=float))
     if table is not None:
         table = table.filter(pl.col("n_chips") <= domain)
+        if stand_in:  # the recipes' own ranges, run this way, bound the load: not a cap of the other way's
+            concurrency_cap = None
         serving.check_configurations(table.height * (grid.size + 2), table.height)
         n, dp, c = [], [], []
         for size, d, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
@@ -486,19 +498,28 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
       chip (128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k, GB200's multi-node recipes).
 
     The benchmark never loads a server further, so a frontier compared with its measurements is taken
-    over the same range. When no run of ``model`` was served that way, the other way's runs stand in.
+    over the same range. When no run of ``model`` was served that way, the other way's runs stand in, in
+    their own unit (:func:`sweep` applies a per-chip cap to an aggregated sweep per chip).
     None (no cap) for a model with no measured source. ``training``: only these rows of
     :func:`configurations` (:func:`concurrency_caps`; default every measured run)."""
+    return _benchmark_cap(model, isl, osl, disagg, training)[0]
+
+
+def _benchmark_cap(model: ModelSpec | str, isl: int, osl: int, disagg: bool, training: pl.DataFrame | None
+                   ) -> tuple[float | None, bool]:
+    """:func:`benchmark_concurrency_cap` and whether it counts requests per worker (read from aggregated
+    runs) rather than per chip (from disaggregated runs): when the other way's runs stand in, the cap
+    keeps their unit."""
     name = specs.model(model).model
     ways = ((_measured_caps(disagg), _measured_caps(not disagg)) if training is None else
             (concurrency_caps(training, disagg), concurrency_caps(training, not disagg)))
-    for caps in ways:
+    for caps, way in zip(ways, (disagg, not disagg)):
         key = name if any(k[0] == name for k in caps) else TRANSFER_MODEL.get(name, name)
         shapes = [(i, o) for m, i, o in caps if m == key]
         if shapes:
             i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
-            return caps[(key, i, o)]
-    return None
+            return caps[(key, i, o)], not way
+    return None, False
 
 
 def chip_stacks(chip: ChipSpec | str, training: pl.DataFrame | None = None) -> tuple[str, ...]:
@@ -510,7 +531,7 @@ def chip_stacks(chip: ChipSpec | str, training: pl.DataFrame | None = None) -> t
     rows of :func:`configurations` count as measured (default every measured run)."""
     c = specs.chip(chip)
     measured_on = _stack_table(training)
-    for key in (c.chip, TRANSFER_CHIP.get(c.chip)):
+    for key in (c.chip, TRANSFER_CHIP.get(c.chip, c.chip)):
         rows = measured_on.filter(pl.col("chip") == key)
         if rows.height:
             return tuple(sorted(set(rows["stack"])))
@@ -575,8 +596,10 @@ def recipes(chip: ChipSpec | str, model: ModelSpec | str, *, disagg: bool = Fals
 
     - ``model-chip``: the recipes of ``model`` (its :data:`TRANSFER_MODEL` source when the model has no
       run) on ``chip``;
-    - ``chip``: the recipes of every model on ``chip``, when the benchmark ran others there but not this
-      one (the stated fallback for a pair it never ran, or left out of a validation fold);
+    - ``chip``: the layouts of every model's recipes on ``chip``, each over the range of requests per
+      worker the chip was run at as a whole (another model's range at one layout says how far that model
+      went there, not this one), when the benchmark ran others there but not this one (the stated
+      fallback for a pair it never ran, or left out of a validation fold);
     - ``none`` (table None): the chip has no recipe served that way (Jalapeño, GB300, Vera Rubin, the
       TPUs): :func:`sweep` takes its grid rule and flags the points beyond :func:`reference_recipes`.
     """
@@ -586,9 +609,13 @@ def recipes(chip: ChipSpec | str, model: ModelSpec | str, *, disagg: bool = Fals
         return None, "none"
     m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
     own = table.filter(pl.col("model_key") == m)
-    source, rows = ("model-chip", own) if own.height else ("chip", table)
-    return rows.group_by("n_chips", "dp").agg(pl.col("conc_min").min(), pl.col("conc_max").max()).sort(
-        "n_chips", "dp"), source
+    if own.height:
+        return own.group_by("n_chips", "dp").agg(pl.col("conc_min").min(), pl.col("conc_max").max()).sort(
+            "n_chips", "dp"), "model-chip"
+    # another model's range at one layout says how far that model went there, not this one: each layout
+    # of the chip takes the range of requests per worker the chip was run at as a whole
+    return table.select("n_chips", "dp").unique().sort("n_chips", "dp").with_columns(
+        conc_min=pl.lit(table["conc_min"].min()), conc_max=pl.lit(table["conc_max"].max())), "chip"
 
 
 def reference_recipes(model: ModelSpec | str, *, disagg: bool = False,

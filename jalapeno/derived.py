@@ -88,21 +88,24 @@ class Stage:
 #:   three or four constants on top of each refit, solved to scipy's default tolerances: 2 % (not yet
 #:   measured across machines).
 STAGES = {s.name: s for s in (
-    Stage("calibration", 1, 0.01, "the serving model's calibration on every measured point "
+    Stage("calibration", 2, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
-          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),
-    Stage("holdout", 1, 0.02, "the serving model's leave-out refits, each fold's held-out series scored "
+          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
+           "efficiency_bounds.csv")),
+    Stage("holdout", 2, 0.02, "the serving model's leave-out refits, each fold's held-out series scored "
                               "(jalapeno.calibration.holdout)",
-          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),
+          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
+           "efficiency_bounds.csv")),
     Stage("jalapeno-fits", 1, 1e-3, "Jalapeño's four fitted constants in each scenario of its unknowns, over the "
                                     "benchmark's concurrency range (jalapeno.subject.fit_jalapeno)", ("**/*.csv",)),
     Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's four fitted constants at every node of its unknowns, over the "
                                      "benchmark's concurrency range (jalapeno.uncertainty.node_constants)",
           ("**/*.csv",)),
-    Stage("schemes", 2, 0.02, "the validation schemes matching each use of the error bar (new generation, new "
+    Stage("schemes", 3, 0.02, "the validation schemes matching each use of the error bar (new generation, new "
                               "model-chip pair or shape, end-point anchored), scored on the default prediction "
                               "path (jalapeno.schemes)",
-          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv")),
+          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
+           "efficiency_bounds.csv")),
 )}
 
 

@@ -183,7 +183,7 @@ def transferred_frontier(model: str, chip: str, *, source_model: str, source_chi
     src = specs.model(source_model).model
     pts = _points(isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding)
     # configurations() keeps points without speculative decoding; an MTP point is described by its layout
-    cfg = calibration.configurations(pts.with_columns(spec_decoding=pl.lit("none"))).filter(
+    cfg = calibration.configurations(pts.with_columns(spec_decoding=pl.lit("none")), keep_queue_bound=True).filter(
         (pl.col("model_key") == src) & (pl.col("chip") == specs.chip(source_chip).chip))
     if cfg.is_empty():
         raise ValueError(f"no measured {src} points on {source_chip} at {isl}/{osl} (precision {precision or 'any'}, "

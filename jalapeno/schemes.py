@@ -65,7 +65,8 @@ SCHEMES = {
         "a chip no benchmark ran (GB300 transferred, Vera Rubin, the TPUs)"),
     "model-chip": Scheme(
         "(b) a new model-chip pair", "model_chip",
-        "A measured chip serving a model it was not measured with: one (model, chip) pair left out.",
+        "A measured chip serving a model it was not measured with: one (model, chip) pair left out, where the "
+        "chip keeps another model's runs (its recipes and stack are what the prediction reads).",
         "a measured chip serving a model it was not measured with"),
     "shape": Scheme(
         "(b) a new shape", "shape",
@@ -279,7 +280,10 @@ def folds(scheme: str) -> list[tuple[str, str, object]]:
     from :func:`jalapeno.calibration.fold_key` of stage ``schemes`` (the fold's training and held-out rows,
     the fit's constants and what else the scheme's score depends on), ``compute()`` refitting without the
     held-out rows and scoring them (one frame of the stage's table, columns :data:`COLUMNS`). A measured
-    chip without a gpt-oss-120b point at :data:`ANCHOR_SHAPE` has no anchored fold. UnknownNameError for
+    chip without a gpt-oss-120b point at :data:`ANCHOR_SHAPE` has no anchored fold; a (model, chip) pair
+    whose chip the benchmark ran with no other model (H100, H200, MI355X: gpt-oss-120b only) has no
+    model-chip fold: the band it serves is a measured chip's, whose other model's recipes and stack the
+    prediction reads, and that chip left out would be a chip no benchmark ran (scheme (a)'s case). UnknownNameError for
     another scheme."""
     if scheme not in SCHEMES:
         raise UnknownNameError("validation scheme", scheme, list(SCHEMES))
@@ -290,6 +294,8 @@ def folds(scheme: str) -> list[tuple[str, str, object]]:
     for (value,), held in configs.group_by([column], maintain_order=True):
         rest, held = configs.filter(pl.col(column) != value).drop(extra), held.drop(extra)
         name = f"{scheme}={value}"
+        if scheme == "model-chip" and rest.filter(pl.col("chip") == held["chip"][0]).is_empty():
+            continue  # the chip's only model: left out, it is a chip no benchmark ran, scheme (a)'s case
         if scheme == "anchored":
             if anchor_targets(held) is None:
                 continue

@@ -126,6 +126,13 @@ def recipe(model: ModelSpec, precision: str) -> tuple[str, str, str]:
     return RECIPES.get((model.model, precision), _DEFAULT_RECIPE[precision])
 
 
+def overhead_key(stack: str, generation: str) -> str:
+    """The key of ``stack``'s per-layer overhead on chips of ``generation`` in :attr:`Efficiency.tau_s`:
+    ``"<stack>@<generation>"``, the generation (:attr:`jalapeno.specs.ChipSpec.generation`) lower-cased with
+    its spaces as hyphens (``"vllm@hopper"``, ``"atom@cdna-4"``)."""
+    return f"{stack}@{generation.lower().replace(' ', '-')}"
+
+
 @dataclass(frozen=True)
 class Efficiency:
     """Calibrated constants (fitted to the measured data, see :mod:`jalapeno.calibration`).
@@ -135,8 +142,8 @@ class Efficiency:
     ``alpha_s``: fixed latency of one collective in a scale-up domain (s); ``beta_s``: per-layer, per-step
     overhead of each sequence an attention replica holds (s: attention kernels, sampling, scheduling);
     ``tau_s``: per-layer, per-step overhead of each serving stack (s), keyed ``"<stack>@<generation>"``
-    (the stack on one chip generation, :attr:`jalapeno.specs.ChipSpec.generation`) or ``"<stack>"`` (its
-    prior for a generation no measurement informs; see :meth:`tau`);
+    (the stack on one chip generation, :func:`overhead_key`) or ``"<stack>"`` (its prior for a generation
+    no measurement informs; see :meth:`tau`);
     ``mla_layer_factor``: per-layer overhead of an MLA layer over a GQA layer's (ratio);
     ``request_latency_s``: fixed latency of each request outside the accelerators (front end, tokenisation,
     scheduling; s): it adds to TTFT and E2E and occupies no chip. Not identifiable from the TPOT and
@@ -152,10 +159,10 @@ class Efficiency:
     mla_layer_factor: float = 1.0
 
     def tau(self, stack: str, generation: str | None = None) -> float:
-        """The per-layer overhead of ``stack`` on chips of ``generation`` (s): ``tau_s["<stack>@<generation>"]``,
+        """The per-layer overhead of ``stack`` on chips of ``generation`` (s): ``tau_s[overhead_key(stack, generation)]``,
         else the stack's own prior ``tau_s["<stack>"]``, else ``default``'s, else the median of all."""
-        if generation and f"{stack}@{generation}" in self.tau_s:
-            return self.tau_s[f"{stack}@{generation}"]
+        if generation and overhead_key(stack, generation) in self.tau_s:
+            return self.tau_s[overhead_key(stack, generation)]
         if stack in self.tau_s:
             return self.tau_s[stack]
         return self.tau_s["default"] if "default" in self.tau_s else float(np.median(list(self.tau_s.values())))

@@ -112,7 +112,7 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_stack", kw["stack"])
         ch.quote(f"we_{k}_eta_mem", eff.eta_mem, "{:.2f}")
         ch.quote(f"we_{k}_eta_compute", eff.eta_compute, "{:.3f}")
-        ch.quote(f"we_{k}_tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
+        ch.quote(f"we_{k}_tau_us", eff.tau(kw["stack"], chip.generation) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_beta_us", eff.beta_s * 1e6, "{:.2f}")
         ch.quote(f"we_{k}_alpha_us", eff.alpha_s * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_fit_roofline_us", plain(fitted.roofline_s) * 1e6, "{:.2f}")

@@ -14,7 +14,7 @@ import math
 import altair as alt
 import polars as pl
 
-from .. import calibration, charts, schemes, serving, specs, subject
+from .. import calibration, charts, data, measured, schemes, serving, specs, subject
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
@@ -127,6 +127,11 @@ def _schemes(ch: Chapter) -> None:
     worst = errors.filter(pl.col("scheme") == "anchored").sort("frontier_distance", descending=True).row(0, named=True)
     ch.quote("sc_anchored_worst_series", worst["series"])
     ch.quote("sc_anchored_worst", 100 * worst["frontier_distance"], "{:.0f}")
+    for scheme in ("generation", "anchored"):  # what remains in (a) and (c): each fold's median series
+        by_fold = errors.filter(pl.col("scheme") == scheme).group_by("fold", maintain_order=True).agg(
+            pl.col("frontier_distance").log1p().median().exp().sub(1).alias("median"))
+        ch.quote(f"sc_{STEMS[scheme]}_by_fold", "; ".join(
+            f"{fold.split('=', 1)[1]} {number(100 * m):.0f} %" for fold, m in by_fold.iter_rows()))
     folds = errors.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["fold"].unique(maintain_order=True)
     ch.quote("prior_folds", ", ".join(folds) or "none")
     ch.quote("mla_prior", calibration.PRIORS["mla_layer_factor"], "{:.2f}")
@@ -141,14 +146,25 @@ def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> N
     ch.quote("n_points", configs.height, "{:,}")
     ch.quote("n_series", configs["series"].n_unique())
     ch.quote("eta_mem", eff.eta_mem, "{:.2f}")
+    ch.quote("eta_mem_high", calibration.BOUNDS["eta_mem"][1], "{:.2f}")
+    ch.quote("eta_compute_high", calibration.BOUNDS["eta_compute"][1], "{:.2f}")
+    pts = measured.points()
+    ch.quote("n_queue_bound", pts.filter(pl.col("queue_bound")).height, "{:,}")
+    ch.quote("n_measured_rows", pts.height, "{:,}")
+    ch.quote("queue_bound_occupancy", data.model_constant("queue_bound_occupancy"), "{:.1f}")
     ch.quote("eta_compute", eff.eta_compute, "{:.3f}")
     ch.quote("eta_prefill", eff.eta_prefill, "{:.3f}")
-    taus = list(eff.tau_s.values())
+    taus = [v for k, v in eff.tau_s.items() if "@" in k]  # the fitted (stack, generation) overheads
+    ch.quote("n_overheads", len(taus))
     ch.quote("tau_min_us", min(taus) * 1e6, "{:.0f}")
     ch.quote("tau_max_us", max(taus) * 1e6, "{:.0f}")
     ch.quote("tau_ratio", max(taus) / min(taus), "{:.1f}")
+    ch.quote("vllm_blackwell_us", eff.tau("vllm", "Blackwell") * 1e6, "{:.0f}")
+    ch.quote("vllm_hopper_us", eff.tau("vllm", "Hopper") * 1e6, "{:.0f}")
     stacks = configs.group_by("chip").agg(pl.col("stack").unique()).filter(pl.col("stack").list.len() > 1)
-    spreads = sorted(((max(eff.tau(s) for s in row["stack"]) / min(eff.tau(s) for s in row["stack"]), row["chip"],
+    gen = {c: specs.chip(c).generation for c in stacks["chip"]}
+    spreads = sorted(((max(eff.tau(s, gen[row["chip"]]) for s in row["stack"])
+                       / min(eff.tau(s, gen[row["chip"]]) for s in row["stack"]), row["chip"],
                        sorted(row["stack"])) for row in stacks.iter_rows(named=True)), reverse=True)
     ratio, chip, names = spreads[0]
     ch.quote("spread_chip", chip.upper())
@@ -231,7 +247,7 @@ def _worked_example(ch: Chapter) -> None:
         q("allreduce_ms", plain(ev.allreduce_s) * 1e3, "{:.3f}")
         q("all_to_all_ms", plain(ev.all_to_all_s) * 1e3, "{:.3f}")
         q("alpha_us", eff.alpha_s * 1e6, "{:.1f}")
-        q("tau_us", eff.tau(kw["stack"]) * 1e6, "{:.1f}")
+        q("tau_us", eff.tau(kw["stack"], chip.generation) * 1e6, "{:.1f}")
         q("beta_us", eff.beta_s * 1e6, "{:.3f}")
         q("overhead_ms", plain(ev.overhead_s) * 1e3, "{:.3f}")
         # 7. the decode step; 8. the prefills of the other users of a replica, spread over the output
