@@ -31,8 +31,9 @@ def banner_of(page: Path) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1))))
 
 
-def test_three_example_scenarios_are_shipped():
-    assert {p.stem for p in SHIPPED} == {"gb300-baseline", "jalapeno-sustained-550w", "vera-rubin-baseline"}
+def test_four_example_scenarios_are_shipped():
+    assert {p.stem for p in SHIPPED} == {"e2e-one-point", "gb300-baseline", "jalapeno-sustained-550w",
+                                         "vera-rubin-baseline"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

@@ -348,4 +348,6 @@ def test_a_band_on_a_tiny_frontier_by_hand(monkeypatch):
 
 def test_an_end_point_fit_needs_its_mla_factor_without_deepseek():
     with pytest.raises(ValueError, match="mla_layer_factor"):
-        subject.fit_end_points(specs.chip("h100"), [260.0, 1e4, 3.6], calibration.load())
+        subject.fit_end_points(specs.chip("h100"), [260.0, 1e4, 3.6], calibration.load(), e2e_reading="one-point")
+    with pytest.raises(ValueError, match="mla_layer_factor"):  # the default reading fits no E2E
+        subject.fit_end_points(specs.chip("h100"), [260.0, 1e4], calibration.load())
