@@ -64,6 +64,9 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch = Chapter()
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
     ch.quote("b_name", specs.chip(baseline).display_name)
+    ch.quote("b_label", specs.chip(baseline).chip.upper())
+    # the published figures are GB200's whatever the baseline
+    ch.quote("printed", "printed" if specs.chip(baseline).chip == "gb200" else "GB200's, printed")
 
     # The baseline side, from the raw data
     summary = comparison.baseline_summary(model, baseline, baseline_power_w=baseline_power_w, run_id=run_id,
