@@ -184,7 +184,7 @@ def test_scenario_parameter_no_chosen_notebook_takes_is_an_error(tmp_path):
 def test_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
     proc = _run(["build", "--scenario", "gb400-baseline"], tmp_path)
     assert proc.returncode == 2
-    assert "unknown scenario 'gb400-baseline'; valid scenarios: gb300-baseline, jalapeno-sustained-550w, " \
-           "vera-rubin-baseline" in proc.stderr
+    assert "unknown scenario 'gb400-baseline'; valid scenarios: e2e-one-point, gb300-baseline, " \
+           "jalapeno-sustained-550w, vera-rubin-baseline" in proc.stderr
     with pytest.raises(UnknownNameError):
         scenarios.load_scenario("gb400-baseline")
