@@ -185,7 +185,7 @@ class ServingPoint:
     formulas: ``TPOT = T_decode(context) + (concurrency / dp - 1) / OSL x T_prefill(new tokens)`` (the decode
     step reads the whole context's KV cache; the other sequences' prefills are interleaved) and
     ``TTFT = T_prefill(new tokens) + T_decode(context) + request latency`` (outside the chip:
-  :func:`jalapeno.subject.outside_chip_latency_s`). Without prefix caching the new tokens are the
+    :func:`jalapeno.subject.outside_chip_latency_s`). Without prefix caching the new tokens are the
     whole context and both equal ``evaluate``'s. With it, attention from the new tokens to the cached
     prefix is not counted (a lower bound). Raises ValueError when the worker's weights and KV cache at
     that context do not fit."""
