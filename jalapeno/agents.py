@@ -184,7 +184,8 @@ class ServingPoint:
     Each call is evaluated at its own lengths with :func:`jalapeno.serving.evaluate`'s aggregated-serving
     formulas: ``TPOT = T_decode(context) + (concurrency / dp - 1) / OSL x T_prefill(new tokens)`` (the decode
     step reads the whole context's KV cache; the other sequences' prefills are interleaved) and
-    ``TTFT = T_prefill(new tokens) + T_decode(context) + request latency``. Without prefix caching the new tokens are the
+    ``TTFT = T_prefill(new tokens) + T_decode(context) + request latency`` (outside the chip:
+    :func:`jalapeno.subject.outside_chip_latency_s`). Without prefix caching the new tokens are the
     whole context and both equal ``evaluate``'s. With it, attention from the new tokens to the cached
     prefix is not counted (a lower bound). Raises ValueError when the worker's weights and KV cache at
     that context do not fit."""
@@ -255,22 +256,35 @@ def serving_point(chip: ChipSpec | str, model: ModelSpec | str, point: dict, *, 
 def frontier_servers(model: str = "gpt-oss-120b", baseline: str = "gb200", *,
                      interactivity_tok_s_user: float | None = None, scenario: str = "central",
                      jalapeno_fit: subject.JalapenoFit | None = None, max_chips: int = 8,
-                     isl: int = 8192, osl: int = 1024) -> dict[str, ServingPoint]:
+                     isl: int = 8192, osl: int = 1024,
+                     e2e_reading: str = subject.DEFAULT_E2E_READING) -> dict[str, ServingPoint]:
     """Jalapeño (``scenario`` of its unknowns, fitted constants ``jalapeno_fit``, default
-    :func:`jalapeno.subject.fit_jalapeno`) and ``baseline`` (the
-    calibrated serving model, its best measured stack, at most ``max_chips`` chips per worker) as
-    :class:`ServingPoint` s at :func:`operating_point` of their frontiers at nominal ``isl``/``osl``.
-    Keys: ``jalapeno`` and the baseline's name; a label ends in ``(max)`` when the chip could not reach
-    the interactivity asked for and runs at its fastest point instead."""
+    :func:`jalapeno.subject.fit_jalapeno` under ``e2e_reading``) and ``baseline`` (the calibrated serving
+    model, its best measured stack, at most ``max_chips`` chips per worker) as :class:`ServingPoint` s at
+    :func:`operating_point` of their frontiers at nominal ``isl``/``osl``. Both carry the request latency
+    outside the chip of one rule, :func:`jalapeno.subject.outside_chip_latency_s` under ``e2e_reading``
+    (:data:`jalapeno.subject.E2E_READINGS`: 0 for both under ``separate``; under ``one-point`` Jalapeño's
+    fitted to its published E2E, the baseline's from its measured TTFT), on top of their frontiers'
+    other constants. Keys: ``jalapeno`` and the baseline's name; a label ends in ``(max)`` when the chip
+    could not reach the interactivity asked for and runs at its fastest point instead. ValueError when
+    ``jalapeno_fit`` was made under another reading; UnknownNameError for an unknown reading."""
+    subject.check_e2e_reading(e2e_reading)
     baseline = specs.chip(baseline).chip
-    fit_j = jalapeno_fit or subject.fit_jalapeno(scenario)
-    eff_j = fit_j.efficiency
-    eff_b = calibration.load()
-    stack_b = pareto.best_stack(eff_b)
-    j_front = subject.jalapeno_frontier(model, scenario, fit=fit_j, isl=isl, osl=osl)
+    fit_j = jalapeno_fit or subject.fit_jalapeno(scenario, e2e_reading=e2e_reading)
+    if fit_j.e2e_reading != e2e_reading:
+        raise ValueError(f"the Jalapeño fit was made under the {fit_j.e2e_reading!r} reading of its E2E, the servers "
+                         f"are asked for under {e2e_reading!r}")
+
+    def outside(chip: str) -> float:
+        return subject.outside_chip_latency_s(chip, e2e_reading, scenario=scenario)
+    eff_j = replace(fit_j.efficiency, request_latency_s=outside("jalapeno"))
+    calibrated = calibration.load()
+    stack_b = pareto.best_stack(calibrated)
+    eff_b = replace(calibrated, request_latency_s=outside(baseline))
+    j_front = subject.jalapeno_frontier(model, scenario, fit=replace(fit_j, efficiency=eff_j), isl=isl, osl=osl)
     b_front = pareto.frontier(baseline, model, isl=isl, osl=osl, max_chips=max_chips, eff=eff_b, stack=stack_b)
     out = {}
-    for name, chip, front, eff, stack in (("jalapeno", subject.jalapeno_chip(scenario), j_front, eff_j, "jalapeno"),
+    for name, chip, front, eff, stack in (("jalapeno", fit_j.chip(), j_front, eff_j, "jalapeno"),
                                           (baseline, specs.chip(baseline), b_front, eff_b, stack_b)):
         p = operating_point(front, interactivity_tok_s_user)
         out[name] = serving_point(chip, model, p, eff=eff, stack=stack,

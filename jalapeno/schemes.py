@@ -183,17 +183,21 @@ def _default_path_fold(scheme: str, fold: str, rest: pl.DataFrame, held: pl.Data
     return _frame(rows)
 
 
-def anchor_targets(rows: pl.DataFrame) -> dict:
+def anchor_targets(rows: pl.DataFrame, e2e_reading: str = subject.DEFAULT_E2E_READING) -> dict:
     """The end points of one chip's measured rows (of :func:`jalapeno.calibration.configurations`) of
-    the kinds OpenAI published for Jalapeño, all at :data:`ANCHOR_SHAPE` and each model's default
+    the kinds OpenAI published for Jalapeño that Jalapeño is fitted to under ``e2e_reading``
+    (:data:`jalapeno.subject.E2E_READINGS`), all at :data:`ANCHOR_SHAPE` and each model's default
     precision (:data:`jalapeno.calibration.DEFAULT_PRECISION`), over every stack and serving mode
     measured: on gpt-oss-120b the maximum interactivity (1 / the smallest mean TPOT, tok/s/user), the
-    largest throughput per GPU (tok/s, input + output) and the mean E2E at the fastest point (s); on
-    DeepSeek-R1, when measured, its maximum interactivity (tok/s/user). Returns ``targets`` (three or
-    four values, in :func:`jalapeno.subject.fit_end_points`' order), ``disagg`` (the serving mode of
+    largest throughput per GPU (tok/s, input + output) and, under ``one-point`` only, the mean E2E at the
+    fastest point (s); on DeepSeek-R1, when measured, its maximum interactivity (tok/s/user). Returns
+    ``targets`` (two or three values under ``separate``, three or four under ``one-point``, in
+    :func:`jalapeno.subject.fit_end_points`' order), ``disagg`` (the serving mode of
     each model's fastest point; False where unmeasured), ``anchor_rows`` (the ``_row`` indices of the
     fastest and the peak points, whose distances a score leaves out; ``rows`` gets a ``_row`` index,
-    its row order, unless it has one) and ``models``; None when the chip has no gpt-oss-120b point there."""
+    its row order, unless it has one), ``models`` and ``e2e_reading``; None when the chip has no
+    gpt-oss-120b point there. UnknownNameError for an unknown reading."""
+    one_point = subject.check_e2e_reading(e2e_reading) == "one-point"
     isl, osl = ANCHOR_SHAPE
     rows = rows if "_row" in rows.columns else rows.with_row_index("_row")
     at = [rows.filter((pl.col("model_key") == m) & (pl.col("isl") == isl) & (pl.col("osl") == osl)
@@ -202,7 +206,7 @@ def anchor_targets(rows: pl.DataFrame) -> dict:
         return None
     g, d = at
     fastest, peak = g.row(g["mean_tpot"].arg_min(), named=True), g.row(g["tput_per_gpu"].arg_max(), named=True)
-    targets = [1 / fastest["mean_tpot"], peak["tput_per_gpu"], fastest["mean_e2el"]]
+    targets = [1 / fastest["mean_tpot"], peak["tput_per_gpu"]] + ([fastest["mean_e2el"]] if one_point else [])
     anchors = [fastest["_row"], peak["_row"]]
     disagg = [fastest["disagg"], False]
     if not d.is_empty():
@@ -211,7 +215,7 @@ def anchor_targets(rows: pl.DataFrame) -> dict:
         anchors.append(quick["_row"])
         disagg[1] = quick["disagg"]
     return {"targets": targets, "disagg": tuple(disagg), "anchor_rows": anchors,
-            "models": subject.END_POINT_MODELS[:2 if len(targets) == 4 else 1]}
+            "models": subject.END_POINT_MODELS[:1 if d.is_empty() else 2], "e2e_reading": e2e_reading}
 
 
 def _fastest(rows: pl.DataFrame, model: str) -> float | None:
@@ -222,21 +226,27 @@ def _fastest(rows: pl.DataFrame, model: str) -> float | None:
     return None if g.is_empty() else float((1 / g["mean_tpot"]).max())
 
 
-def _anchored_fold(fold: str, chip: str, rest: pl.DataFrame, held: pl.DataFrame) -> pl.DataFrame:
-    """Scheme (c) for one chip: refit without it, fit its end-point constants, score its series (all but
-    the anchor points) and its matched ratios against every other measured chip's fastest point."""
+def _anchored_fold(fold: str, chip: str, rest: pl.DataFrame, held: pl.DataFrame,
+                   e2e_reading: str = subject.DEFAULT_E2E_READING) -> pl.DataFrame:
+    """Scheme (c) for one chip: refit without it, fit its end-point constants as Jalapeño's are fitted
+    under ``e2e_reading`` (:data:`jalapeno.subject.E2E_READINGS`: under ``separate`` no E2E target and no
+    request latency outside the chip, under ``one-point`` a request latency fitted to its E2E at its
+    fastest point), score its series (all but the anchor points) and its matched ratios against every
+    other measured chip's fastest point."""
     eff = _fit(rest)
     held = held.with_row_index("_row")
-    anchor = anchor_targets(held)
+    anchor = anchor_targets(held, e2e_reading)
     spec = specs.chip(chip)
     mla = calibration.PRIORS["mla_layer_factor"]
     fitted = subject.fit_end_points(spec, anchor["targets"], eff, stack=ANCHORED_STACK, disagg=anchor["disagg"],
-                                    training=rest, mla_layer_factor=mla)
+                                    training=rest, mla_layer_factor=mla, e2e_reading=e2e_reading)
     options = dict(eff=fitted, stack=ANCHORED_STACK, training=rest)
     fronts = {m: pareto.frontier(spec, m, disagg=dis, **options) for m, dis in zip(anchor["models"], anchor["disagg"])}
     g = fronts[anchor["models"][0]]
     fastest = g.row(g["interactivity_tok_s_user"].arg_max(), named=True)
-    got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max(), fastest["e2e_s"]]
+    got = [fastest["interactivity_tok_s_user"], g["throughput_tok_s_chip"].max()]
+    if e2e_reading == "one-point":
+        got.append(fastest["e2e_s"])
     if len(anchor["models"]) > 1:
         got.append(fronts[anchor["models"][1]]["interactivity_tok_s_user"].max())
     rows = [{"scheme": "anchored", "fold": fold, "kind": "fit", "chip": chip, "stack": ANCHORED_STACK,

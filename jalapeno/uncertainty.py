@@ -12,7 +12,7 @@ Two sources of uncertainty enter every band:
   :mod:`jalapeno.schemes` (each measured chip left out, its constants fitted to its end points as
   Jalapeño's are), its calibrated band (:func:`jalapeno.calibration.band_half_width`, split-conformal)
   read as the central 80 % of a log-normal factor ``exp(sigma z)``, ``z`` standard normal, that
-  multiplies every *predicted* Jalapeño quantity (not the four published points its constants are fitted
+  multiplies every *predicted* Jalapeño quantity (not the published points its constants are fitted
   to, which it reproduces by construction). One ``z`` per draw for every quantity: the validation's
   error is a chip's.
 
@@ -254,18 +254,22 @@ def judge(published: float, band_or_range: Band | tuple[float, float]) -> str:
 
 # ---- the fits at the nodes and the ensemble -------------------------------------------------------------
 
-def node_constants(concurrency_cap: float | str | None = "benchmark") -> pl.DataFrame:
-    """Jalapeño's four fitted constants (:func:`jalapeno.subject.fit_jalapeno` on the stored calibration)
-    at every node of :func:`nodes`: the node's unknowns (SI) and ``tau_s``, ``eta_prefill``,
-    ``request_latency_s``, ``mla_layer_factor``. Read in parts of :data:`NODES_PER_PART` nodes by
-    :func:`jalapeno.derived.frames` (stage ``jalapeno-nodes``): the committed table
-    ``data/derived/jalapeno-nodes.jsonl`` for the benchmark's concurrency range (:func:`derive_nodes`),
-    else fitted live (a fraction of a second a node) and kept in the cache; a stale committed table is an
-    error naming ``jalapeno derive jalapeno-nodes``."""
-    return pl.concat(derived.frames("jalapeno-nodes", _node_parts(concurrency_cap)))
+def node_constants(concurrency_cap: float | str | None = "benchmark", *,
+                   e2e_reading: str = subject.DEFAULT_E2E_READING) -> pl.DataFrame:
+    """Jalapeño's fitted constants (:func:`jalapeno.subject.fit_jalapeno` on the stored calibration, under
+    ``e2e_reading``, :data:`jalapeno.subject.E2E_READINGS`) at every node of :func:`nodes`: the node's
+    unknowns (SI) and ``tau_s``, ``eta_prefill``, ``request_latency_s`` (0 under ``separate``),
+    ``mla_layer_factor``. Read in parts of :data:`NODES_PER_PART` nodes by :func:`jalapeno.derived.frames`
+    (stage ``jalapeno-nodes``): the committed table ``data/derived/jalapeno-nodes.jsonl`` for the
+    benchmark's concurrency range under both readings (:func:`derive_nodes`), else fitted live (a fraction
+    of a second a node) and kept in the cache; a stale committed table is an error naming ``jalapeno
+    derive jalapeno-nodes``. UnknownNameError for an unknown reading."""
+    subject.check_e2e_reading(e2e_reading)
+    return pl.concat(derived.frames("jalapeno-nodes", _node_parts(concurrency_cap, e2e_reading)))
 
 
-def _node_parts(concurrency_cap: float | str | None) -> list[tuple[str, str, object]]:
+def _node_parts(concurrency_cap: float | str | None,
+                e2e_reading: str = subject.DEFAULT_E2E_READING) -> list[tuple[str, str, object]]:
     """The parts of :func:`node_constants`: ``(name, key, compute)``."""
     grid = nodes()
 
@@ -274,21 +278,25 @@ def _node_parts(concurrency_cap: float | str | None) -> list[tuple[str, str, obj
         rows = []
         for node in part.iter_rows(named=True):
             fit = subject.fit_jalapeno("central", base=base, concurrency_cap=concurrency_cap,
-                                       overrides=_overrides(node))
+                                       overrides=_overrides(node), e2e_reading=e2e_reading)
             rows.append({**node, **fit.constants()})
         return pl.DataFrame(rows)
 
     parts = [grid.slice(i, NODES_PER_PART) for i in range(0, grid.height, NODES_PER_PART)]
-    return [(f"concurrency_cap={concurrency_cap!r} nodes {i * NODES_PER_PART}-{i * NODES_PER_PART + part.height - 1}",
-             derived.key("jalapeno-nodes", part, repr(concurrency_cap)), functools.partial(compute, part))
+    return [(f"concurrency_cap={concurrency_cap!r} e2e_reading={e2e_reading} nodes "
+             f"{i * NODES_PER_PART}-{i * NODES_PER_PART + part.height - 1}",
+             derived.key("jalapeno-nodes", part, repr(concurrency_cap), e2e_reading), functools.partial(compute, part))
             for i, part in enumerate(parts)]
 
 
 def derive_nodes(root=None):
-    """Fit Jalapeño at every node over the benchmark's concurrency range and write the committed table of
-    stage ``jalapeno-nodes`` (:func:`jalapeno.derived.write`; ``root``: the data folder, default the one
-    read). Returns its path. The command ``jalapeno derive jalapeno-nodes``."""
-    return derived.write("jalapeno-nodes", [(name, k, compute()) for name, k, compute in _node_parts("benchmark")], root)
+    """Fit Jalapeño at every node over the benchmark's concurrency range under each reading of its E2E
+    (:data:`jalapeno.subject.E2E_READINGS`: the default book and the shipped scenario ``e2e-one-point``
+    read it, so neither refits) and write the committed table of stage ``jalapeno-nodes``
+    (:func:`jalapeno.derived.write`; ``root``: the data folder, default the one read). Returns its path.
+    The command ``jalapeno derive jalapeno-nodes``."""
+    items = [p for r in subject.E2E_READINGS for p in _node_parts("benchmark", r)]
+    return derived.write("jalapeno-nodes", [(name, k, compute()) for name, k, compute in items], root)
 
 
 #: Nodes fitted together in one part of :func:`node_constants` (one cached frame).
@@ -302,12 +310,14 @@ def _overrides(node: dict) -> dict[str, float]:
 @dataclass(frozen=True)
 class Ensemble:
     """Jalapeño's fits at every node of the unknowns (``fits``: an object array shaped like the grid), the
-    Monte Carlo draws (``draws``: :func:`sample`) and the model's error (``error``)."""
+    Monte Carlo draws (``draws``: :func:`sample`), the model's error (``error``), the concurrency range
+    and the reading of the published E2E (:data:`jalapeno.subject.E2E_READINGS`) the fits were made under."""
 
     fits: np.ndarray
     draws: dict
     error: ModelError
     concurrency_cap: float | str | None = "benchmark"
+    e2e_reading: str = subject.DEFAULT_E2E_READING
 
     def at_nodes(self, fn: Callable[[subject.JalapenoFit], object]) -> np.ndarray:
         """``fn(fit)`` (a number or an array of one shape) at every node: shape grid + the result's shape."""
@@ -331,26 +341,28 @@ class Ensemble:
         return band(self.draws_of(values, predicted))
 
 
-def ensemble(concurrency_cap: float | str | None = "benchmark", n: int = N_SAMPLES, seed: int = SEED) -> Ensemble:
-    """The :class:`Ensemble` of the book: the fits of :func:`node_constants` over ``concurrency_cap``,
-    ``n`` draws seeded with ``seed`` and :func:`model_error`."""
-    return _ensemble(concurrency_cap, n, seed)
+def ensemble(concurrency_cap: float | str | None = "benchmark", n: int = N_SAMPLES, seed: int = SEED, *,
+             e2e_reading: str = subject.DEFAULT_E2E_READING) -> Ensemble:
+    """The :class:`Ensemble` of the book: the fits of :func:`node_constants` over ``concurrency_cap`` under
+    ``e2e_reading``, ``n`` draws seeded with ``seed`` and :func:`model_error`. UnknownNameError for an
+    unknown reading."""
+    return _ensemble(concurrency_cap, n, seed, subject.check_e2e_reading(e2e_reading))
 
 
 @functools.lru_cache(maxsize=4)
-def _ensemble(concurrency_cap, n, seed) -> Ensemble:
-    consts = node_constants(concurrency_cap)
+def _ensemble(concurrency_cap, n, seed, e2e_reading=subject.DEFAULT_E2E_READING) -> Ensemble:
+    consts = node_constants(concurrency_cap, e2e_reading=e2e_reading)
     base = calibration.load()
     fits = []
     for row in consts.iter_rows(named=True):
         eff = replace(base, eta_prefill=row["eta_prefill"], request_latency_s=row["request_latency_s"],
                       mla_layer_factor=row["mla_layer_factor"], tau_s={**base.tau_s, "jalapeno": row["tau_s"]})
-        fits.append(subject.JalapenoFit(eff, "central", tuple(cid for _, cid in subject.JALAPENO_FIT),
-                                        concurrency_cap, tuple(sorted(_overrides(row).items()))))
+        fits.append(subject.JalapenoFit(eff, "central", subject.fit_claims(e2e_reading), concurrency_cap,
+                                        tuple(sorted(_overrides(row).items())), e2e_reading))
     shape = tuple(levels(p).size for p in UNKNOWNS)
     arr = np.empty(len(fits), dtype=object)
     arr[:] = fits
-    return Ensemble(arr.reshape(shape), sample(n, seed), model_error(), concurrency_cap)
+    return Ensemble(arr.reshape(shape), sample(n, seed), model_error(), concurrency_cap, e2e_reading)
 
 
 # ---- sensitivity ----------------------------------------------------------------------------------------

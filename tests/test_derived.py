@@ -72,15 +72,15 @@ def test_a_frame_the_book_does_not_commit_is_computed_live():
 
 
 def test_the_jalapeno_nodes_table_regenerates_within_its_tolerance(tmp_path):
-    """Jalapeño's fits at every node of its unknowns refitted match the committed table to the stage's
-    relative tolerance (1e-3)."""
-    from jalapeno import uncertainty
+    """Jalapeño's fits at every node of its unknowns, under each reading of its E2E, refitted match the
+    committed table to the stage's relative tolerance (1e-3)."""
+    from jalapeno import subject, uncertainty
 
     stage = derived.stage("jalapeno-nodes")
     assert stage.rtol == 1e-3
     new, old = pl.read_ndjson(uncertainty.derive_nodes(root=tmp_path)), derived.committed("jalapeno-nodes")
     assert old is not None, f"no committed table: run `{stage.command}`"
-    assert new.height == uncertainty.nodes().height
+    assert new.height == len(subject.E2E_READINGS) * uncertainty.nodes().height
     _assert_tables_match(new, old, stage.rtol)
 
 
@@ -131,17 +131,18 @@ def test_the_modes_read_by_name_or_refit(monkeypatch, tmp_path):
 
 
 def test_the_jalapeno_fits_table_regenerates_within_its_tolerance(tmp_path):
-    """Jalapeño's fits in the low, central and high scenarios refitted match the committed table to the
-    stage's relative tolerance (1e-3); the book's default fit is the committed one."""
+    """Jalapeño's fits in the low, central and high scenarios, under each reading of its E2E, refitted match
+    the committed table to the stage's relative tolerance (1e-3); the book's default fit is the committed one."""
     from jalapeno import subject
 
     stage = derived.stage("jalapeno-fits")
     assert stage.rtol == 1e-3
     new, old = pl.read_ndjson(subject.derive_fits(root=tmp_path)), derived.committed("jalapeno-fits")
     assert old is not None, f"no committed table: run `{stage.command}`"
-    assert new["frame"].to_list() == ["scenario=low", "scenario=central", "scenario=high"]
+    assert new["frame"].to_list() == [f"scenario={sc} e2e_reading={r}" for r in subject.E2E_READINGS
+                                      for sc in ("low", "central", "high")]
     _assert_tables_match(new, old, stage.rtol)
-    central = old.filter(pl.col("frame") == "scenario=central").drop("frame", "key").row(0, named=True)
+    central = old.filter(pl.col("frame") == "scenario=central e2e_reading=separate").drop("frame", "key").row(0, named=True)
     assert subject.fit_jalapeno("central").constants() == central
 
 

@@ -31,8 +31,9 @@ def banner_of(page: Path) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1))))
 
 
-def test_three_example_scenarios_are_shipped():
-    assert {p.stem for p in SHIPPED} == {"gb300-baseline", "jalapeno-sustained-550w", "vera-rubin-baseline"}
+def test_four_example_scenarios_are_shipped():
+    assert {p.stem for p in SHIPPED} == {"e2e-one-point", "gb300-baseline", "jalapeno-sustained-550w",
+                                         "vera-rubin-baseline"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -183,7 +184,7 @@ def test_scenario_parameter_no_chosen_notebook_takes_is_an_error(tmp_path):
 def test_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
     proc = _run(["build", "--scenario", "gb400-baseline"], tmp_path)
     assert proc.returncode == 2
-    assert "unknown scenario 'gb400-baseline'; valid scenarios: gb300-baseline, jalapeno-sustained-550w, " \
-           "vera-rubin-baseline" in proc.stderr
+    assert "unknown scenario 'gb400-baseline'; valid scenarios: e2e-one-point, gb300-baseline, " \
+           "jalapeno-sustained-550w, vera-rubin-baseline" in proc.stderr
     with pytest.raises(UnknownNameError):
         scenarios.load_scenario("gb400-baseline")

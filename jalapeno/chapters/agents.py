@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import agents, charts, data, power, specs, subject
+from .. import agents, charts, data, display, power, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -39,6 +39,9 @@ PARAMETERS = (
     Parameter("baseline", "gb200", "the chip compared with Jalapeño", names="HBM chip"),
     Parameter("scenario", "central", "Jalapeño's unknowns, with the constants fit_jalapeno fits in it",
               choices=tuple(subject.SCENARIOS)),
+    Parameter("e2e_reading", subject.DEFAULT_E2E_READING, "the reading of Jalapeño's published E2E: separate (no "
+              "chip carries a latency outside the chip) or one-point (every chip does, by one rule)",
+              choices=subject.E2E_READINGS),
     Parameter("max_chips", 8, "the most chips per worker of the baseline", low=1, high=1024, unit="chips"),
     Parameter("steps", 30, "the task's dependent calls", low=1, high=10000, unit="steps"),
     Parameter("initial_context_tokens", 8192, "the first call's context", low=1, high=1048576, unit="tokens"),
@@ -75,7 +78,7 @@ def check(**parameters) -> None:
     agents.task_shape(_task(parameters), parameters["model"])
 
 
-def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: int, initial_context_tokens: int,
+def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_chips: int, steps: int, initial_context_tokens: int,
             context_growth_tokens: int, output_tokens: int, tool_time_s: float, timeout_s: float,
             step_success: float, max_attempts: int, latency_sigma: float, prefix_cache: bool, profiles: list[str],
             interactivity_tok_s_user: float, matched_interactivity_tok_s_user: float, power_basis: str,
@@ -85,21 +88,24 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
     Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there). The task
     parameters, ``steps`` to ``prefix_cache``, make this chapter's own
     :class:`jalapeno.agents.AgentProfile`; ``profiles`` name those of :data:`jalapeno.agents.PROFILES`
-    compared next to it; ``power_basis`` is a basis of :data:`jalapeno.power.POWER_BASES`.
+    compared next to it; ``power_basis`` is a basis of :data:`jalapeno.power.POWER_BASES`; ``e2e_reading``
+    one of :data:`jalapeno.subject.E2E_READINGS`, which sets Jalapeño's fit and the request latency outside
+    the chip both chips' calls carry (:func:`jalapeno.subject.outside_chip_latency_s`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
     ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts`` (exported as
     ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``). Raises
-    UnknownNameError for an unknown model, chip, scenario, power basis or profile, ValueError for a bad
+    UnknownNameError for an unknown model, chip, scenario, reading, power basis or profile, ValueError for a bad
     task value or a context that does not fit a chosen operating point.
     """
     if power_basis not in power.POWER_BASES:
         raise UnknownNameError("power basis", power_basis, power.POWER_BASES)
     if scenario not in subject.SCENARIOS:
         raise UnknownNameError("scenario", scenario, subject.SCENARIOS)
+    subject.check_e2e_reading(e2e_reading)
     specs.model(model)
     baseline = specs.chip(baseline).chip  # the chip's key (names are case-insensitive)
-    fit = subject.fit_jalapeno(scenario)  # Jalapeño's constants, fitted once
+    fit = subject.fit_jalapeno(scenario, e2e_reading=e2e_reading)  # Jalapeño's constants, fitted once
     task = _task(locals())
     tasks = [task] + [agents.profile(name) for name in profiles]
     latency_at = interactivity_tok_s_user or None
@@ -107,7 +113,7 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
     @functools.cache
     def servers(interactivity: float | None, t: agents.AgentProfile) -> dict:
         return agents.task_servers(t, model, baseline, interactivity_tok_s_user=interactivity, scenario=scenario,
-                                   jalapeno_fit=fit, max_chips=max_chips)
+                                   jalapeno_fit=fit, max_chips=max_chips, e2e_reading=e2e_reading)
 
     at_latency = functools.partial(servers, latency_at)
     ch = Chapter()
@@ -116,7 +122,7 @@ def compute(*, model: str, baseline: str, scenario: str, max_chips: int, steps: 
     runs = {k: agents.run_task(task, s) for k, s in srv.items()}
     _step_timings(ch, task, srv, runs, baseline=baseline, latency_at=latency_at)
     ratios = agents.published_call_ratios()
-    _compounding(ch, tasks, at_latency, ratios, fit=fit, model=model, baseline=baseline)
+    _compounding(ch, tasks, at_latency, ratios, srv=srv, model=model, baseline=baseline, e2e_reading=e2e_reading)
     _sweeps(ch, task, srv, runs, model=model, baseline=baseline)
     _published(ch, tasks, ratios, baseline=baseline)
     _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), baseline=baseline,
@@ -167,8 +173,8 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
     ch.quote("call_ratio_last", bn["call_s"] / jn["call_s"], "{:.2f}")
 
 
-def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: subject.JalapenoFit, model: str,
-                 baseline: str) -> None:
+def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: dict, model: str,
+                 baseline: str, e2e_reading: str) -> None:
     """Each task's latency on both chips against the published per-call ratios."""
     comp = agents.compounding_table(tasks, servers, fast="jalapeno", slow=baseline,
                                     per_call_e2e_ratio=ratios["e2e"], per_call_tbt_ratio=ratios["tbt"])
@@ -184,7 +190,24 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, fit: 
     ch.quote("call_share_max", 100 * comp["slow_call_share"].max(), "{:.0f}")
     model_slower = comp.filter(pl.col("task_ratio") < 1)["profile"].to_list()
     ch.quote("model_slower", ", ".join(model_slower) if model_slower else "none")
-    ch.quote("j_request_ms", 1e3 * fit.efficiency.request_latency_s, "{:.0f}")
+    j_ms, b_ms = (1e3 * srv[k].eff.request_latency_s for k in ("jalapeno", baseline))
+    ch.quote("j_request_ms", j_ms, "{:.0f}")
+    ch.quote("b_request_ms", b_ms, "{:.0f}")
+    ch.quote("e2e_reading", e2e_reading)
+    b_name = specs.chip(baseline).display_name
+    ch.quote("latency_reading", (
+        "Neither chip's modeled calls carry a latency outside the chip: this build reads Jalapeño's published "
+        "E2E as taken at another configuration than its minimum TBT (the `separate` reading, "
+        "`jalapeno.subject.E2E_READINGS`; Reading the numbers says why), so each call is what the serving model "
+        "places on the chips") if e2e_reading == "separate" else (
+        f"Both chips' modeled calls carry a request latency outside the chip, by one rule "
+        f"(`jalapeno.subject.outside_chip_latency_s`, the `one-point` reading of Jalapeño's E2E): "
+        f"{display.formatted(j_ms, '{:.0f}')} ms for Jalapeño, fitted to its published E2E, and "
+        f"{display.formatted(b_ms, '{:.0f}')} ms for {b_name}, its measured TTFT at its lowest measured "
+        f"concurrency minus its modeled one there; where calls are short and prefixes cached that latency "
+        f"can outweigh a faster decode"))
+    ch.quote("latency_in_calls", "with no latency outside the chip" if e2e_reading == "separate" else
+             "with the request latency outside the chip each carries")
     ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
     ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")

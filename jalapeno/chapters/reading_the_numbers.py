@@ -13,7 +13,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .. import charts, comparison, measured, metrics, registry
+from .. import charts, comparison, display, measured, metrics, registry, specs, subject
 from ..data import claim_value
 from ..display import number
 from . import Chapter, Parameter
@@ -36,23 +36,37 @@ PARAMETERS = (
               type=float, low=0, high=5000, low_open=True, unit="W"),
     Parameter("jalapeno_sustained_w", 550.0, "Jalapeño's sustained draw", low=0, high=5000, low_open=True, unit="W"),
     Parameter("jalapeno_allin_w", None, "Jalapeño's all-in power per chip (None: its TDP times the baseline's "
-              "all-in / TDP)", type=float, low=0, high=10000, low_open=True, unit="W"),)
+              "all-in / TDP)", type=float, low=0, high=10000, low_open=True, unit="W"),
+    Parameter("e2e_reading", subject.DEFAULT_E2E_READING, "the reading of Jalapeño's published E2E this build's "
+              "chapters use: separate (a consistency check) or one-point (a latency outside the chip, every chip)",
+              choices=subject.E2E_READINGS),)
+
+#: The shipped scenario that builds the book under the reading of the E2E the default does not take.
+E2E_SCENARIO = "e2e-one-point"
 
 
 def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalapeno_sustained_w: float,
-            jalapeno_allin_w: float | None) -> Chapter:
+            jalapeno_allin_w: float | None, e2e_reading: str) -> Chapter:
     """The chapter's numbers, tables and figures, for Jalapeño's one published workload (gpt-oss-120b at
     8k/1k, :data:`jalapeno.comparison.PUBLISHED_WORKLOAD`).
 
     Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there); the default
     ``jalapeno_allin_w`` is the ``all-in-proportional`` basis of :mod:`jalapeno.power`.
 
+    ``e2e_reading`` (:data:`jalapeno.subject.E2E_READINGS`) is the reading the build's chapters use; the
+    chapter shows both readings of Jalapeño's published E2E whatever it is.
+
     Returns a :class:`~jalapeno.chapters.Chapter` with tables ``runs``, ``ratios``, ``power_bases``,
-    ``e2e`` and ``claims`` and figures ``measured`` and ``power_bases``. Raises UnknownNameError for an
-    unknown chip or run, ValueError for a non-positive power or a baseline without a published all-in
+    ``e2e``, ``e2e_readings`` and ``claims`` and figures ``measured`` and ``power_bases``. Raises
+    UnknownNameError for an unknown chip, run or reading, ValueError for a non-positive power or a baseline without a published all-in
     power."""
+    subject.check_e2e_reading(e2e_reading)
     ch = Chapter()
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
+    ch.quote("b_name", specs.chip(baseline).display_name)
+    ch.quote("b_label", specs.chip(baseline).chip.upper())
+    # the published figures are GB200's whatever the baseline
+    ch.quote("printed", "printed" if specs.chip(baseline).chip == "gb200" else "GB200's, printed")
 
     # The baseline side, from the raw data
     summary = comparison.baseline_summary(model, baseline, baseline_power_w=baseline_power_w, run_id=run_id,
@@ -140,6 +154,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_decode", j["decode_s"], "{:.2f}")
     ch.quote("ttft_ratio", j["implied_ttft_s"] / summary.ttft_s, "{:.1f}")
     ch.tables["e2e"] = dec
+    _e2e_readings(ch, baseline=baseline, e2e_reading=e2e_reading)
 
     # Every claim of the seeds
     claims = registry.claims()
@@ -156,6 +171,63 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
         "claim_id", "claimed", "status", "computed", "quantity", "seeds", "check")
     return ch
+
+
+def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str) -> None:
+    """The two readings of Jalapeño's published E2E (:data:`jalapeno.subject.E2E_READINGS`), each with what
+    it implies, and which this build uses: the ``separate`` reading's consistency check
+    (:func:`jalapeno.subject.e2e_consistency`) and the ``one-point`` reading's latency outside the chip of
+    Jalapeño and of ``baseline`` (:func:`jalapeno.subject.outside_chip_latency_s`). Table ``e2e_readings``:
+    ``reading``, ``fitted_to`` (claims), ``jalapeno_outside_ms``, ``baseline_outside_ms`` (ms),
+    ``e2e_check`` (in words)."""
+    def fitted(value: float, fmt: str) -> str:
+        return display.formatted(value, fmt, noise=display.FIT_NOISE)
+    sep = subject.e2e_consistency("central", fit=subject.fit_jalapeno("central", e2e_reading="separate"))
+    one = {c: 1e3 * subject.outside_chip_latency_s(c, "one-point") for c in ("jalapeno", baseline)}
+    b_name = specs.chip(baseline).display_name
+    e2e = display.formatted(sep["published_e2e_s"], "{:.2f}")
+    if sep["found"]:
+        at = (f"Jalapeño's modeled gpt-oss-120b 8k/1k frontier reaches an E2E of {e2e} s at "
+              f"{fitted(sep['interactivity_tok_s_user'], '{:,.0f}')} tok/s/user (a TPOT of "
+              f"{fitted(1e3 * sep['tpot_s'], '{:.2f}')} ms, {fitted(sep['concurrency'], '{:.0f}')} sequences on "
+              f"{fitted(sep['n_chips'], '{:.0f}')} chips), below its fastest point's "
+              f"{fitted(sep['fastest_interactivity_tok_s_user'], '{:,.0f}')} tok/s/user, whose E2E is "
+              f"{fitted(sep['fastest_e2e_s'], '{:.2f}')} s: the published E2E is consistent with the model at another "
+              f"configuration than the minimum TBT")
+    else:
+        at = (f"no point of Jalapeño's modeled gpt-oss-120b 8k/1k frontier has an E2E of {e2e} s (its E2Es run from "
+              f"{fitted(sep['fastest_e2e_s'], '{:.2f}')} to {fitted(sep['max_e2e_s'], '{:.2f}')} s): the published "
+              f"E2E is not consistent with the model at any configuration")
+    ch.quote("sep_text", at)
+    ch.quote("sep_x", fitted(sep["interactivity_tok_s_user"], "{:,.0f}"))
+    ch.quote("sep_tpot_ms", fitted(1e3 * sep["tpot_s"], "{:.2f}"))
+    ch.quote("one_j_ms", fitted(one["jalapeno"], "{:.0f}"))
+    ch.quote("one_b_ms", fitted(one[baseline], "{:.0f}"))
+    ch.quote("e2e_reading", e2e_reading)
+    ch.quote("e2e_scenario", E2E_SCENARIO)
+    ch.quote("reading_build", "This build uses it." if e2e_reading == subject.DEFAULT_E2E_READING else
+             f"This build uses the other, `{e2e_reading}`, reading instead (the scenario `{E2E_SCENARIO}` sets it for "
+             "every chapter that models Jalapeño), so its chapters' numbers differ from the default book's.")
+    ch.quote("reading_takeaway", (
+        f"The book reads Jalapeño's published E2E ({e2e} s) and minimum TBT as two configurations (the `separate` "
+        f"reading): no chip's modeled calls carry a latency outside the chip, and "
+        + (f"the E2E is met on Jalapeño's modeled frontier at {fitted(sep['interactivity_tok_s_user'], '{:,.0f}')} "
+           "tok/s/user" if sep["found"] else "no point of Jalapeño's modeled frontier meets the E2E")
+        + f". The scenario `{E2E_SCENARIO}` builds the book under the other reading") if e2e_reading == "separate" else (
+        f"This build reads Jalapeño's published E2E ({e2e} s) and minimum TBT as one configuration (the "
+        f"`one-point` reading, scenario `{E2E_SCENARIO}`): every chip's calls carry a latency outside the chip, "
+        f"{fitted(one['jalapeno'], '{:.0f}')} ms for Jalapeño and {fitted(one[baseline], '{:.0f}')} ms for {b_name}; "
+        f"the default book reads them as two configurations"))
+    check = (f"a check: met at {fitted(sep['interactivity_tok_s_user'], '{:,.0f}')} tok/s/user" if sep["found"]
+             else "a check: not met on the frontier")
+    readings = {"separate": ("separate configurations", "three: " + ", ".join(subject.fit_claims("separate")),
+                             0.0, 0.0, check),
+                "one-point": ("one configuration", "four: " + ", ".join(subject.fit_claims("one-point")),
+                              one["jalapeno"], one[baseline], "a fit target: reproduced by construction")}
+    ch.tables["e2e_readings"] = pl.DataFrame([
+        {"reading": r, "e2e_and_tbt": v[0], "jalapeno_fitted_to": v[1], "jalapeno_outside_ms": v[2],
+         f"{baseline}_outside_ms": v[3], "published_e2e": v[4], "this_build": r == e2e_reading}
+        for r, v in readings.items()])
 
 
 # ---- figures ----
