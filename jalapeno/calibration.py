@@ -357,8 +357,8 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
 
     ``concurrency_cap``: ``"benchmark"`` (the top of the benchmark's own sweep,
     :func:`benchmark_concurrency_cap`: concurrent requests per worker when aggregated, per chip with its
-    prefill chips when ``disagg``; a cap the other way's runs stand in for is not applied to a recipe
-    sweep, whose ranges were run this way), a number (concurrent requests per chip, prefill chips included), or
+    prefill chips when ``disagg``; none when no run of the model was served that way: capacity and the
+    recipes' ranges then bound the load), a number (concurrent requests per chip, prefill chips included), or
     ``"none"`` / None (unbounded). ValueError for another value. ``eff``: default the stored
     calibration; ``stack``: default :func:`stack_for` the chip and model (the software the benchmark ran for
     that pair, else on the chip or its vendor),
@@ -380,10 +380,9 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     if isl <= 0 or osl <= 1:
         raise ValueError(f"isl must be positive and osl above 1, got isl={isl!r}, osl={osl!r}")
     per_worker = False
-    stand_in = False  # a benchmark cap read from the other way's runs
-    if concurrency_cap == "benchmark":  # per worker if read from aggregated runs, per chip if disaggregated
-        concurrency_cap, per_worker = _benchmark_cap(model, isl, osl, disagg, training)
-        stand_in = per_worker == disagg
+    if concurrency_cap == "benchmark":
+        concurrency_cap = benchmark_concurrency_cap(model, isl=isl, osl=osl, disagg=disagg, training=training)
+        per_worker = not disagg
     elif concurrency_cap == "none":
         concurrency_cap = None
     elif isinstance(concurrency_cap, (str, bool)) or (concurrency_cap is not None and not concurrency_cap > 0):
@@ -406,8 +405,6 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     grid = np.unique(np.asarray(concurrency, dtype=float))
     if table is not None:
         table = table.filter(pl.col("n_chips") <= domain)
-        if stand_in:  # the recipes' own ranges, run this way, bound the load: not a cap of the other way's
-            concurrency_cap = None
         serving.check_configurations(table.height * (grid.size + 2), table.height)
         n, dp, c = [], [], []
         for size, d, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
@@ -495,31 +492,22 @@ def benchmark_concurrency_cap(model: ModelSpec | str, *, isl: int = 8192, osl: i
       worker whatever its chip count (the benchmark sweeps each single-node recipe's concurrency up to a
       fixed top: 128 for gpt-oss-120b and DeepSeek-R1 at 8k/1k);
     - disaggregated: the largest ``conc / GPUs`` (prefill GPUs included), in concurrent requests per
-      chip (128 for gpt-oss-120b and 114 for DeepSeek-R1 at 8k/1k, GB200's multi-node recipes).
+      chip (128 for gpt-oss-120b and 77 for DeepSeek-R1 at 8k/1k, GB200's multi-node recipes, queue-bound
+      runs left out).
 
     The benchmark never loads a server further, so a frontier compared with its measurements is taken
-    over the same range. When no run of ``model`` was served that way, the other way's runs stand in, in
-    their own unit (:func:`sweep` applies a per-chip cap to an aggregated sweep per chip).
-    None (no cap) for a model with no measured source. ``training``: only these rows of
+    over the same range. None (no cap) when no run of ``model`` (of its source) was served that way: the
+    other way's top says nothing of this way's load (128 requests per aggregated server against up to
+    853 per chip disaggregated). ``training``: only these rows of
     :func:`configurations` (:func:`concurrency_caps`; default every measured run)."""
-    return _benchmark_cap(model, isl, osl, disagg, training)[0]
-
-
-def _benchmark_cap(model: ModelSpec | str, isl: int, osl: int, disagg: bool, training: pl.DataFrame | None
-                   ) -> tuple[float | None, bool]:
-    """:func:`benchmark_concurrency_cap` and whether it counts requests per worker (read from aggregated
-    runs) rather than per chip (from disaggregated runs): when the other way's runs stand in, the cap
-    keeps their unit."""
     name = specs.model(model).model
-    ways = ((_measured_caps(disagg), _measured_caps(not disagg)) if training is None else
-            (concurrency_caps(training, disagg), concurrency_caps(training, not disagg)))
-    for caps, way in zip(ways, (disagg, not disagg)):
-        key = name if any(k[0] == name for k in caps) else TRANSFER_MODEL.get(name, name)
-        shapes = [(i, o) for m, i, o in caps if m == key]
-        if shapes:
-            i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
-            return caps[(key, i, o)], not way
-    return None, False
+    caps = _measured_caps(disagg) if training is None else concurrency_caps(training, disagg)
+    key = name if any(k[0] == name for k in caps) else TRANSFER_MODEL.get(name, name)
+    shapes = [(i, o) for m, i, o in caps if m == key]
+    if not shapes:
+        return None
+    i, o = min(shapes, key=lambda s: (abs(np.log(s[0] / isl)) + abs(np.log(s[1] / osl)), s))
+    return caps[(key, i, o)]
 
 
 def chip_stacks(chip: ChipSpec | str, training: pl.DataFrame | None = None) -> tuple[str, ...]:

@@ -79,7 +79,7 @@ class Stage:
 #:   no longer lowers its cost by 1e-12 relative, a few 1e-3 from the exact minimum in a direction only the
 #:   weak prior informs: a frontier distance moves by about that much relative, hence 2 %.
 #: - ``jalapeno-fits``: Jalapeño's fit in each scenario as it stands (low, central, high,
-#:   :func:`jalapeno.subject.fit_jalapeno`), four equations in four unknowns solved to scipy's default
+#:   :func:`jalapeno.subject.fit_jalapeno`), three equations in three unknowns (four under the one-point reading of its E2E) solved to scipy's default
 #:   tolerances: 1e-3 (not yet measured across machines).
 #: - ``jalapeno-nodes``: the same fit at every node of its unknowns
 #:   (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range): 1e-3.
@@ -96,9 +96,9 @@ STAGES = {s.name: s for s in (
                               "(jalapeno.calibration.holdout)",
           ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
            "efficiency_bounds.csv")),
-    Stage("jalapeno-fits", 1, 1e-3, "Jalapeño's four fitted constants in each scenario of its unknowns, over the "
+    Stage("jalapeno-fits", 1, 1e-3, "Jalapeño's fitted constants in each scenario of its unknowns, over the "
                                     "benchmark's concurrency range (jalapeno.subject.fit_jalapeno)", ("**/*.csv",)),
-    Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's four fitted constants at every node of its unknowns, over the "
+    Stage("jalapeno-nodes", 1, 1e-3, "Jalapeño's fitted constants at every node of its unknowns, over the "
                                      "benchmark's concurrency range (jalapeno.uncertainty.node_constants)",
           ("**/*.csv",)),
     Stage("schemes", 3, 0.02, "the validation schemes matching each use of the error bar (new generation, new "

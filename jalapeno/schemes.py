@@ -9,7 +9,7 @@ A prediction is used three ways in the book, and each has its scheme (:data:`SCH
 - (b) ``model-chip`` and ``shape``: a measured chip serving a model it was not measured with, or at a
   workload shape it was not measured at. Leave one (model, chip) pair, or one ISL/OSL shape, out.
 - (c) ``anchored``: Jalapeño, known by a few published end points of its frontiers. For each measured
-  chip: calibrate without it, then fit the four constants of :data:`jalapeno.subject.JALAPENO_FIT` to the
+  chip: calibrate without it, then fit the constants of :data:`jalapeno.subject.JALAPENO_FIT` to the
   same kinds of points OpenAI published for Jalapeño, read from that chip's own measured gpt-oss-120b and
   DeepSeek-R1 8k/1k series (:func:`anchor_targets`), the way Jalapeño's are fitted
   (:func:`jalapeno.subject.fit_end_points`); then score the rest of its frontier (its measured envelope
@@ -75,21 +75,22 @@ SCHEMES = {
     "anchored": Scheme(
         "(c) end-point anchored", "chip",
         "A chip known only by the end points its maker publishes: each measured chip left out of the "
-        "calibration, its own four constants fitted to its minimum TBT, peak throughput, E2E and "
-        "DeepSeek-R1 single-user speed, the rest of its frontier predicted.",
+        "calibration, its own constants fitted to the points Jalapeño's are fitted to (its minimum TBT, peak "
+        "throughput and DeepSeek-R1 single-user speed; its E2E too under the one-point reading), the rest of "
+        "its frontier predicted.",
         "Jalapeño"),
 }
 
 #: The ceilings the book claims for each scheme: the ``median`` and ``p90`` of the one statistic,
 #: :func:`jalapeno.calibration.frontier_error` (fractions), as the serving-model chapter quotes them.
-#: (b) keeps the ceilings the chapter claimed for the leave-one-(model, chip) and leave-one-shape refits
-#: (model-chip 30 % / 85 %, shape 20 % / 70 %). (c) is claimed no worse than (b)'s model-chip: a chip
-#: whose own end points are fitted knows more of itself than a measured chip serving a new model, so an
-#: anchored prediction looser than that would mean the end points mislead the fit. (a) is claimed within
-#: 50 % at the median and a factor of two at the p90 (100 %): the resolution at which the book reads
-#: an order-of-magnitude claim for a chip no benchmark ran, and half the 2x optimism a new user met on
-#: unseen chips (issue 24).
-CEILINGS = {"generation": (0.50, 1.00), "model-chip": (0.30, 0.85), "shape": (0.20, 0.70), "anchored": (0.30, 0.85)}
+#: Tightened by issue 25 (the default path fixed: overheads per stack and generation, the default stack
+#: per model and chip, sweeps within the recipes, queue-bound rows out) to what the chapter then claims,
+#: each a round figure above its measured value (schemes v3: (a) 38 % / 56 %, (b) model-chip 17 % / 41 %,
+#: (b) shape 16 % / 39 %, (c) 17 % / 30 %) by more than the stage's 2 % tolerance: (b) within 20 % at the
+#: median and 45 % at the p90; (c) no looser than (b)'s model-chip (a chip whose own end points are
+#: fitted knows more of itself than a measured chip serving a new model), 20 % / 40 %; (a) 45 % / 70 %.
+#: Issue 25 asked (b) for 15 % at the median; it reaches 16-17 % (the serving-model chapter says why).
+CEILINGS = {"generation": (0.45, 0.70), "model-chip": (0.20, 0.45), "shape": (0.20, 0.45), "anchored": (0.20, 0.40)}
 
 #: The share of its held-out points a scheme's nominal 80 % band must hold (issue 24, item 4): a band far
 #: too narrow or too wide for its scheme is outside it (fractions).
@@ -313,7 +314,7 @@ def folds(scheme: str) -> list[tuple[str, str, object]]:
             def compute(name=name, value=value, rest=rest, held=held):
                 return _anchored_fold(name, value, rest, held)
             parts = (scheme, ANCHORED_STACK, ANCHOR_SHAPE, subject.FIT_BOUNDS, subject.FIT_STARTS,
-                     subject.END_POINT_MODELS, calibration.DEFAULT_PRECISION)
+                     subject.END_POINT_MODELS, calibration.DEFAULT_PRECISION, subject.DEFAULT_E2E_READING)
         else:
             def compute(name=name, rest=rest, held=held):
                 return _default_path_fold(scheme, name, rest, held)

@@ -96,8 +96,12 @@ def test_the_worked_steps_add_up_to_what_the_evaluator_returns(ch):
         # 8: 36 layers x (per-layer overhead + per-sequence overhead x 1 sequence), gpt-oss's GQA layers (factor 1)
         assert v["we_layers"] == 36
         assert v[f"we_{k}_overhead_us"] == pytest.approx(36 * (v[f"we_{k}_tau_us"] + v[f"we_{k}_beta_us"]), rel=1e-9)
-        # 6: two all-reduces a layer, each at least the fixed latency of a collective
-        assert v[f"we_{k}_allreduce_us"] >= 2 * 36 * v[f"we_{k}_alpha_us"] * (1 - 1e-9)
+        # 6: two all-reduces a layer on a worker of several chips, each at least the fixed latency of a
+        # collective; none on one chip
+        if v[f"we_{k}_chips"] > 1:
+            assert v[f"we_{k}_allreduce_us"] >= 2 * 36 * v[f"we_{k}_alpha_us"] * (1 - 1e-9)
+        else:
+            assert v[f"we_{k}_allreduce_us"] == 0
         # 9: the step is the sum of its parts, and it is what the evaluator returns
         total_us = fit_roof + v[f"we_{k}_allreduce_us"] + v[f"we_{k}_all_to_all_us"] + v[f"we_{k}_overhead_us"]
         assert v[f"we_{k}_total_ms"] * 1e3 == pytest.approx(total_us, rel=1e-9)
@@ -119,9 +123,13 @@ def test_the_worked_example_meets_the_published_and_measured_steps(ch):
     # concurrency 1); the calibrated prediction is within 10 % of it
     assert 1.86 <= ch.values["we_g_target_ms"] <= 1.88
     assert ch.values["we_g_total_ms"] == pytest.approx(ch.values["we_g_target_ms"], rel=0.10)
-    # the roofline part of each step is a small share: both are far from their speed-of-light bounds
-    assert ch.values["we_j_roofline_us"] < 0.1 * ch.values["we_j_total_ms"] * 1e3
-    assert ch.values["we_g_roofline_us"] < 0.1 * ch.values["we_g_total_ms"] * 1e3
+    # the prose: what makes Jalapeño's step the faster is less the bytes than the smaller fixed cost per
+    # layer: its achieved roofline part is the longer, its per-layer overhead the shorter
+    v = ch.values
+    assert v["we_j_total_ms"] < v["we_g_total_ms"] and v["we_j_overhead_us"] < v["we_g_overhead_us"]
+    assert v["we_j_fit_roofline_us"] > v["we_g_fit_roofline_us"]
+    for k in ("j", "g"):
+        assert v[f"we_{k}_roofline_pct"] == pytest.approx(100 * v[f"we_{k}_fit_roofline_us"] / (1e3 * v[f"we_{k}_total_ms"]))
 
 
 # ---- the chapter's figures ----------------------------------------------------------------------------

@@ -209,13 +209,20 @@ def test_a_predicted_claim_just_outside_its_band_disagrees(claim_id, monkeypatch
     assert after and all(s == "predicted, disagrees" for s in after.values()), (claim_id, (lo, hi), after)
 
 
+#: Predicted claims that agree within a third of their band's edge, so a third moves them (the test above
+#: holds them): gpt-oss-120b's 53.7x against a predicted ratio a factor of about 2.4 above it, inside a
+#: band of about 3.1 either way (issue 25: without a latency outside the chip, Jalapeño keeps more of its
+#: throughput at GB200's top interactivity).
+NEAR_THE_EDGE = ("gptoss-matched-tbt-ratio",)
+
+
 def test_a_third_no_longer_moves_a_predicted_verdict():
     """The finding the honest bands bring (scheme (c), a factor of about 3-4 either way,
     :func:`jalapeno.uncertainty.model_error`): no published number that a prediction agrees with changes
     its verdict when moved by a third either way (x 4/3, x 2/3). A band narrow enough for a third to
     matter again makes this fail: then move such claims back into the test above it."""
     base = data.claims_table()
-    ids = _predicted_agreeing_ids()
+    ids = [c for c in _predicted_agreeing_ids() if c not in NEAR_THE_EDGE]
     assert ids
     flipped = {c: f for c in ids for f in (4 / 3, 2 / 3)
                if registry.claim(c, perturbed(base, c, f))["status"] != "predicted, agrees"}

@@ -111,7 +111,7 @@ def test_a_refit_ends_near_its_minimum_whatever_its_start(configs):
 
 
 def test_jalapeno_fit_moves_less_than_display_noise_under_a_last_bit_perturbation():
-    """The other refit the book quotes (Jalapeño's four constants, jalapeno.subject.fit_jalapeno, shown
+    """The other refit the book quotes (Jalapeño's fitted constants, jalapeno.subject.fit_jalapeno, shown
     by the Pareto, caveats, agents and systems chapters): calibration constants perturbed by a relative
     1e-12 move every fitted constant by less than the noise a quote of a fit guards against
     (jalapeno.display.FIT_NOISE), so no shown digit can change."""
@@ -120,7 +120,7 @@ def test_jalapeno_fit_moves_less_than_display_noise_under_a_last_bit_perturbatio
     base = calibration.load()
     a = subject.fit_jalapeno("central", base=base).constants()
     b = subject.fit_jalapeno("central", base=_start_like(base)).constants()
-    for name, value in a.items():
-        assert abs(b[name] / value - 1) < FIT_NOISE, name
+    for name, value in a.items():  # the request latency is 0 under the default (separate) reading of the E2E
+        assert (b[name] == value == 0) if value == 0 else abs(b[name] / value - 1) < FIT_NOISE, name
         assert number(b[name]) == number(value), name
 

@@ -123,6 +123,7 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_total_ms", plain(fitted.decode_step_s) * 1e3, "{:.2f}")
         ch.quote(f"we_{k}_total_tok_s", 1 / plain(fitted.tpot_s), "{:,.0f}")
         ch.quote(f"we_{k}_overhead_pct", 100 * plain(fitted.overhead_s) / plain(fitted.decode_step_s), "{:.0f}")
+        ch.quote(f"we_{k}_roofline_pct", 100 * plain(fitted.roofline_s) / plain(fitted.decode_step_s), "{:.0f}")
         ch.quote(f"we_{k}_target_ms", config["target_ms"], "{:.2f}")
 
 
