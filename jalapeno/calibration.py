@@ -406,22 +406,18 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     if table is not None:
         table = table.filter(pl.col("n_chips") <= domain)
         serving.check_configurations(table.height * (grid.size + 2), table.height)
-        n, dp, c = [], [], []
-        for size, d, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
-            cs = np.unique(np.concatenate([grid[(grid >= lo) & (grid <= hi)], [lo, hi]]))
-            n.append(np.full(cs.size, size)); dp.append(np.full(cs.size, d)); c.append(cs)
+        grid_layouts = [(size, d, np.unique(np.concatenate([grid[(grid >= lo) & (grid <= hi)], [lo, hi]])))
+                    for size, d, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows()]
         within = None
     else:
         sizes = [2 ** i for i in range(0, 8) if 2 ** i <= domain]
         serving.check_configurations(2 * len(sizes) * grid.size, 2 * len(sizes))
-        n, dp, c = [], [], []
-        for size in sizes:
-            for d in ({1, size} if model.is_moe or model.attention == "mla" else {1}):
-                n.append(np.full(grid.size, size)); dp.append(np.full(grid.size, d)); c.append(grid)
+        grid_layouts = [(size, d, grid) for size in sizes
+                    for d in ({1, size} if model.is_moe or model.attention == "mla" else {1})]
         within = reference_recipes(model, disagg=disagg, training=training)
-    n = np.concatenate(n).astype(float) if n else np.empty(0)
-    dp = np.concatenate(dp).astype(float) if dp else np.empty(0)
-    c = np.concatenate(c).astype(float) if c else np.empty(0)
+    n = np.concatenate([np.full(cs.size, size) for size, _, cs in grid_layouts] or [np.empty(0)]).astype(float)
+    dp = np.concatenate([np.full(cs.size, d) for _, d, cs in grid_layouts] or [np.empty(0)]).astype(float)
+    c = np.concatenate([cs for _, _, cs in grid_layouts] or [np.empty(0)]).astype(float)
     keep = c >= dp  # at least one sequence per attention replica
     n, dp, c = n[keep], dp[keep], c[keep]
     within = np.ones(n.shape, dtype=bool) if within is None else _within(n, dp, c, within)

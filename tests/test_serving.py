@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import calibration, pareto, serving, subject, uncertainty
+from jalapeno import calibration, pareto, serving, subject
 from jalapeno.metrics import mean_request_length
 
 
