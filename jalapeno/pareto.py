@@ -34,9 +34,11 @@ sweep, benchmark_concurrency_cap, chip_stacks, stack_for = (
 
 
 def best_stack(eff: serving.Efficiency) -> str:
-    """The calibrated stack with the smallest per-step overhead (the best software measured so far, on any
-    chip). A frontier does not use it: its stack is :func:`stack_for` the chip (measured on it or its vendor)."""
-    return min((s for s in eff.tau_s if s != "default"), key=eff.tau)
+    """The calibrated stack with the smallest per-step overhead on any chip generation (the best software
+    measured so far; of the fitted ``"<stack>@<generation>"`` overheads, the stack's name, else of the
+    stacks' own). A frontier does not use it: its stack is :func:`stack_for` the chip and model."""
+    fitted = {k: v for k, v in eff.tau_s.items() if "@" in k} or {k: v for k, v in eff.tau_s.items() if k != "default"}
+    return min(fitted, key=fitted.get).split("@", 1)[0]
 
 
 def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "throughput_tok_s_chip") -> pl.DataFrame:

@@ -201,3 +201,14 @@ def test_every_frontier_that_is_not_measured_draws_its_band(ch):
     assert schemes.SCHEMES["anchored"].label in " ".join([subtitle] if isinstance(subtitle, str) else subtitle)
     for m in ("gpt-oss-120b", "deepseek-r1", "kimi-k2.5"):
         assert [layer["mark"]["type"] for layer in ch.figures[f"frontiers-{m}"].chart.to_dict()["layer"]][0] == "area"
+
+
+def test_the_prose_counts_jalapenos_points_beyond_every_recipe(ch):
+    """Jalapeño has no recipe: its frontier takes the grid rule, and the prose counts the points of its central
+    gpt-oss-120b 8k/1k frontier that no measured chip's gpt-oss-120b recipe ran (issue 25): at most all of
+    them, and the one at a single request is among them (the benchmark's sweeps start at 4)."""
+    from jalapeno import subject
+    f = subject.jalapeno_frontier("gpt-oss-120b", "central")
+    assert ch.values["j_points"] == f.height
+    assert ch.values["j_beyond"] == int((~f["within_recipes"]).sum()) <= f.height
+    assert not f.filter(f["concurrency"] == 1)["within_recipes"].any()

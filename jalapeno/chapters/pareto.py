@@ -133,7 +133,10 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
     gb200_peak = gb200.row(gb200["tput_per_gpu"].arg_max(), named=True)
     j_peak = subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fits["central"], **pub_shape,
                                        concurrency_cap=concurrency_cap)
+    ch.quote("j_points", j_peak.height)  # the frontier's points, and those beyond every recipe it was not run at
+    ch.quote("j_beyond", int((~j_peak["within_recipes"]).sum()))
     j_peak = j_peak.row(j_peak["throughput_tok_s_chip"].arg_max(), named=True)
+    ch.quote("j_peak_within", "within one" if j_peak["within_recipes"] else "beyond every one")
     default_cap = concurrency_cap == "benchmark"
     ch.quote("range_intro", "Every modeled frontier in this chapter, Jalapeño's and the baselines modeled outright, spans"
              " the benchmark's own concurrency range" if default_cap else
