@@ -398,8 +398,9 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
         raise ValueError(f"chip {chip.chip!r} has no published scale-up domain; give max_chips (Jalapeño: "
                          f"jalapeno.subject.jalapeno_chip(scenario) sets one)")
     domain = int(max_chips or chip.scale_up_domain_chips)
+    layouts = layouts.lower() if isinstance(layouts, str) else layouts
     if layouts not in LAYOUT_CHOICES:
-        raise UnknownNameError("sweep layouts", layouts, list(LAYOUT_CHOICES))
+        raise UnknownNameError("layout rule", layouts, list(LAYOUT_CHOICES))
     stack = stack or stack_for(chip, eff, training, model)
     table = recipes(chip, model, disagg=disagg, training=training)[0] if layouts == "recipes" else None
     grid = np.unique(np.asarray(concurrency, dtype=float))

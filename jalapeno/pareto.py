@@ -56,14 +56,17 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
-    ``concurrency``) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
+    ``concurrency``), ``within_recipes`` (False for a point beyond every recipe of the model, see
+    :func:`sweep`) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
     :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``; None: no per-kW columns, for a
     chip whose power is not published).
 
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
     ``mtp_tokens_per_step``, ``hbm_bandwidth_bytes_per_s``, ``concurrency_cap``: by default the top of
-    the benchmark's own concurrency sweep, None for an unbounded frontier) pass through, checked there
+    the benchmark's own concurrency sweep, None for an unbounded frontier; ``layouts``: ``"recipes"``,
+    the layouts and concurrency ranges the benchmark ran on the chip, or ``"all"``, every layout of the
+    grid rule; ``training``) pass through, checked there
     (``max_chips=0``, an unknown ``stack`` are errors). Raises UnknownNameError for unknown names, basis,
     stack or option, ValueError for impossible workloads or a model that fits nowhere, CostError for a
     grid above :data:`jalapeno.serving.MAX_CONFIGURATIONS`.

@@ -77,6 +77,9 @@ def test_the_data_page_quotes_its_counts_from_the_data():
     numbers = pages.data_page_numbers()
     assert numbers["calibration-rows"] == "930" and numbers["queue-bound-rows"] == "35"
     assert numbers["queue-bound-occupancy"] == "0.5" and numbers["queue-bound-min-occupancy"] == "0.09"
+    # every one on GB200 and disaggregated: named as a reader reads them, not as keys
+    assert numbers["queue-bound-hardware"] == "NVIDIA GB200 (Blackwell GPU in GB200 NVL72)"
+    assert numbers["queue-bound-disaggregated"] == "all"
     text = pages.data_page((BOOK / "data.md").read_text())
     assert "<!-- jalapeno:" not in text
     assert "930 measured rows" in text and "35 have an occupancy below\n0.5" in text

@@ -503,9 +503,10 @@ def test_a_measured_chips_sweep_stays_within_its_recipes_unless_lifted():
     assert set(front["n_chips"]) <= {4.0, 8.0} and set(front["dp"]) == {1.0} and front["within_recipes"].all()
     assert 4 <= front["concurrency"].min() and front["concurrency"].max() <= 128
     lifted = calibration.sweep("b200", "deepseek-r1", layouts="all")
+    assert calibration.sweep("b200", "deepseek-r1", layouts="ALL").equals(lifted)  # names are case-insensitive
     assert (lifted["dp"] > 1).any() and not lifted["within_recipes"].all()
     assert set(calibration.sweep("mi355x", "gpt-oss-120b")["n_chips"]) == {1.0, 8.0}
-    with pytest.raises(jp.UnknownNameError, match="'every'.*recipes"):
+    with pytest.raises(jp.UnknownNameError, match="unknown layout rule 'every'; valid layout rules: recipes, all"):
         calibration.sweep("b200", "deepseek-r1", layouts="every")
 
 

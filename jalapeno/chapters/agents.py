@@ -169,6 +169,8 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
     jn, bn = runs["jalapeno"].steps.row(-1, named=True), runs[baseline].steps.row(-1, named=True)
     ch.quote("step_saving_first_ms", 1e3 * (b1["call_s"] - j1["call_s"]), "{:,.0f}")
     ch.quote("step_saving_last_ms", 1e3 * (bn["call_s"] - jn["call_s"]), "{:,.0f}")
+    loses = min(b1["call_s"] - j1["call_s"], bn["call_s"] - jn["call_s"]) < 0
+    ch.quote("step_saving_sign", " (negative: Jalapeño loses time)" if loses else "")
     ch.quote("call_ratio_first", b1["call_s"] / j1["call_s"], "{:.2f}")
     ch.quote("call_ratio_last", bn["call_s"] / jn["call_s"], "{:.2f}")
 
@@ -190,6 +192,8 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: 
     ch.quote("call_share_max", 100 * comp["slow_call_share"].max(), "{:.0f}")
     model_slower = comp.filter(pl.col("task_ratio") < 1)["profile"].to_list()
     ch.quote("model_slower", ", ".join(model_slower) if model_slower else "none")
+    ch.quote("slower_note", f"negative where Jalapeño is slower, here for: {', '.join(model_slower)}" if model_slower
+             else "Jalapeño is the faster on every task")
     j_ms, b_ms = (1e3 * srv[k].eff.request_latency_s for k in ("jalapeno", baseline))
     ch.quote("j_request_ms", j_ms, "{:.0f}")
     ch.quote("b_request_ms", b_ms, "{:.0f}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import polars as pl
+
 from .. import calibration, display, schemes, uncertainty
 from . import Chapter
 
@@ -19,7 +21,10 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
     coverage (:func:`jalapeno.calibration.coverage` of the same scheme's held-out series, each fold's width
     chosen without it): ``err_cov`` (%), ``err_cov_lo``, ``err_cov_hi`` (its binomial interval, %),
     ``err_cov_conf`` (that interval's confidence, %), ``err_cov_points`` (points), ``err_cov_verdict`` (the
-    coverage against :data:`jalapeno.schemes.COVERAGE_RANGE`, in words)."""
+    coverage against :data:`jalapeno.schemes.COVERAGE_RANGE`, in words); and the same band on the matched
+    ratios themselves, the quantity the ratio verdicts judge (row ``anchored-ratio`` of
+    :func:`jalapeno.schemes.table`): ``err_ratio_inside`` of ``err_ratio_points`` pairs, ``err_ratio_cov``
+    (%), ``err_ratio_cov_lo``, ``err_ratio_cov_hi`` (%) and ``err_ratio_verdict`` (in words)."""
     err = uncertainty.model_error() if err is None else err
     key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
     cov = calibration.coverage(schemes.scheme_errors(key), err.level)
@@ -39,4 +44,12 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
              + {"below": ", so the band is slightly too narrow", "above": ", so the band is wider than it needs to be",
                 "within": ""}[status])
     ch.quote("err_cov_conf", 100 * cov.confidence, "{:.0f}")
+    ratio = schemes.table().filter(pl.col("scheme") == "anchored-ratio").row(0, named=True)
+    ch.quote("err_ratio_inside", ratio["inside"])
+    ch.quote("err_ratio_points", ratio["points"])
+    ch.quote("err_ratio_cov", 100 * ratio["coverage"], "{:.1f}")
+    ch.quote("err_ratio_cov_lo", 100 * ratio["coverage_low"], "{:.1f}")
+    ch.quote("err_ratio_cov_hi", 100 * ratio["coverage_high"], "{:.1f}")
+    ch.quote("err_ratio_verdict", f"{schemes.coverage_status(ratio['coverage'])} the {100 * low:.0f}-{100 * high:.0f} % range,"
+             f" on too few pairs to tell the band's coverage of a ratio apart from its coverage of a frontier")
     ch.quote("err_cov_points", cov.points, "{:,}")

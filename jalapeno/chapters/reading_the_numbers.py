@@ -205,9 +205,10 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str) -> None:
     ch.quote("one_b_ms", fitted(one[baseline], "{:.0f}"))
     ch.quote("e2e_reading", e2e_reading)
     ch.quote("e2e_scenario", E2E_SCENARIO)
-    ch.quote("reading_build", "This build uses it." if e2e_reading == subject.DEFAULT_E2E_READING else
-             f"This build uses the other, `{e2e_reading}`, reading instead (the scenario `{E2E_SCENARIO}` sets it for "
-             "every chapter that models Jalapeño), so its chapters' numbers differ from the default book's.")
+    ch.quote("reading_build", f"This build, like the default book, uses the `{subject.DEFAULT_E2E_READING}` reading."
+             if e2e_reading == subject.DEFAULT_E2E_READING else
+             f"This build uses the `{e2e_reading}` reading instead (as the scenario `{E2E_SCENARIO}` does for every "
+             "chapter that models Jalapeño), so its chapters' numbers differ from the default book's.")
     ch.quote("reading_takeaway", (
         f"The book reads Jalapeño's published E2E ({e2e} s) and minimum TBT as two configurations (the `separate` "
         f"reading): no chip's modeled calls carry a latency outside the chip, and "

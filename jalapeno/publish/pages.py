@@ -20,7 +20,7 @@ import nbformat
 import polars as pl
 import yaml
 
-from .. import charts, measured
+from .. import charts, measured, specs
 from ..cache import installed_version, pins, sha256, write_atomic
 from ..data import REPO_ROOT, data_dir, model_constant
 from ..display import formatted
@@ -226,8 +226,8 @@ def data_page_numbers() -> dict[str, str]:
     that are queue-bound, ``queue_bound`` of :func:`jalapeno.measured.points`), ``queue-bound-occupancy``
     (the threshold, ``queue_bound_occupancy`` of ``model_constants.csv``), ``queue-bound-min-occupancy``,
     ``queue-bound-mean-ttft-s`` and ``queue-bound-max-ttft-s`` (mean TTFT, s: their mean and largest),
-    ``queue-bound-hardware`` (their hardware keys) and ``queue-bound-disaggregated`` (how many of them
-    are disaggregated)."""
+    ``queue-bound-hardware`` (their chips' names) and ``queue-bound-disaggregated`` (how many of them
+    are disaggregated: ``all`` when every one is)."""
     pts = measured.points(spec_decoding="none")
     queued = pts.filter(pl.col("queue_bound"))
     numbers = {"calibration-rows": formatted(pts.height, "{:,}"), "queue-bound-rows": formatted(queued.height, "{:,}"),
@@ -238,8 +238,10 @@ def data_page_numbers() -> dict[str, str]:
     return {**numbers, "queue-bound-min-occupancy": formatted(queued["occupancy"].min(), "{:.2f}"),
             "queue-bound-mean-ttft-s": formatted(queued["mean_ttft"].mean(), "{:.0f}"),
             "queue-bound-max-ttft-s": formatted(queued["mean_ttft"].max(), "{:.0f}"),
-            "queue-bound-hardware": ", ".join(f"`{hw}`" for hw in sorted(queued["hw"].unique())),
-            "queue-bound-disaggregated": formatted(int(queued["disagg"].sum()), "{:,}")}
+            "queue-bound-hardware": ", ".join(specs.chip(hw.removesuffix("-trt")).display_name
+                                              for hw in sorted(queued["hw"].unique())),
+            "queue-bound-disaggregated": "all" if bool(queued["disagg"].all())
+            else formatted(int(queued["disagg"].sum()), "{:,}")}
 
 
 def data_page(text: str) -> str:
