@@ -140,7 +140,8 @@ def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[s
     Throughputs per chip: Jalapeño's published tok/s/kW times its rated TDP (claims
     ``gptoss-jalapeno-tok-per-kw``, ``jalapeno-tdp``); the baseline's highest measured tok/s per GPU
     (``baseline``, default :func:`baseline_summary` of ``baseline_hw``). Watts per chip come from
-    :mod:`jalapeno.power` (host and network from its reference chip, GB200). The bases
+    :mod:`jalapeno.power`, Jalapeño's host and network watts from the baseline's own all-in power (its
+    ``reference``), so that both sides of an all-in ratio change together. The bases
     (:data:`POWER_BASIS_ROWS`):
 
     - ``rated``: TDP both (the published basis: 85,448 and 44,960 tok/s/kW); the baseline at
@@ -150,10 +151,10 @@ def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[s
       its rated power: a generous assumption for Jalapeño;
     - ``sustained, both``: the baseline also at Jalapeño's sustained / rated fraction;
     - ``all-in-proportional``: InferenceX's all-in power for the baseline; Jalapeño's all-in is not
-      published, so its TDP is scaled by GB200's all-in / TDP ratio (1,225 W), unless
+      published, so its TDP is scaled by the baseline's all-in / TDP ratio (GB200's: 1,225 W), unless
       ``jalapeno_allin_w`` says otherwise;
-    - ``all-in-per-chip``: the baseline's all-in power; GB200's host and network watts added to
-      Jalapeño's TDP (1,600 W);
+    - ``all-in-per-chip``: the baseline's all-in power; the baseline's host and network watts added to
+      Jalapeño's TDP (GB200's: 1,600 W);
     - ``all-in-per-chip, sustained``: as ``all-in-per-chip`` on Jalapeño's sustained power;
     - ``facility``: ``all-in-per-chip`` times ``pue`` on both sides (default: the central PUE of
       ``whatif_ranges.csv``).
@@ -168,6 +169,7 @@ def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[s
     chip = specs.chip(baseline_hw.removesuffix("-trt"))
     if chip.allin_power_w is None:
         raise ValueError(f"no all-in power is published for {chip.chip!r}")
+    ref = chip.chip  # Jalapeño's unpublished all-in power is scaled from the baseline's own, so both sides move together
     j_tdp = power.power_w("jalapeno", "rated")
     j_tput = claim_value("gptoss-jalapeno-tok-per-kw") * j_tdp / 1e3  # tok/s/kW x kW: tok/s per chip
     j_sus = power.power_w("jalapeno", "sustained", sustained_w=jalapeno_sustained_w)
@@ -176,12 +178,15 @@ def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[s
         "rated": lambda: (j_tdp, b_power),
         "sustained": lambda: (j_sus, b_power),
         "sustained, both": lambda: (j_sus, b_power * j_sus / j_tdp),
-        "all-in-proportional": lambda: (jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional"),
+        "all-in-proportional": lambda: (jalapeno_allin_w or power.power_w("jalapeno", "all-in-proportional", reference=ref),
                                         power.power_w(chip, "all-in-proportional")),
-        "all-in-per-chip": lambda: (power.power_w("jalapeno", "all-in-per-chip"), power.power_w(chip, "all-in-per-chip")),
-        "all-in-per-chip, sustained": lambda: (power.PowerStack(j_sus, power.host_network_w("jalapeno", "per-chip")).total_w,
-                                               power.power_w(chip, "all-in-per-chip")),
-        "facility": lambda: (power.power_w("jalapeno", "facility", pue=pue), power.power_w(chip, "facility", pue=pue)),
+        "all-in-per-chip": lambda: (power.power_w("jalapeno", "all-in-per-chip", reference=ref),
+                                    power.power_w(chip, "all-in-per-chip")),
+        "all-in-per-chip, sustained": lambda: (
+            power.PowerStack(j_sus, power.host_network_w("jalapeno", "per-chip", ref)).total_w,
+            power.power_w(chip, "all-in-per-chip")),
+        "facility": lambda: (power.power_w("jalapeno", "facility", pue=pue, reference=ref),
+                             power.power_w(chip, "facility", pue=pue)),
     }
     out = []
     for basis in bases:

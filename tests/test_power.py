@@ -42,3 +42,15 @@ def test_reading_the_numbers_all_in_is_the_proportional_basis():
     t = {r["basis"]: r for r in comparison.power_basis_table(comparison.baseline_summary()).iter_rows(named=True)}
     assert t["all-in-proportional"]["jalapeno_w"] == power.power_w("jalapeno", "all-in-proportional") == 1225.0
     assert t["all-in-proportional"]["baseline_w"] == 2100.0
+
+
+def test_jalapenos_all_in_power_follows_the_baseline_chosen():
+    """Jalapeño's all-in power is not published, so it is scaled from the baseline's own all-in / TDP ratio:
+    against H200 (700 W TDP, 1,730 W all-in in chip_specs.csv) 700 W x 1,730 / 700 = 1,730 W, and the
+    proportional all-in ratio equals the rated one whatever the baseline (both sides scaled alike); against
+    GB200 the published 1,225 W (700 x 2.1 / 1.2)."""
+    from jalapeno import comparison
+    for hw, allin in (("h200", 1730.0), ("gb200", 1225.0)):
+        t = {r["basis"]: r for r in comparison.power_basis_table(baseline_hw=hw).iter_rows(named=True)}
+        assert t["all-in-proportional"]["jalapeno_w"] == pytest.approx(allin, rel=1e-12)
+        assert t["all-in-proportional"]["ratio"] == pytest.approx(t["rated"]["ratio"], rel=1e-12)

@@ -61,7 +61,7 @@ PARAMETERS = (
               high=100000, low_open=True, unit="tok/s/user"),
     Parameter("power_basis", "facility", "the power basis of the energy per task",
               choices=tuple(power.POWER_BASES)),
-    Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour over GB200's", low=0, high=1000,
+    Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour over the baseline's", low=0, high=1000,
               low_open=True),)
 
 
@@ -276,6 +276,10 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
     ch.quote("basis_j_w", powers["jalapeno"].total_w, "{:,.0f}")
     ch.quote("price_ratio", price_ratio, "{:g}")
     ch.quote("price_gb200", price, "{:.2f}")
+    # the data hold one chip's price, GB200's (InferenceX): another baseline is priced at it, and says so
+    ch.quote("price_text", f"GB200: {number(price):.2f} USD per GPU-hour" if baseline == "gb200" else
+             f"{specs.chip(baseline).display_name} priced at GB200's {number(price):.2f} USD per GPU-hour, the only "
+             "chip price in the data")
     w = econ.pivot(on="server_key", index="profile", values=["effective_tasks_per_kwh", "cost_usd", "latency_s"])
     eff_ratio = w["effective_tasks_per_kwh_jalapeno"] / w[f"effective_tasks_per_kwh_{baseline}"]
     cost_ratio = w[f"cost_usd_{baseline}"] / w["cost_usd_jalapeno"]
@@ -287,8 +291,9 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
     ch.quote("first_pass_min", 100 * fp["first_pass_rate"].min(), "{:.0f}")
     ch.quote("first_pass_max", 100 * fp["first_pass_rate"].max(), "{:.0f}")
     labels = [s for s in econ["server"].unique() if s.endswith("(max)")]
+    names = sorted(specs.chip(_server_chip(label)).display_name for label in labels)
     ch.quote("matched_note", "both chips reach it" if not labels else
-             f"{', '.join(sorted(labels))} cannot reach it and run{'s' if len(labels) == 1 else ''} at its fastest point")
+             f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
     ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
                                          "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
                                          "energy_cooling_j", "cost_usd", "effective_tasks_per_kwh")
