@@ -7,20 +7,18 @@ chip over every measured point without speculative decoding (``scipy.optimize.le
 stacks (vLLM, SGLang, TensorRT-LLM, Dynamo, ATOM) get their own overheads, so a chip's efficiency is not
 asked to absorb its software. The fitted values are written to ``data/calibration.csv``.
 
-A *series* is one (model, hardware key, stack, precision, ISL/OSL) sweep. Leave-one-out validation
-refits without a group of series (one series, one chip, one model or one workload shape) and predicts it,
-with the same procedure as the full fit: the same neutral start (:data:`START`, never the stored
-calibration, which has seen the held-out series) and the same rule for constants the training set does
-not inform (:func:`unidentified`): such a constant is held at its prior (:data:`PRIORS`) instead of being
-left to wherever the optimiser's floating-point path takes it.
-
-:func:`holdout` scores each held-out series against the frontier of its own measured stack
-(:func:`predicted_frontier`). The schemes of :mod:`jalapeno.schemes` score the *default path* instead, the
-frontier a user's call draws (:func:`default_frontier`: :func:`default_stack` and the benchmark's
-concurrency cap, both read from the fold's training rows, ``training=``), and report one statistic,
-:func:`frontier_error` (per series the frontier distance, then the median and p90 over series), with the
-coverage of its nominal band (:func:`band_half_width`, split-conformal on the vertical errors of the
-held-out points, :func:`coverage`).
+A *series* is one (model, hardware key, stack, precision, ISL/OSL) sweep. The validation schemes of
+:mod:`jalapeno.schemes` refit without a group of series (a chip generation, a (model, chip) pair, a
+workload shape, a chip) with the same procedure as the full fit: the same neutral start (:data:`START`,
+never the stored calibration, which has seen the held-out series) and the same rule for constants the
+training set does not inform (:func:`unidentified`): such a constant is held at its prior
+(:data:`PRIORS`) instead of being left to wherever the optimiser's floating-point path takes it. They
+score the *default path*, the frontier a user's call draws (:func:`default_frontier`: the stack of
+:func:`default_stack`, the recipes' layouts and the benchmark's concurrency cap, all read from the fold's
+training rows, ``training=``), and report one statistic, :func:`frontier_error` (per series the frontier
+distance, then the median and p90 over series), with the coverage of its nominal band
+(:func:`band_half_width`, split-conformal on the vertical errors of the held-out points,
+:func:`coverage`). :func:`predicted_frontier` (each series' own stack) serves the in-sample fit.
 
 Every fitted constant also carries a weak prior (:data:`PRIOR_WIDTH`): besides the log errors, the fit
 minimises ``((ln c - ln c0) / w)**2 / 2`` summed over the fitted constants ``c``, with ``c0`` from
@@ -51,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import cache, data, derived, display, measured, serving, specs
+from . import cache, data, derived, measured, serving, specs
 from .display import number
 from .errors import UnknownNameError, shown
 from .metrics import pareto_envelope
@@ -370,7 +368,7 @@ def sweep(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl:
     :data:`jalapeno.serving.MAX_CONFIGURATIONS` configurations, before the grid is made. Capacity comes
     first (:func:`jalapeno.serving.capacity`): only the configurations that fit are evaluated.
     This is the procedure that predicts a chip (:func:`jalapeno.pareto.frontier` is its envelope), and the
-    one :func:`holdout` scores.
+    one the validation schemes score (:func:`default_frontier`).
 
     Returns columns ``n_chips``, ``dp``, ``concurrency``, ``tpot_s``, ``ttft_s``, ``e2e_s``,
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip``, ``chips`` (prefill included), ``within_recipes``."""
@@ -695,11 +693,6 @@ def load() -> Efficiency:
 
 # ---- validation ----------------------------------------------------------------------------------------
 
-#: The leave-out schemes of :func:`holdout`: the column of :func:`configurations` (with ``shape`` and
-#: ``model_chip`` added) whose values are held out one at a time.
-HOLDOUT_SCHEMES = {"chip": "chip", "model-chip": "model_chip", "shape": "shape", "series": "series"}
-
-
 def point_distances(meas_x, meas_y, pred_x, pred_y) -> np.ndarray:
     """For each measured point (``meas_x`` interactivity, ``meas_y`` throughput; arrays of one length), the
     shortest distance in log space (natural log of both axes) to the predicted frontier, the polyline
@@ -823,81 +816,6 @@ def with_fold_columns(configs: pl.DataFrame) -> pl.DataFrame:
                                 generation=pl.col("chip").replace_strict(generation, return_dtype=pl.Utf8))
 
 
-def holdout(configs: pl.DataFrame | None = None, by: str = "chip", start: Efficiency | None = None,
-            groups: list[str] | None = None) -> pl.DataFrame:
-    """Leave-one-group-out validation with the prediction procedure: for each value of ``by`` (a scheme
-    of :data:`HOLDOUT_SCHEMES`: ``chip``, ``model-chip``, ``shape`` or ``series``), refit without its rows
-    with :func:`fit` (from ``start``, default :data:`START`: the stored calibration has seen the held-out
-    rows) and score each held-out series by :func:`series_errors`: its measured envelope against
-    :func:`predicted_frontier`, the frontier the book would draw for that chip, model, shape and stack.
-    Returns one row per held-out series with ``held_out`` (``"<by>=<value>"``) and ``held_at_prior``, the
-    constants the training rows did not inform (:func:`unidentified`; a stack seen only in the held-out
-    group gets its engine's overhead or the median of the others, the MLA factor its prior). ``groups``: only these values
-    of ``by`` (default every one). Each fold is read by :func:`jalapeno.derived.frames` under
-    :func:`holdout_key`: from the committed table (``data/derived/holdout.jsonl``, :func:`derive_holdout`)
-    when it holds that fold, else refitted live and kept in the cache (processes asking at once share the
-    folds out); a committed table derived from other data files or another stage version is an error
-    naming ``jalapeno derive holdout`` (:class:`jalapeno.derived.StaleTableError`). UnknownNameError for
-    another ``by``.
-
-    ``holdout(by="chip")`` is the leave-one-chip-out error of the model on a chip it has not seen (the
-    unseen-chip error a prediction carries); :func:`scheme_summary` gives its median and p90."""
-    if by not in HOLDOUT_SCHEMES:
-        raise UnknownNameError("hold-out scheme", by, list(HOLDOUT_SCHEMES))
-    folds = _holdout_folds(configs, by, start, groups)
-    frames = derived.frames("holdout", folds)
-    return pl.concat([f.select(pl.exclude("held_at_prior"), held_out=pl.lit(name), held_at_prior="held_at_prior")
-                      for (name, _, _), f in zip(folds, frames)])
-
-
-def _holdout_folds(configs: pl.DataFrame | None, by: str, start: Efficiency | None,
-                   groups: list[str] | None = None) -> list[tuple[str, str, object]]:
-    """The folds of one scheme: ``(name "<by>=<value>", key, compute)``, ``compute()`` refitting without
-    the fold's rows and scoring them (the frame :func:`holdout` reads)."""
-    column = HOLDOUT_SCHEMES[by]
-    configs = with_fold_columns(configurations() if configs is None else configs)
-    extra = list(FOLD_COLUMNS)
-    folds = []
-    for (value,), held in configs.group_by([column], maintain_order=True):
-        if groups is not None and value not in groups:
-            continue
-        rest = configs.filter(pl.col(column) != value).drop(extra)
-        held = held.drop(extra)
-
-        def compute(rest=rest, held=held):
-            eff = fit(rest, start=start)
-            return series_errors(predict(held, eff), eff).with_columns(
-                held_at_prior=pl.lit(", ".join(unidentified(rest))))
-        folds.append((f"{by}={value}", holdout_key(rest, held, start), compute))
-    return folds
-
-
-#: The leave-out schemes whose folds the book commits (``data/derived/holdout.jsonl``, stage ``holdout`` of
-#: :mod:`jalapeno.derived`): those the serving-model chapter shows by default. Another scheme's folds
-#: (``series``) are refitted live.
-COMMITTED_SCHEMES = ("chip", "model-chip", "shape")
-
-
-def derive_holdout(root: Path | None = None) -> Path:
-    """Refit every fold of :data:`COMMITTED_SCHEMES` on the measured points (from :data:`START`) and write
-    them as the committed table of stage ``holdout`` (:func:`jalapeno.derived.write`; ``root``: the data
-    folder, default the one read). Returns the table's path. The command ``jalapeno derive holdout``."""
-    folds = [f for by in COMMITTED_SCHEMES for f in _holdout_folds(None, by, None)]
-    done: dict[str, pl.DataFrame] = {}
-    for _, k, compute in folds:  # two schemes holding out the same rows share one refit
-        if k not in done:
-            done[k] = compute()
-    return derived.write("holdout", [(name, k, done[k]) for name, k, _ in folds], root)
-
-
-def holdout_key(rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None = None) -> str:
-    """The key of one hold-out fold (:func:`jalapeno.derived.key` of stage ``holdout``): its training and
-    held-out rows, the start, the priors, the bounds and the prior's centre and width. Not the scheme's
-    name: two schemes that hold out the same rows (H100 is only measured on gpt-oss-120b, so ``chip=h100``
-    and ``model-chip=gpt-oss-120b h100`` are one fold) share one refit."""
-    return fold_key("holdout", rest, held, start)
-
-
 def fold_key(stage_name: str, rest: pl.DataFrame, held: pl.DataFrame, start: Efficiency | None = None,
              *parts: object) -> str:
     """The key of a leave-out fold of stage ``stage_name`` (:func:`jalapeno.derived.key`): its training
@@ -905,24 +823,6 @@ def fold_key(stage_name: str, rest: pl.DataFrame, held: pl.DataFrame, start: Eff
     prior centre and width and tolerances, then ``parts`` (what else the stage's fold depends on)."""
     return derived.key(stage_name, rest, held, start or START, PRIORS, BOUNDS, _TAU_BOUNDS, PRIOR_CENTRE, PRIOR_WIDTH,
                        TOLERANCES, *parts)
-
-
-def scheme_summary(held: pl.DataFrame) -> pl.DataFrame:
-    """Per leave-out scheme of ``held`` (rows of :func:`holdout`, one or several schemes): ``scheme``,
-    ``folds``, ``series``, ``frontier_points`` (measured envelope points scored), and the ``median`` and
-    ``p90`` of their distances to the predicted frontiers (fractions, ``exp(d) - 1``). Schemes in the
-    order of :data:`HOLDOUT_SCHEMES`."""
-    rows = []
-    scheme = held.with_columns(scheme=pl.col("held_out").str.split("=").list.first())
-    for name in HOLDOUT_SCHEMES:
-        g = scheme.filter(pl.col("scheme") == name)
-        if g.is_empty():
-            continue
-        d = np.concatenate([np.asarray(v, dtype=float) for v in g["point_distances"]])
-        rows.append({"scheme": name, "folds": g["held_out"].n_unique(), "series": g.height,
-                     "frontier_points": int(d.size), "median": float(np.expm1(np.median(d))),
-                     "p90": float(np.expm1(np.quantile(d, 0.9)))})
-    return pl.DataFrame(rows)
 
 
 # ---- the one statistic of a validation, and its band's coverage -----------------------------------------
@@ -943,11 +843,11 @@ def frontier_error(errors) -> FrontierError:
     predicted frontier, :func:`point_distances`, as the fraction ``exp(d) - 1``; column
     ``frontier_distance`` of :func:`series_errors`), then the median and the 90th percentile over the
     series, with the number of series. ``errors``: a table with column ``frontier_distance`` (one row a
-    series: :func:`series_errors`, :func:`holdout`, :func:`jalapeno.schemes.scheme_errors`) or the
+    series: :func:`series_errors`, :func:`jalapeno.schemes.scheme_errors`) or the
     distances themselves (fractions, one a series). The quantiles are taken of ``ln(1 + distance)``
     (numpy's linear interpolation between order statistics) and returned as fractions;
     :func:`jalapeno.uncertainty.error_from_distances` reports this statistic. Every series weighs the same, however many points
-    it has (pooling the points, :func:`scheme_summary`, lets a long sweep outvote a short one).
+    it has (pooling the points would let a long sweep outvote a short one).
     ValueError for no series or a distance that is negative or not finite."""
     values = errors["frontier_distance"] if isinstance(errors, pl.DataFrame) else errors
     d = np.log1p(np.asarray(values, dtype=float))
@@ -1122,38 +1022,12 @@ def _scheme_half_width(folder: str, scheme: str, level: float) -> float:
 
 
 def summary(errors: pl.DataFrame) -> dict[str, float]:
-    """Median and worst of each error column of :func:`series_errors` / :func:`holdout`."""
+    """Median and worst of each error column of :func:`series_errors`."""
     cols = ["tpot_err_median", "tput_err_median", "frontier_distance"]
     out = {}
     for c in cols:
         out[f"{c}:median"] = float(errors[c].median())
         out[f"{c}:worst"] = float(errors[c].max())
-    return out
-
-
-def holdout_quotes(held: pl.DataFrame, target_frontier_distance: float = 0.10) -> dict[str, str]:
-    """The text the serving-model chapter quotes from :func:`holdout` results, keyed by glue name: for
-    each scheme present (``<s>`` = ``chip``, ``model_chip``, ``shape``, ``series``) the median and p90
-    frontier distance over its points (``ho_<s>_median``, ``ho_<s>_p90``, percent) and the worst series'
-    (``ho_<s>_worst``, with ``ho_<s>_worst_series``); ``meets_target`` (``meets`` or ``misses``: the
-    leave-one-chip-out median, else the first scheme's, against the target); the folds that held the MLA
-    factor at its prior (``prior_folds``, with ``mla_prior``). Percentages through
-    :func:`jalapeno.display.formatted` (with ``noise``)."""
-    out = {}
-    table = scheme_summary(held)
-    for r in table.iter_rows(named=True):
-        k = r["scheme"].replace("-", "_")
-        rows = held.filter(pl.col("held_out").str.starts_with(r["scheme"] + "="))
-        worst = rows.sort("frontier_distance", descending=True)
-        out |= {f"ho_{k}_median": display.formatted(100 * r["median"], "{:.0f}", noise=display.FIT_NOISE), f"ho_{k}_p90": display.formatted(100 * r["p90"], "{:.0f}", noise=display.FIT_NOISE),
-                f"ho_{k}_worst": display.formatted(100 * worst["frontier_distance"][0], "{:.0f}", noise=display.FIT_NOISE),
-                f"ho_{k}_worst_series": worst["series"][0]}
-    if table.height:
-        lead = table.filter(pl.col("scheme") == "chip") if "chip" in table["scheme"] else table.head(1)
-        out["meets_target"] = "meets" if lead["median"][0] <= target_frontier_distance else "misses"
-    folds = held.filter(pl.col("held_at_prior").str.contains("mla_layer_factor"))["held_out"].unique(maintain_order=True)
-    out["prior_folds"] = ", ".join(f.split("=", 1)[1] for f in folds) or "none"
-    out["mla_prior"] = f"{number(PRIORS['mla_layer_factor']):.2f}"
     return out
 
 

@@ -74,26 +74,19 @@ class Stage:
 #: - ``calibration``: the fit on every measured point, whose table is ``data/calibration.csv`` (its side
 #:   file ``data/derived/calibration.json``): constants stored to five significant digits, and a fit that
 #:   ends a few 1e-3 from its exact minimum in its flattest direction (the collective latency): 1 %.
-#: - ``holdout``: the serving-model chapter's leave-out refits (:func:`jalapeno.calibration.holdout`,
-#:   every fold of :data:`jalapeno.calibration.COMMITTED_SCHEMES`). A refit stops where a Gauss-Newton step
-#:   no longer lowers its cost by 1e-12 relative, a few 1e-3 from the exact minimum in a direction only the
-#:   weak prior informs: a frontier distance moves by about that much relative, hence 2 %.
 #: - ``jalapeno-fits``: Jalapeño's fit in each scenario as it stands (low, central, high,
 #:   :func:`jalapeno.subject.fit_jalapeno`), three equations in three unknowns (four under the one-point reading of its E2E) solved to scipy's default
 #:   tolerances: 1e-3 (not yet measured across machines).
 #: - ``jalapeno-nodes``: the same fit at every node of its unknowns
 #:   (:func:`jalapeno.uncertainty.node_constants` over the benchmark's concurrency range): 1e-3.
 #: - ``schemes``: the validation schemes of :mod:`jalapeno.schemes`, scored on the default prediction
-#:   path: the same leave-out refits as ``holdout`` (2 %), and for the end-point-anchored scheme a fit of
+#:   path: leave-out refits of the calibration, each ending a few 1e-3 from its exact minimum in a
+#:   direction only the weak prior informs (a frontier distance moves by about that much relative: 2 %), and for the end-point-anchored scheme a fit of
 #:   three or four constants on top of each refit, solved to scipy's default tolerances: 2 % (not yet
 #:   measured across machines).
 STAGES = {s.name: s for s in (
     Stage("calibration", 2, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
-          ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
-           "efficiency_bounds.csv")),
-    Stage("holdout", 2, 0.02, "the serving model's leave-out refits, each fold's held-out series scored "
-                              "(jalapeno.calibration.holdout)",
           ("measured/inferencemax.csv", "chips.csv", "chip_specs.csv", "models.csv", "model_constants.csv",
            "efficiency_bounds.csv")),
     Stage("jalapeno-fits", 1, 1e-3, "Jalapeño's fitted constants in each scenario of its unknowns, over the "

@@ -12,7 +12,7 @@ from jalapeno.publish import build
 DATA = Path(__file__).resolve().parent.parent / "data"
 #: The kinds of computed results kept by jalapeno.data.cached_frame (keyed by their inputs, so any cache
 #: may share them); executed notebooks and rendered sites are kept apart from these.
-RESULT_KINDS = ("holdout", "jalapeno-nodes", "claims")
+RESULT_KINDS = ("schemes", "jalapeno-nodes", "claims")
 
 
 @pytest.fixture(scope="session")

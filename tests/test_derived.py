@@ -26,49 +26,39 @@ def _assert_tables_match(new: pl.DataFrame, old: pl.DataFrame, rtol: float) -> N
             assert a.to_list() == b.to_list(), c
 
 
-def test_the_holdout_table_regenerates_within_its_tolerance(tmp_path):
-    """Every fold of the chip, (model, chip) and shape schemes refitted (14 refits) matches the committed
-    table to the stage's relative tolerance (2 %: a refit ends a few 1e-3 from its exact minimum in a
-    direction only the weak prior informs, and where exactly depends on the floating-point path); on the
-    machine that wrote it, to the bit."""
-    stage = derived.stage("holdout")
-    assert stage.rtol == 0.02
-    path = calibration.derive_holdout(root=tmp_path)
-    new, old = pl.read_ndjson(path), derived.committed("holdout")
-    assert old is not None, f"no committed table: run `{stage.command}`"
-    assert new["frame"].n_unique() == 5 + 7 + 2
-    _assert_tables_match(new, old, stage.rtol)
-    assert derived.side("holdout", tmp_path)["state"] == derived.side("holdout")["state"] == derived.state("holdout")
+def test_the_schemes_read_their_committed_folds(monkeypatch):
+    """The validation folds come from the table, not from a refit: with fit() broken, the shape scheme's
+    held-out series are still the committed rows."""
+    from jalapeno import schemes
 
-
-def test_the_chapter_reads_the_committed_folds(monkeypatch):
-    """The chapter's folds come from the table, not from a refit: with fit() broken, holdout() still
-    returns the committed rows."""
     def broken(*args, **kwargs):
         raise AssertionError("refitted instead of reading the committed table")
     monkeypatch.setattr(calibration, "fit", broken)
-    held = calibration.holdout(by="shape")
-    table = derived.committed("holdout").filter(pl.col("frame").str.starts_with("shape="))
+    held = schemes.scheme_errors("shape")
+    table = derived.committed("schemes").filter(pl.col("frame").str.starts_with("shape=") & (pl.col("kind") == "series"))
     assert held["series"].to_list() == table["series"].to_list()
     assert held["frontier_distance"].to_list() == table["frontier_distance"].to_list()
 
 
 def test_a_stale_table_is_an_error_naming_its_command(monkeypatch):
     # another version of the stage's code: every key and the recorded state differ
-    monkeypatch.setitem(derived.STAGES, "holdout", replace(derived.STAGES["holdout"], version=999))
-    with pytest.raises(derived.StaleTableError, match=r"`jalapeno derive holdout`"):
-        calibration.holdout(by="shape")
+    from jalapeno import schemes
+
+    monkeypatch.setitem(derived.STAGES, "schemes", replace(derived.STAGES["schemes"], version=999))
+    with pytest.raises(derived.StaleTableError, match=r"`jalapeno derive schemes`"):
+        schemes.scheme_errors("shape")
 
 
 def test_a_frame_the_book_does_not_commit_is_computed_live():
-    """A leave-one-series-out fold is not committed: it is refitted (one refit), without error."""
-    configs = calibration.configurations()
-    series = configs["series"][0]
-    held = calibration.holdout(configs, by="series", groups=[series])
-    assert held["held_out"].to_list() == [f"series={series}"]
-    assert 0 <= held["frontier_distance"][0] < 1
-    table = derived.committed("holdout")
-    assert f"series={series}" not in table["frame"].to_list()
+    """A fold the committed table does not hold (here a shape fold under a key of its own) is computed by
+    its own function (one refit and its scoring), without error, and is not in the table."""
+    from jalapeno import schemes
+
+    name, _, compute = schemes.folds("shape")[0]
+    key = derived.key("schemes", "a fold the book does not commit", name)
+    (frame,) = derived.frames("schemes", [(name, key, compute)])
+    assert frame["fold"].unique().to_list() == [name] and (frame["frontier_distance"] >= 0).all()
+    assert key not in derived.committed("schemes")["key"].to_list()
 
 
 def test_the_jalapeno_nodes_table_regenerates_within_its_tolerance(tmp_path):
@@ -109,10 +99,12 @@ def test_every_stage_has_its_command():
 def test_the_modes_read_by_name_or_refit(monkeypatch, tmp_path):
     """JALAPENO_DERIVED=by-name reads the committed frames whatever their keys (here every key differs: a
     bumped stage version); =live refits them (fit() called, in an empty cache); another value is refused."""
-    monkeypatch.setitem(derived.STAGES, "holdout", replace(derived.STAGES["holdout"], version=999))
+    from jalapeno import schemes
+
+    monkeypatch.setitem(derived.STAGES, "schemes", replace(derived.STAGES["schemes"], version=999))
     monkeypatch.setenv("JALAPENO_DERIVED", "by-name")
-    held = calibration.holdout(by="shape")
-    table = derived.committed("holdout").filter(pl.col("frame").str.starts_with("shape="))
+    held = schemes.scheme_errors("shape")
+    table = derived.committed("schemes").filter(pl.col("frame").str.starts_with("shape=") & (pl.col("kind") == "series"))
     assert held["frontier_distance"].to_list() == table["frontier_distance"].to_list()
 
     class Refitted(Exception):
@@ -121,13 +113,14 @@ def test_the_modes_read_by_name_or_refit(monkeypatch, tmp_path):
     def refit(*args, **kwargs):
         raise Refitted
     monkeypatch.setattr(calibration, "fit", refit)
+    monkeypatch.setattr(schemes, "_FITS", {})  # no refit kept in this process either
     monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("JALAPENO_DERIVED", "live")
     with pytest.raises(Refitted):
-        calibration.holdout(by="shape")
+        schemes.scheme_errors("shape")
     monkeypatch.setenv("JALAPENO_DERIVED", "fresh")
     with pytest.raises(derived.UnknownNameError, match="committed, by-name, live"):
-        calibration.holdout(by="shape")
+        schemes.scheme_errors("shape")
 
 
 def test_the_jalapeno_fits_table_regenerates_within_its_tolerance(tmp_path):
@@ -156,7 +149,7 @@ def test_an_edited_data_file_stops_a_build_before_anything_runs_naming_the_one_c
 
     edit_data("chips.csv", "\ngb200,", "\nh300x,NVIDIA H300X (hypothetical),NVIDIA,gpu,announced,a test row,Hopper,a test row\ngb200,")
     monkeypatch.setattr(derived, "_reads_repository_data", lambda: True)
-    assert derived.stale() == ["calibration", "holdout", "jalapeno-fits", "jalapeno-nodes", "schemes"]
+    assert derived.stale() == ["calibration", "jalapeno-fits", "jalapeno-nodes", "schemes"]
     with pytest.raises(derived.StaleTableError, match=r"data/derived/calibration\.json was derived from other "
                        r"inputs.*regenerate with `jalapeno derive`$") as err:
         build.build(["roofline"], out=tmp_path / "site", progress=False)

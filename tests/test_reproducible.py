@@ -71,7 +71,7 @@ def test_a_refit_holds_what_its_data_do_not_inform_at_stated_values(configs):
 
 
 # ---- where a refit ends --------------------------------------------------------------------------------
-# (the hold-out refits' results are committed, data/derived/holdout.jsonl: tests/test_derived.py
+# (the validation schemes' refits are committed, data/derived/schemes.jsonl: tests/test_schemes.py
 # regenerates them and compares at a stated tolerance)
 
 def _start_like(eff: calibration.Efficiency, rel: float = 1e-12) -> calibration.Efficiency:

@@ -14,7 +14,7 @@ Examples::
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno params roofline --write-cell            # its parameters cell, from its declaration
     jalapeno refresh                                 # re-execute committed notebooks in place
-    jalapeno derive holdout                          # regenerate a committed derived table (data/derived/)
+    jalapeno derive schemes                          # regenerate a committed derived table (data/derived/)
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
-DERIVERS = {"calibration": calibration.derive_calibration, "holdout": calibration.derive_holdout,
+DERIVERS = {"calibration": calibration.derive_calibration,
             "jalapeno-fits": subject.derive_fits, "jalapeno-nodes": uncertainty.derive_nodes,
             "schemes": schemes.derive_schemes}
 
