@@ -166,10 +166,12 @@ def shape_sweep(model: str = "gpt-oss-120b", baseline: str = "gb200", shapes=SHA
 
 # ---- baselines chosen by the vendor ---------------------------------------------------------------------
 
-def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, osl: int = 1024) -> pl.DataFrame:
-    """The published Jalapeño peak tok/s/kW and single-user speed against every chip InferenceMAX
-    measured on ``model`` at that shape (best over its stacks and runs, no speculative decoding; per kW
-    of the chip's rated TDP).
+def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, osl: int = 1024,
+                             jalapeno_tok_s_kw: float | None = None, jalapeno_tok_s_user: float | None = None) -> pl.DataFrame:
+    """The published Jalapeño peak tok/s/kW and single-user speed (claims ``gptoss-jalapeno-tok-per-kw``
+    and ``gptoss-jalapeno-single-user``, or the values given) against every chip InferenceMAX measured on
+    ``model`` at that shape (best over its stacks and runs, no speculative decoding; per kW of the chip's
+    rated TDP).
 
     Columns: ``chip``, ``vendor``, ``tdp_w``, ``peak_tok_s_kw``, ``best_tok_s_user``, ``per_kw_ratio``,
     ``single_user_ratio``. Only gpt-oss-120b has published Jalapeño numbers on both sides."""
@@ -177,8 +179,8 @@ def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, os
     if key != "gpt-oss-120b":
         raise ValueError(f"published Jalapeño throughput and speed exist for gpt-oss-120b only, got {model!r}")
     pts = measured.points(key, isl=isl, osl=osl).with_columns(chip=pl.col("hw").str.replace("-trt$", ""))
-    j_kw = claim_value("gptoss-jalapeno-tok-per-kw")
-    j_user = claim_value("gptoss-jalapeno-single-user")
+    j_kw = claim_value("gptoss-jalapeno-tok-per-kw") if jalapeno_tok_s_kw is None else jalapeno_tok_s_kw
+    j_user = claim_value("gptoss-jalapeno-single-user") if jalapeno_tok_s_user is None else jalapeno_tok_s_user
     rows = []
     for chip in sorted(pts["chip"].unique()):
         c = specs.chip(chip)

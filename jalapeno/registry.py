@@ -13,6 +13,9 @@ seed articles* (``data/seeds.csv``), never OpenAI's own material. This module gi
 - ``predicted, agrees`` / ``predicted, disagrees``: a model's prediction (a band over Jalapeño's
   scenarios) judged against the published value by :func:`jalapeno.uncertainty.judge`, the one place that
   decides it;
+- ``fit-determined``: a check that agrees but reads a fit target (its :class:`ClaimsView` records the
+  claims it reads): its value follows from a number Jalapeño's constants were fitted to, so the agreement
+  holds by construction and is no evidence (a disagreeing one keeps its status);
 - ``fit target``: a value Jalapeño's constants are fitted to (the claims
   :attr:`jalapeno.subject.JalapenoFit.target_claims` names): reproduced by construction, no evidence;
 - ``restated``: both ends of the comparison share one source (a spec row transcribed from the claim
@@ -21,7 +24,10 @@ seed articles* (``data/seeds.csv``), never OpenAI's own material. This module gi
 - ``not checkable``: no public data or computation can check it; ``check`` says why.
 
 Only :data:`AGREEING` (``reproduced``, ``consistent``, ``predicted, agrees``) count as agreement, and
-only a check that computed a value can give one.
+only a check that computed a value and read no fit target can give one. Beside the status, each claim
+carries where the published value lies against what the book computes (``published_vs_computed``: above
+or below the band, or where in it), the claims its check read (``reads``) and the computation it shares
+with other claims (``computation``), so that a count of agreement counts each computation once.
 
 Each check is a function of this module registered under the claim id it checks, with its kind
 (:data:`KIND_STATUSES`). A check reads the claims it relates through a :class:`ClaimsView`, never a
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -48,7 +55,7 @@ from .metrics import half_ulp, rounds_to
 
 #: Every status, in the order the book shows them.
 STATUSES = ("reproduced", "not reproduced", "consistent", "inconsistent", "predicted, agrees",
-            "predicted, disagrees", "fit target", "restated", "conflicting", "not checkable")
+            "predicted, disagrees", "fit-determined", "fit target", "restated", "conflicting", "not checkable")
 
 #: The statuses that count as agreement with the published value.
 AGREEING = ("reproduced", "consistent", "predicted, agrees")
@@ -78,15 +85,25 @@ def claim_date(value: float) -> datetime.date:
 class ClaimsView:
     """The claims a check reads: ``data/claims.csv`` by default, or any table with its columns (a copy
     with one value changed, for a test). ``value(id)``, ``high(id)`` (the high end, else the value),
-    ``date(id)``; UnknownNameError listing the ids for an unknown claim."""
+    ``date(id)``; UnknownNameError listing the ids for an unknown claim. ``read``: the ids read so far
+    (:meth:`recording` gives a view of the same claims with none), from which :func:`claim_status` tells
+    a check that rests on a fit target."""
 
     def __init__(self, table: pl.DataFrame | None = None):
         self.table = data.claims_table() if table is None else table
         self._rows = {r["claim_id"]: r for r in self.table.iter_rows(named=True)}
+        self.read: set[str] = set()
+
+    def recording(self) -> ClaimsView:
+        """A view of the same claims whose ``read`` starts empty."""
+        view = object.__new__(ClaimsView)
+        view.table, view._rows, view.read = self.table, self._rows, set()
+        return view
 
     def row(self, claim_id: str) -> dict:
         if claim_id not in self._rows:
             raise UnknownNameError("claim", claim_id, list(self._rows))
+        self.read.add(claim_id)
         return self._rows[claim_id]
 
     def value(self, claim_id: str) -> float:
@@ -102,11 +119,16 @@ class ClaimsView:
 
 @dataclass(frozen=True)
 class Result:
-    """Outcome of one check: the computed value as text, whether it agrees, and how it was computed."""
+    """Outcome of one check: the computed value as text, whether it agrees, and how it was computed;
+    ``published_vs_computed``: where the published value lies against the computed one (None where the
+    check gives no direction); ``computation``: a name the checks sharing one computation share (None: the
+    check's own)."""
 
     computed: str
     agrees: bool
     detail: str
+    published_vs_computed: str | None = None
+    computation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +157,40 @@ def check(claim_id: str, kind: str):
 
 
 def _cmp(computed: float, printed: float, decimals: int, how: str, fmt: str = "{:.4g}") -> Result:
-    return Result(formatted(computed, fmt), rounds_to(computed, printed, decimals), how)
+    ok = rounds_to(computed, printed, decimals)
+    return Result(formatted(computed, fmt), ok, how,
+                  None if ok else "above the computed value" if printed > computed else "below the computed value")
 
 
-def _predicted(band: tuple[float, float], published: float, how: str, fmt: str = "{:.2f}") -> Result:
-    lo, hi = band
-    return Result(f"{formatted(lo, fmt)}–{formatted(hi, fmt)}" if formatted(lo, fmt) != formatted(hi, fmt) else formatted(lo, fmt),
-                  uncertainty.judge(published, band) == "agrees", how)
+def position(published: float, low: float, high: float, median: float) -> str:
+    """Where ``published`` lies against a prediction's band (``low``, ``high``) and its ``median``: ``above
+    the band``, ``below the band``, or ``in the band, above its median`` / ``below its median`` (at the
+    median: ``in the band, at its median``)."""
+    if published > high:
+        return "above the band"
+    if published < low:
+        return "below the band"
+    return "in the band, " + ("above its median" if published > median else "below its median" if published < median
+                              else "at its median")
+
+
+def _predicted(band: uncertainty.Band, published: float, how: str, fmt: str = "{:.2f}",
+               computation: str | None = None) -> Result:
+    """A prediction's result: ``band`` (:class:`jalapeno.uncertainty.Band`) judged against ``published``
+    by :func:`jalapeno.uncertainty.judge`, the one judge of every prediction; ValueError for a band of
+    zero width (a prediction always carries its error)."""
+    if not band.low < band.high:
+        raise ValueError(f"a prediction's band must have a width, got {band.low!r}–{band.high!r}")
+    return Result(f"{formatted(band.low, fmt)}–{formatted(band.high, fmt)}", uncertainty.judge(published, band) == "agrees",
+                  how, position(published, band.low, band.high, band.median), computation)
+
+
+def _reads(c: ClaimsView, *claim_ids: str) -> str:
+    """Read ``claim_ids`` through the view (so that :func:`claim_status` sees the fit targets a model
+    prediction rests on) and name them for the check's text."""
+    for cid in claim_ids:
+        c.row(cid)
+    return ", ".join(claim_ids)
 
 
 def _data_stamp() -> tuple:
@@ -242,23 +291,34 @@ def check_single_user_speed_ratio_dsr1(c: ClaimsView) -> Result:
 _RANGE_HALF_ULP = half_ulp(1)
 
 
-def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: str, what: str, fmt: str) -> Result:
-    """Whether ``num_id / den_id`` lies in the range ``claim_id`` prints (one decimal each end)."""
-    num, den = c.value(num_id), c.value(den_id)
+def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: str, kimi_id: str, what: str,
+                            fmt: str) -> Result:
+    """Whether the per-model ratios the seeds give lie in the range ``claim_id`` prints over three models
+    (one decimal each end): gpt-oss-120b's from its published numbers (``num_id / den_id``), Kimi K2.5's
+    as published (``kimi_id``); DeepSeek-R1's is not published, so an end neither meets is unchecked and
+    the text says so."""
+    num, den, kimi = c.value(num_id), c.value(den_id), c.value(kimi_id)
     r, low, high = num / den, c.value(claim_id), c.high(claim_id)
-    return Result(f"{number(r):.3f} (gpt-oss)", low - _RANGE_HALF_ULP <= r < high + _RANGE_HALF_ULP,
-                  f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} must lie in the {number(low):g}–{number(high):g}x range as printed")
+    inside = [low - _RANGE_HALF_ULP <= x < high + _RANGE_HALF_ULP for x in (r, kimi)]
+    ends = [name for name, end in (("low", low), ("high", high))
+            if not any(abs(x - end) < _RANGE_HALF_ULP for x in (r, kimi))]
+    return Result(f"{number(r):.3f} (gpt-oss), {number(kimi):g} (Kimi K2.5)", all(inside),
+                  f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} (gpt-oss-120b) and Kimi K2.5's published "
+                  f"{number(kimi):g}x ({kimi_id}) must lie in the {number(low):g}–{number(high):g}x range as printed; "
+                  + (f"the {' and '.join(ends)} end{'s' if len(ends) > 1 else ''} of the range (DeepSeek-R1's, not "
+                     "published) no published value checks" if ends else "both ends are published per-model values"))
 
 
 @check("headline-per-watt-ratio", "arithmetic")
 def check_headline_per_watt_ratio(c: ClaimsView) -> Result:
     return _ratio_in_printed_range(c, "headline-per-watt-ratio", "gptoss-jalapeno-tok-per-kw", "gptoss-gb200-tok-per-kw",
-                                   "tok/s/kW", "{:,.0f}")
+                                   "kimi-per-watt-ratio", "tok/s/kW", "{:,.0f}")
 
 
 @check("headline-e2e-ratio", "arithmetic")
 def check_headline_e2e_ratio(c: ClaimsView) -> Result:
-    return _ratio_in_printed_range(c, "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "s", "{:.2f}")
+    return _ratio_in_printed_range(c, "headline-e2e-ratio", "gptoss-gb200-e2e", "gptoss-jalapeno-e2e", "kimi-e2e-ratio",
+                                   "s", "{:.2f}")
 
 
 @check("groq-lpx-rack-sram", "arithmetic")
@@ -378,20 +438,22 @@ def check_gemma4_params(c: ClaimsView) -> Result:
 
 @functools.cache
 def _matched_ratio_band(model: str, stamp: tuple) -> dict:
-    """The band of ``model``'s matched-interactivity ratio (:func:`jalapeno.uncertainty.headline_ratios`),
-    its baseline and the baseline's source, for the state of ``data/`` that ``stamp`` (:func:`_data_stamp`)
-    names."""
+    """The band (:class:`jalapeno.uncertainty.Band`) of ``model``'s matched-interactivity ratio
+    (:func:`jalapeno.uncertainty.headline_ratios`), its baseline and the baseline's source, for the state
+    of ``data/`` that ``stamp`` (:func:`_data_stamp`) names."""
     t = uncertainty.headline_ratios(uncertainty.ensemble(), [model]).row(0, named=True)
     src = subject.ratio_table([model])
-    return {"band": (t["ratio_low"], t["ratio_high"]), "baseline": t["baseline"], "source": src["baseline_source"][0]}
+    return {"band": uncertainty.Band(t["ratio_median"], t["ratio_low"], t["ratio_high"]), "baseline": t["baseline"],
+            "source": src["baseline_source"][0]}
 
 
 def _matched_ratio(c: ClaimsView, claim_id: str, model: str) -> Result:
     r = _matched_ratio_band(model, _data_stamp())
     return _predicted(r["band"], c.value(claim_id),
-                      f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's unseen-chip "
-                      f"error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} band) against {r['baseline']} "
-                      f"({r['source']}) at the baseline's best interactivity; judged by uncertainty.judge", "{:.0f}")
+                      f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's "
+                      f"{uncertainty.model_error().scheme} error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} "
+                      f"band) against {r['baseline']} ({r['source']}) at the baseline's best interactivity; judged by "
+                      f"uncertainty.judge", "{:.0f}")
 
 
 @check("gptoss-matched-tbt-ratio", "predict")
@@ -410,23 +472,35 @@ def check_kimi_matched_tbt_ratio(c: ClaimsView) -> Result:
 
 
 @functools.cache
-def _kimi_ratio_band(metric: str, stamp: tuple) -> tuple[float, float]:
-    b = uncertainty.front_ratio_band(uncertainty.ensemble(), "kimi-k2.5", metric)
-    return b.low, b.high
+def _kimi_ratio_band(metric: str, stamp: tuple) -> uncertainty.Band:
+    return uncertainty.front_ratio_band(uncertainty.ensemble(), "kimi-k2.5", metric)
 
 
-def kimi_ratio_band(metric: str) -> tuple[float, float]:
-    """The band (low, high) of one :data:`jalapeno.caveats.METRICS` ratio of Jalapeño's Kimi K2.5 frontier
-    against its published baseline's (:func:`jalapeno.uncertainty.front_ratio_band`, over the benchmark's
-    concurrency range), once per state of ``data/``."""
+def kimi_ratio_band(metric: str) -> uncertainty.Band:
+    """The band (:class:`jalapeno.uncertainty.Band`) of one :data:`jalapeno.caveats.METRICS` ratio of
+    Jalapeño's Kimi K2.5 frontier against its published baseline's
+    (:func:`jalapeno.uncertainty.front_ratio_band`, over the benchmark's concurrency range), once per state
+    of ``data/``."""
     return _kimi_ratio_band(metric, _data_stamp())
 
 
-def _kimi_ratio(c: ClaimsView, claim_id: str, metric: str, label: str) -> Result:
-    return _predicted(kimi_ratio_band(metric), c.value(claim_id),
-                      f"serving model: {label}, Jalapeño (its unknowns drawn from their ranges, with the model's "
-                      f"unseen-chip error) against GB300 transferred from GB200's measured DeepSeek-R1 layouts; "
-                      f"judged by uncertainty.judge")
+#: The fit targets that pin each Kimi K2.5 ratio's Jalapeño side: Kimi K2.5 has DeepSeek-R1's 61 MLA
+#: layers, so the MLA layer factor fitted to DeepSeek-R1's single-user speed, with the per-layer overhead
+#: fitted to gpt-oss-120b's minimum TBT, sets its best TBT and the decode of its E2E; its peak tok/s/kW
+#: is throughput-bound, which no Kimi or DeepSeek-R1 target fixes.
+KIMI_PINNED_BY = {"per_kw_at_peak": (), "single_user": ("gptoss-jalapeno-tbt", "dsr1-jalapeno-single-user"),
+                  "e2e": ("gptoss-jalapeno-tbt", "dsr1-jalapeno-single-user")}
+
+
+def _kimi_ratio(c: ClaimsView, claim_id: str, metric: str, label: str, published: float | None = None) -> Result:
+    pinned = KIMI_PINNED_BY[metric]
+    how = (f"serving model: {label}, Jalapeño (its unknowns drawn from their ranges, with the model's "
+           f"{uncertainty.model_error().scheme} error) against GB300 transferred from GB200's measured DeepSeek-R1 "
+           f"layouts; judged by uncertainty.judge")
+    if pinned:
+        how += f"; Jalapeño's side rests on the fit targets {_reads(c, *pinned)} (Kimi K2.5 has DeepSeek-R1's 61 MLA layers)"
+    return _predicted(kimi_ratio_band(metric), c.value(claim_id) if published is None else published, how,
+                      computation=f"kimi-k2.5 {metric} ratio")
 
 
 @check("kimi-per-watt-ratio", "predict")
@@ -448,12 +522,11 @@ def check_kimi_e2e_ratio(c: ClaimsView) -> Result:
 def check_headline_interactive_ratio(c: ClaimsView) -> Result:
     band = kimi_ratio_band("single_user")
     low, high = c.value("headline-interactive-ratio"), c.high("headline-interactive-ratio")
-    targets = subject.fit_jalapeno().target_claims
-    return _predicted(band, published_point(low, high, band),
-                      f"serving model: Kimi K2.5's highest interactivity, Jalapeño (its band) over GB300 "
-                      f"transferred, must meet the printed {number(low):g}–{number(high):g}x range (uncertainty.judge). gpt-oss-120b's "
-                      f"and DeepSeek-R1's ratios are not predictions: Jalapeño's side of each is a fit target "
-                      f"({', '.join(t for t in targets if t in ('gptoss-jalapeno-tbt', 'dsr1-jalapeno-single-user'))})")
+    return _kimi_ratio(c, "headline-interactive-ratio", "single_user",
+                       f"Kimi K2.5's highest interactivity, Jalapeño over GB300 transferred, must meet the printed "
+                       f"{number(low):g}–{number(high):g}x range at its point nearest the band (the one computation "
+                       f"kimi-tbt-ratio shows; gpt-oss-120b's and DeepSeek-R1's ratios are not predictions: Jalapeño's "
+                       f"side of each is a fit target)", published_point(low, high, (band.low, band.high)))
 
 
 @functools.cache
@@ -466,13 +539,29 @@ def _dsr1_fastest_baselines(stamp: tuple) -> dict:
             "gb200": float((1.0 / gb200["mean_tpot"]).max())}
 
 
+#: The validation scheme whose error a chip no benchmark ran carries (GB300 transferred from GB200's
+#: layouts): (a) a new generation (:data:`jalapeno.schemes.SCHEMES`).
+TRANSFERRED_SCHEME = "generation"
+
+
+def transferred_band(value: float) -> uncertainty.Band:
+    """The band of a quantity the model predicts for a chip no benchmark ran: ``value`` (its median) times
+    the central band of scheme :data:`TRANSFERRED_SCHEME`'s held-out error, ``exp(±band_half_width)``
+    (:func:`jalapeno.uncertainty.model_error`, the schemes' calibrated 80 % band)."""
+    w = uncertainty.model_error(TRANSFERRED_SCHEME).band_half_width
+    return uncertainty.Band(value, value * math.exp(-w), value * math.exp(w))
+
+
 @check("dsr1-baseline-single-user", "predict")
 def check_dsr1_baseline_single_user(c: ClaimsView) -> Result:
     r = _dsr1_fastest_baselines(_data_stamp())
-    return _predicted((r["gb300"], r["gb300"]), c.value("dsr1-baseline-single-user"),
-                      f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier ({r['source']} from GB200's measured "
-                      f"layouts, no speculative decoding; the Pareto chapter's baseline), judged by uncertainty.judge; "
-                      f"GB200's fastest measured point is {number(r['gb200']):.0f} tok/s/user", "{:.0f}")
+    err = uncertainty.model_error(TRANSFERRED_SCHEME)
+    return _predicted(transferred_band(r["gb300"]), c.value("dsr1-baseline-single-user"),
+                      f"the fastest point of GB300's DeepSeek-R1 8k/1k frontier, {number(r['gb300']):.0f} tok/s/user "
+                      f"({r['source']} from GB200's measured layouts, no speculative decoding; the Pareto chapter's "
+                      f"baseline), with the error of a chip no benchmark ran ({err.scheme}, its "
+                      f"{number(err.level):.0%} band); judged by uncertainty.judge; GB200's fastest measured point is "
+                      f"{number(r['gb200']):.0f} tok/s/user", "{:.0f}")
 
 
 # ---- the systems chapter: racks, pods and their fabrics ---------------------------------------------------
@@ -612,7 +701,8 @@ def check_nvidia_revenue_yoy_growth(c: ClaimsView) -> Result:
 
 @check("semianalysis-beat-every-chip", "arithmetic")
 def check_semianalysis_beat_every_chip(c: ClaimsView) -> Result:
-    t = measured_chip_comparison("gpt-oss-120b")
+    t = measured_chip_comparison("gpt-oss-120b", jalapeno_tok_s_kw=c.value("gptoss-jalapeno-tok-per-kw"),
+                                 jalapeno_tok_s_user=c.value("gptoss-jalapeno-single-user"))
     beaten = t.filter((pl.col("per_kw_ratio") > 1) & (pl.col("single_user_ratio") > 1)).height
     share = 100 * beaten / t.height
     return _cmp(share, c.value("semianalysis-beat-every-chip"), 0,
@@ -652,28 +742,43 @@ def target_claims() -> tuple[str, ...]:
 
 
 def claim_status(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | None = None) -> dict[str, str | None]:
-    """One claim's ``status``, ``computed`` (None when nothing was computed) and ``check`` (how, or why
-    not) against the claims of ``view``. ``targets``: the fit's target claims (default
-    :func:`target_claims`). UnknownNameError for an unknown claim or a ``conflicts_with`` naming one."""
+    """One claim's ``status``, ``computed`` (None when nothing was computed), ``check`` (how, or why
+    not), ``published_vs_computed`` (:class:`Result`), ``reads`` (the other claims its check read,
+    ``;``-separated, recorded by a fresh :meth:`ClaimsView.recording` of ``view``) and ``computation``
+    (the name of the computation behind it: the check's own name unless it shares one) against the
+    claims of ``view``. A check that agrees but read a fit target is ``fit-determined``. ``targets``: the
+    fit's target claims (default :func:`target_claims`). UnknownNameError for an unknown claim or a
+    ``conflicts_with`` naming one."""
     row = view.row(claim_id)
-    if claim_id in (target_claims() if targets is None else targets):
-        return {"status": "fit target", "computed": None,
+    targets = target_claims() if targets is None else targets
+    none = {"computed": None, "published_vs_computed": None, "reads": None, "computation": None}
+    if claim_id in targets:
+        return {**none, "status": "fit target",
                 "check": row["reason"] or "a value Jalapeño's constants are fitted to (jalapeno.subject.fit_jalapeno)"}
     if row["treatment"] == "conflict":
         others = [o for o in (row["conflicts_with"] or "").split(";") if o]
         if not others:
             raise DataError(f"claims.csv: claim {claim_id!r} is a conflict but names no claim in conflicts_with")
         seeds = [view.row(o)["seeds"].replace(";", ", ") for o in others]
-        return {"status": "conflicting", "computed": None,
+        return {**none, "status": "conflicting",
                 "check": f"{row['reason']} (conflicts with {', '.join(others)}: seeds {'; '.join(seeds)})"}
     chk = CHECKS.get(claim_id)
     if chk is None:
         reason = row["reason"] if row["treatment"] == "not_checkable" else \
             f"no check is registered for this claim (treatment {row['treatment']})"
-        return {"status": "not checkable", "computed": None, "check": reason or "no reason given"}
-    r = chk(view)
+        return {**none, "status": "not checkable", "check": reason or "no reason given"}
+    recording = view.recording()
+    r = chk(recording)
+    read = sorted(recording.read - {claim_id})
     good, bad = KIND_STATUSES[chk.kind]
-    return {"status": good if r.agrees else bad, "computed": r.computed, "check": r.detail}
+    fitted = [t for t in read if t in targets]
+    status, detail = good if r.agrees else bad, r.detail
+    if r.agrees and fitted and good in AGREEING:
+        status = "fit-determined"
+        detail += (f" (it reads the fit target{'s' if len(fitted) > 1 else ''} {', '.join(fitted)}: the agreement "
+                   "follows from what Jalapeño's constants were fitted to, no independent evidence)")
+    return {"status": status, "computed": r.computed, "check": detail, "published_vs_computed": r.published_vs_computed,
+            "reads": ";".join(read) or None, "computation": r.computation or chk.fn.__name__.removeprefix("check_")}
 
 
 def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -695,15 +800,24 @@ def claims(table: pl.DataFrame | None = None) -> pl.DataFrame:
     return _evaluated(table)
 
 
+#: The columns :func:`claim_status` adds to each claim, after ``claimed``.
+STATUS_COLUMNS = ("status", "computed", "check", "published_vs_computed", "reads", "computation")
+
+
 def _evaluated(table: pl.DataFrame | None) -> pl.DataFrame:
     view = ClaimsView(table)
     targets = target_claims()
     rows = [claim_status(cid, view, targets) for cid in view.table["claim_id"]]
     claimed = [claimed_text(r["value"], r["value_high"], r["unit"]) for r in view.table.iter_rows(named=True)]
-    return view.table.with_columns(
-        pl.Series("claimed", claimed, dtype=pl.Utf8), pl.Series("status", [r["status"] for r in rows], dtype=pl.Utf8),
-        pl.Series("computed", [r["computed"] for r in rows], dtype=pl.Utf8),
-        pl.Series("check", [r["check"] for r in rows], dtype=pl.Utf8))
+    return view.table.with_columns(pl.Series("claimed", claimed, dtype=pl.Utf8),
+                                   *(pl.Series(k, [r[k] for r in rows], dtype=pl.Utf8) for k in STATUS_COLUMNS))
+
+
+def is_performance_claim(row: dict) -> bool:
+    """Whether a claim (a row of :func:`claims`) is about Jalapeño's performance: its subject is Jalapeño
+    and it names the model it was served on (a throughput, a latency, a speed or a ratio of them), as
+    against its specs, its schedule, its business and every other chip's numbers."""
+    return row["subject"] == "jalapeno" and bool(row["model"])
 
 
 def claim(claim_id: str, table: pl.DataFrame | None = None) -> dict:
@@ -724,3 +838,27 @@ def status_counts(reg: pl.DataFrame) -> dict[str, int]:
     if unknown:
         raise ValueError(f"unknown statuses {unknown}; known: {', '.join(STATUSES)}")
     return {s: counts.get(s, 0) for s in STATUSES}
+
+
+#: The two groups the verdict counts apart (:func:`verdict_counts`).
+GROUPS = ("Jalapeño's performance", "the rest")
+
+
+def verdict_counts(reg: pl.DataFrame) -> pl.DataFrame:
+    """Per group of :data:`GROUPS` (:func:`is_performance_claim`) and status of :data:`STATUSES` (0
+    included), in that order: ``claims`` (how many claims hold it) and ``computations`` (how many distinct
+    computations give it, ``computation`` of :func:`claim_status`: two claims one computation decides count
+    once; a claim nothing computed counts as its own), and ``agreement`` (whether the status counts as
+    agreement). ``reg``: a table of :func:`claims`. ValueError naming a status not in :data:`STATUSES`."""
+    status_counts(reg)  # unknown statuses refused
+    perf = [GROUPS[0] if is_performance_claim(r) else GROUPS[1] for r in reg.iter_rows(named=True)]
+    t = reg.with_columns(pl.Series("group", perf, dtype=pl.Utf8),
+                         pl.coalesce("computation", "claim_id").alias("_computation"))
+    rows = []
+    for g in GROUPS:
+        for s in STATUSES:
+            sel = t.filter((pl.col("group") == g) & (pl.col("status") == s))
+            rows.append({"group": g, "status": s, "claims": sel.height, "computations": sel["_computation"].n_unique(),
+                         "agreement": s in AGREEING})
+    return pl.DataFrame(rows, schema={"group": pl.Utf8, "status": pl.Utf8, "claims": pl.Int64, "computations": pl.Int64,
+                                      "agreement": pl.Boolean})

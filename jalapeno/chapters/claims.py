@@ -29,6 +29,7 @@ MEANINGS = {
     "inconsistent": "an arithmetic (or transcription) check disagrees",
     "predicted, agrees": "a model's prediction meets the published value within the model's error",
     "predicted, disagrees": "a model's prediction misses the published value by more than the model's error",
+    "fit-determined": "a check that agrees but reads a value the model was fitted to: agreement by construction, no evidence",
     "fit target": "a value the model was fitted to: reproduced by construction, no evidence",
     "restated": "both ends of the comparison share one source: only the transcription is checked",
     "conflicting": "two seeds disagree",
@@ -83,7 +84,7 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))
             .with_row_index("_row").sort("_order", "_row")
             .select("chapter", "claim_id", "claimed", "quantity", "seeds", "treatment", "status",
-                    "computed", "check"))
+                    "computed", "published_vs_computed", "check"))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
     ch.tables["claims"] = rows
     return ch

@@ -175,7 +175,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              if disagree else "no prediction disagrees")
     # this chapter's claims; every claim, once, on the claims page
     ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
-        "claim_id", "claimed", "status", "computed", "quantity", "seeds", "check")
+        "claim_id", "claimed", "status", "computed", "published_vs_computed", "quantity", "seeds", "check")
     return ch
 
 
