@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from .. import display
 from ..errors import UnknownNameError
+from . import quantities
 from .names import NAME_KINDS
 
 
@@ -119,17 +120,28 @@ class Chapter:
 
     ``numbers``: key -> the text the prose quotes (``{glue:md}`key```); ``tables``: slot -> a polars
     DataFrame ready to show (worded headers with units); ``figures``: slot -> :class:`Figure`;
-    ``values``: key -> the unformatted value behind a number, for tests and other chapters."""
+    ``values``: key -> the unformatted value behind a number, for tests and other chapters;
+    ``quantities``: key -> (the quantity a number shows, its variant or None), for the numbers that name
+    one (:mod:`jalapeno.chapters.quantities`)."""
 
     numbers: dict[str, str] = field(default_factory=dict)
     tables: dict[str, Any] = field(default_factory=dict)
     figures: dict[str, Figure] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
+    quantities: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
-    def quote(self, key: str, value: object, fmt: str = "{}") -> str:
+    def quote(self, key: str, value: object, fmt: str = "{}", *, quantity: str | None = None,
+              variant: str | None = None) -> str:
         """Format ``value`` with ``fmt`` under the display rule (:func:`jalapeno.display.formatted`: a
         float to at most five significant digits, an integer exactly, never a signed "-0") and keep it
-        under ``key`` for the prose; returns the text. ``values[key]`` keeps the unformatted value."""
+        under ``key`` for the prose; returns the text. ``values[key]`` keeps the unformatted value.
+        ``quantity``: the registered quantity it shows (:data:`jalapeno.chapters.quantities.QUANTITIES`),
+        ``variant`` one of its named variants; UnknownNameError for either unknown."""
+        if quantity is not None:
+            quantities.quantity(quantity, variant)
+            self.quantities[key] = (quantity, variant)
+        elif variant is not None:
+            raise ValueError(f"quote {key!r}: a variant ({variant!r}) needs its quantity")
         value = display.plain(value)
         self.values[key] = value
         self.numbers[key] = text = display.formatted(value, fmt)

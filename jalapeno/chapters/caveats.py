@@ -191,7 +191,7 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     ch.quote("pue_used", pue, "{:.2f}")
     row = {r["basis"]: r for r in bases.iter_rows(named=True)}
     ch.quote("pb_j_rated", row["rated"]["jalapeno_tok_s_kw"], "{:,.0f}")
-    ch.quote("pb_b_rated", row["rated"]["baseline_tok_s_kw"], "{:,.0f}")
+    ch.quote("pb_b_rated", row["rated"]["baseline_tok_s_kw"], "{:,.0f}", quantity="gb200-gptoss-peak-tok-s-kw")
     for key, basis in (("pb_rated", "rated"), ("pb_sus_j", "sustained, Jalapeño only"),
                        ("pb_sus_both", "sustained, both"), ("pb_prop", "all-in, proportional"),
                        ("pb_per", "all-in, per chip"), ("pb_per_sus", "all-in, per chip, sustained"),

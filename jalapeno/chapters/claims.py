@@ -1,7 +1,7 @@
 """The claims chapter (``notebooks/claims.ipynb``): every claim of the claims registry
 (:func:`jalapeno.registry.claims`) with its status, counted by chapter and listed in full.
 
-:func:`compute` returns the count of each status (``n_<status>``, spaces as ``_``, commas dropped:
+:func:`compute` returns the count of each status (``n_<status>``, spaces and hyphens as ``_``, commas dropped:
 ``n_predicted_agrees``), ``n_claims``, ``n_agreeing``, ``shown``, and four tables: ``statuses`` (each status, what it means, whether it counts as
 agreement, how many claims hold it), ``by-chapter`` (claims per chapter and status), ``claims`` (every
 claim, or those of one status) and ``seeds`` (the five articles, cited by file name, with a short title
@@ -44,8 +44,9 @@ PARAMETERS = (
 
 
 def key(status: str) -> str:
-    """The quoted key of a status count: ``predicted, agrees`` -> ``n_predicted_agrees``."""
-    return "n_" + status.replace(",", "").replace(" ", "_")
+    """The quoted key of a status count: ``predicted, agrees`` -> ``n_predicted_agrees``,
+    ``fit-determined`` -> ``n_fit_determined``."""
+    return "n_" + status.replace(",", "").replace(" ", "_").replace("-", "_")
 
 
 def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:

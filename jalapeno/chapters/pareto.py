@@ -342,7 +342,7 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
                             "baseline_steepness", "ratio", "published_ratio")
     g = factors.filter(pl.col("model") == "gpt-oss-120b")
     ch.quote("gpt_steep", g["baseline_steepness"][0], "{:.0f}")
-    ch.quote("gpt_peak_ratio", g["peak_ratio"][0], "{:.2f}")
+    ch.quote("gpt_peak_ratio", g["peak_ratio"][0], "{:.2f}", quantity="gptoss-per-watt-ratio-rated")
     ch.quote("gpt_implied", 100 * g["implied_retention"][0], "{:.0f}")
     ch.quote("gpt_ret_lo", 100 * g["jalapeno_retention"].min(), "{:.0f}")
     ch.quote("gpt_ret_hi", 100 * g["jalapeno_retention"].max(), "{:.0f}")

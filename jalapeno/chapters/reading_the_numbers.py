@@ -17,9 +17,10 @@ from .. import charts, comparison, display, measured, metrics, registry, specs, 
 from ..data import claim_value
 from ..display import number
 from . import Chapter, Parameter
+from .claims import key as status_key
 
-#: The statuses the prose counts: every status of the registry, each quoted as ``n_<status>`` (spaces as
-#: ``_``, commas dropped: ``n_predicted_agrees``).
+#: The statuses the prose counts: every status of the registry, each quoted as ``n_<status>``
+#: (:func:`jalapeno.chapters.claims.key`: ``n_predicted_agrees``, ``n_fit_determined``).
 STATUSES = registry.STATUSES
 
 #: The run-to-run spread of the peak tok/s/kW (a fraction) below which the prose calls it negligible
@@ -77,7 +78,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("peak_conc", summary.peak_conc)
     ch.quote("peak_tput", summary.peak_tput_per_gpu, "{:,.0f}")
     ch.quote("baseline_power_kw", summary.baseline_power_w / 1e3, "{:.1f}")
-    ch.quote("tok_per_kw", summary.tok_s_per_kw, "{:,.0f}")
+    ch.quote("tok_per_kw", summary.tok_s_per_kw, "{:,.0f}", quantity="gb200-gptoss-peak-tok-s-kw")
     ch.quote("single_conc", summary.single_conc)
     ch.quote("tpot_ms", summary.tpot_s * 1e3, "{:.3f}")
     ch.quote("e2e_s", summary.e2e_s, "{:.3f}")
@@ -122,7 +123,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_tdp_kw", claim("jalapeno-tdp") / 1e3, "{:.1f}")
     ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}")
     ratios = comparison.headline_ratio_arithmetic()
-    ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}")
+    ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}",
+             quantity="gptoss-per-watt-ratio-rated")
     ch.quote("e2e_ratio", float(ratios.filter(pl.col("ratio") == "E2E latency, gpt-oss")["computed"][0]), "{:.2f}")
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
     ch.quote("n_ratios", ratios.height)
@@ -166,7 +168,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     claims = registry.claims()
     counts = registry.status_counts(claims)
     for status, n in counts.items():
-        ch.quote("n_" + status.replace(",", "").replace(" ", "_"), n)
+        ch.quote(status_key(status), n)
     ch.quote("n_claims", claims.height)
     ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
     disagree = claims.filter(pl.col("status") == "predicted, disagrees")["claim_id"].to_list()

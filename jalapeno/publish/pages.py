@@ -178,6 +178,56 @@ def glued(nb: nbformat.NotebookNode) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def quantities(nb: nbformat.NotebookNode) -> dict[str, tuple[str, str | None]]:
+    """The quantities a notebook's numbers show (:func:`jalapeno.publish.notebook.glue_all`'s record):
+    key -> (quantity, variant or None); empty when it names none."""
+    from .notebook import QUANTITIES_RECORD
+
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("metadata", {}).get("scrapbook", {}).get("name") == QUANTITIES_RECORD:
+                text = next(v for k, v in o["data"].items() if k.endswith("text/plain"))
+                return {k: (q, v) for k, (q, v) in json.loads(text).items()}
+    return {}
+
+
+#: A number as the display rule prints it at the start of a quoted text: sign, thousands separators,
+#: decimals (``44,960``, ``1.90``, ``−0.3``).
+_PRINTED = re.compile(r"[-\u2212]?\d[\d,]*(\.\d+)?")
+
+
+def printed_interval(text: str) -> tuple[float, float] | None:
+    """The values a quoted ``text`` that starts with a number stands for, by its printed rounding
+    (``1.90`` -> [1.895, 1.905], ``44,960`` -> [44,959.5, 44,960.5]); None for a text that is not a number."""
+    m = _PRINTED.fullmatch(text.strip())
+    if not m:
+        return None
+    digits = m.group(0).replace(",", "").replace("\u2212", "-")
+    half = 0.5 * 10.0 ** -len(m.group(1)[1:]) if m.group(1) else 0.5
+    return float(digits) - half, float(digits) + half
+
+
+def quantity_conflicts(shown: list[tuple[str, str, str, str | None, str]]) -> list[str]:
+    """The quantities shown with values their printed rounding cannot reconcile: ``shown`` holds (chapter,
+    key, quantity, variant, text) of every quote that names a quantity; within one quantity and variant,
+    the intervals of :func:`printed_interval` must share a point (a text that is not a number must equal
+    every other). Returns one line per conflict, naming each chapter, key and text; empty when none."""
+    groups: dict[tuple[str, str | None], list[tuple[str, str, str]]] = {}
+    for chapter, key, q, variant, text in shown:
+        groups.setdefault((q, variant), []).append((chapter, key, text))
+    out = []
+    for (q, variant), quotes in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        intervals = [printed_interval(t) for _, _, t in quotes]
+        if all(iv is not None for iv in intervals):
+            ok = max(lo for lo, _ in intervals) <= min(hi for _, hi in intervals) * (1 + 1e-12)
+        else:
+            ok = len({t for _, _, t in quotes}) == 1
+        if not ok:
+            where = "; ".join(f"{c}/{k} = {t}" for c, k, t in quotes)
+            out.append(f"quantity {q!r}{f' ({variant})' if variant else ''} is shown with different values: {where}")
+    return out
+
+
 _SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.S)
 
 
