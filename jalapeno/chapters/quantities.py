@@ -21,6 +21,10 @@ class Quantity:
     variants: dict[str, str] = field(default_factory=dict)
 
 
+#: The name of the glued record of a notebook's quantities (:func:`jalapeno.publish.notebook.glue_all`
+#: writes it, :func:`jalapeno.publish.pages.quantities` reads it).
+RECORD = "jalapeno-quantities"
+
 #: Every quantity a quote may name, by name.
 QUANTITIES: dict[str, Quantity] = {
     "gb200-gptoss-peak-tok-s-kw": Quantity(

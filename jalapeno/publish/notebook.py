@@ -16,6 +16,7 @@ import polars as pl
 from IPython.display import HTML, Markdown, Pretty, display
 
 from .. import charts
+from ..chapters.quantities import RECORD
 from ..display import cell, formatted, header
 from ..errors import UnknownNameError
 from . import params
@@ -69,15 +70,10 @@ def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     display(HTML(f'<div class="jalapeno-table">{g.sub_missing(missing_text="—").as_raw_html()}</div>'))
 
 
-#: The glued record of the quantities a chapter's numbers show (:func:`glue_all`), read by
-#: :func:`jalapeno.publish.pages.quantities`.
-QUANTITIES_RECORD = "jalapeno-quantities"
-
-
 def glue_all(chapter) -> None:
     """Glue every number a :class:`jalapeno.chapters.Chapter` quotes, under its key, for the prose, and the
     quantities those that name one show (``chapter.quantities``) as one record of plain text
-    (:data:`QUANTITIES_RECORD`: JSON, key -> [quantity, variant or null], sorted; shown nowhere, and not
+    (:data:`jalapeno.chapters.quantities.RECORD`: JSON, key -> [quantity, variant or null], sorted; shown nowhere, and not
     one of the numbers of ``numbers.json``)."""
     from myst_nb import glue as _glue
 
@@ -85,7 +81,7 @@ def glue_all(chapter) -> None:
         glue(key, text)
     if chapter.quantities:
         record = json.dumps({k: list(v) for k, v in sorted(chapter.quantities.items())}, ensure_ascii=False)
-        _glue(QUANTITIES_RECORD, Pretty(record), display=False)
+        _glue(RECORD, Pretty(record), display=False)
 
 
 def figure(chapter, slot: str):

@@ -21,6 +21,7 @@ import polars as pl
 import yaml
 
 from .. import charts, measured, specs
+from ..chapters.quantities import RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
 from ..data import REPO_ROOT, data_dir, model_constant
 from ..display import formatted
@@ -181,11 +182,9 @@ def glued(nb: nbformat.NotebookNode) -> dict[str, str]:
 def quantities(nb: nbformat.NotebookNode) -> dict[str, tuple[str, str | None]]:
     """The quantities a notebook's numbers show (:func:`jalapeno.publish.notebook.glue_all`'s record):
     key -> (quantity, variant or None); empty when it names none."""
-    from .notebook import QUANTITIES_RECORD
-
     for cell in nb.cells:
         for o in cell.get("outputs", []):
-            if o.get("metadata", {}).get("scrapbook", {}).get("name") == QUANTITIES_RECORD:
+            if o.get("metadata", {}).get("scrapbook", {}).get("name") == RECORD:
                 text = next(v for k, v in o["data"].items() if k.endswith("text/plain"))
                 return {k: (q, v) for k, (q, v) in json.loads(text).items()}
     return {}
