@@ -1,8 +1,9 @@
 """The claims chapter (``notebooks/claims.ipynb``): every claim of the claims registry
 (:func:`jalapeno.registry.claims`) with its status, counted by chapter and listed in full.
 
-:func:`compute` returns the count of each status (``n_<status>``, spaces and hyphens as ``_``, commas dropped:
-``n_predicted_agrees``), ``n_claims``, ``n_agreeing``, ``shown``, and four tables: ``statuses`` (each status, what it means, whether it counts as
+:func:`compute` returns each claim's status (``<claim id>-status``, :func:`status_key`, so that the changelog
+lists each status that moves), the count of each status (``n_<status>``, spaces and hyphens as ``_``,
+commas dropped: ``n_predicted_agrees``), ``n_claims``, ``n_agreeing``, ``shown``, and four tables: ``statuses`` (each status, what it means, whether it counts as
 agreement, how many claims hold it), ``by-chapter`` (claims per chapter and status), ``claims`` (every
 claim, or those of one status) and ``seeds`` (the five articles, cited by file name, with a short title
 and the date each states). Every status of :data:`jalapeno.registry.STATUSES` is shown, under any data.
@@ -43,6 +44,11 @@ PARAMETERS = (
               names="claim status"),)
 
 
+def status_key(claim_id: str) -> str:
+    """The quoted key of one claim's status: ``<claim id>-status`` (``kimi-tbt-ratio-status``)."""
+    return f"{claim_id}-status"
+
+
 def key(status: str) -> str:
     """The quoted key of a status count: ``predicted, agrees`` -> ``n_predicted_agrees``,
     ``fit-determined`` -> ``n_fit_determined``."""
@@ -75,6 +81,8 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
         ch.quote(key(status), n)
     ch.quote("n_claims", reg.height)
     ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
+    for r in reg.iter_rows(named=True):  # each claim's status, so that the changelog lists each one that moves
+        ch.quote(status_key(r["claim_id"]), r["status"])
     ch.tables["statuses"] = pl.DataFrame({
         "status": list(STATUSES), "meaning": [MEANINGS[s] for s in STATUSES],
         "agreement": ["yes" if s in registry.AGREEING else "no" for s in STATUSES],
