@@ -711,6 +711,203 @@ def check_semianalysis_beat_every_chip(c: ClaimsView) -> Result:
                 "{:.0f} %")
 
 
+# ---- the rest of the seeds: schedules, companies, slips --------------------------------------------------
+
+from . import agents  # noqa: E402  (the agents task model: a layer below the registry)
+
+#: A task of the agents model whose calls take this long on the faster server (s). The task latency ratio
+#: of two servers with fixed per-call latencies does not depend on it: any positive value gives the same.
+_REFERENCE_CALL_S = 1.0
+
+
+@check("agent-latency-gain-multiplies", "arithmetic")
+def check_agent_latency_gain_multiplies(c: ClaimsView) -> Result:
+    """Seed 000's "a 3.6x latency gain multiplies over a 50-step task": the task latency ratio of the agents
+    task model (:func:`jalapeno.agents.seed_example`: dependent calls in series) for a per-call ratio of the
+    claim's value over ``agent-50-steps`` steps. The claim holds only if the task ratio exceeds the per-call
+    one; a serial chain is linear in its steps, so it equals it."""
+    r, steps = c.value("agent-latency-gain-multiplies"), int(c.value("agent-50-steps"))
+    ex = agents.seed_example(steps, (r - 1) * _REFERENCE_CALL_S, base_call_s=_REFERENCE_CALL_S)
+    task_ratio = ex["slow_s"] / ex["fast_s"]
+    return Result(f"{number(task_ratio):.3g}x", task_ratio > r * (1 + 1e-9),
+                  f"agents task model, {steps} dependent calls each {number(r):g}x faster (fixed latencies, no tool time): "
+                  f"the task is {number(task_ratio):.3g}x faster, the per-call ratio itself, not {number(r):g}^{steps} = "
+                  f"{number(r ** steps):.2g}x; the saving is {steps} x the per-call saving ({number(ex['saving_s']):.4g} s for "
+                  f"{number(_REFERENCE_CALL_S):g} s calls): it adds up over the steps, it does not multiply the gain. Only "
+                  "timeouts and retries (the agents chapter's timeout sweep) make a task's latency grow faster than its steps")
+
+
+@check("agent-latency-compounds", "arithmetic")
+def check_agent_latency_compounds(c: ClaimsView) -> Result:
+    """Seed 000's "each step's latency compounds (复利) over the task", held against its own example
+    (``agent-50-steps`` steps, each saving ``agent-50-step-per-step-saving``) through the agents task model
+    (:func:`jalapeno.agents.seed_example`): compounding would save more than steps x per-step saving."""
+    steps = int(c.value("agent-50-steps"))
+    per = c.value("agent-50-step-per-step-saving") * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
+    saved = agents.seed_example(steps, per)["saving_s"]
+    linear = steps * per
+    compounds = saved > linear * (1 + 1e-9)
+    return Result(f"{number(saved):.4g} s", float(compounds) == c.value("agent-latency-compounds"),
+                  f"agents task model: {steps} dependent calls each {number(per):g} s faster save {number(saved):.4g} s, "
+                  f"exactly {steps} x {number(per):g} s = {number(linear):.4g} s: the saving grows linearly with the steps, "
+                  "it does not compound")
+
+
+@check("agent-tens-of-calls", "arithmetic")
+def check_agent_tens_of_calls(c: ClaimsView) -> Result:
+    """Seed 003's "tens of model and tool calls per task" (几十次) against the step counts of the seeds' own
+    agent examples (``agent-30-steps``, ``agent-50-steps``): each must lie in the claimed range."""
+    low, high = c.value("agent-tens-of-calls"), c.high("agent-tens-of-calls")
+    steps = {cid: c.value(cid) for cid in ("agent-30-steps", "agent-50-steps")}
+    return Result(", ".join(f"{number(n):.0f}" for n in steps.values()), all(low <= n <= high for n in steps.values()),
+                  f"the dependent steps of the seeds' agent examples ({', '.join(steps)}) against the "
+                  f"{number(low):.0f}–{number(high):.0f} calls 'tens' stands for")
+
+
+def benchmark_comparators(c: ClaimsView, exclude: str = "") -> list[str]:
+    """The comparison systems the published benchmark rows name: the distinct ``comparator`` of every claim of
+    the view about Jalapeño (``subject`` jalapeno) with a tested ``model``, except ``exclude``."""
+    t = c.table.filter((pl.col("subject") == "jalapeno") & pl.col("model").is_not_null()
+                       & pl.col("comparator").is_not_null() & (pl.col("claim_id") != exclude))
+    return t["comparator"].unique(maintain_order=True).to_list()
+
+
+@check("comparison-without-rubin", "arithmetic")
+def check_comparison_without_rubin(c: ClaimsView) -> Result:
+    """Seeds 000 and 004's "Rubin is not in the comparison": whether any comparison system the published
+    benchmark rows name (:func:`benchmark_comparators`) is a Rubin system."""
+    comparators = benchmark_comparators(c, exclude="comparison-without-rubin")
+    rubin = [s for s in comparators if "rubin" in s.lower()]
+    return Result("no Rubin" if not rubin else f"Rubin in {len(rubin)}", float(not rubin) == c.value("comparison-without-rubin"),
+                  f"the {len(comparators)} comparison systems the published benchmark rows name ({'; '.join(comparators)}): "
+                  f"{'none is' if not rubin else ', '.join(rubin) + ' is'} a Rubin system")
+
+
+@check("gptoss-dense-slip", "arithmetic")
+def check_gptoss_dense_slip(c: ClaimsView) -> Result:
+    """Seed 003's "dense" for GPT-OSS 120B against its config (:func:`jalapeno.specs.model`: routed experts
+    per layer and experts per token)."""
+    m = specs.model(c.row("gptoss-dense-slip")["model"])
+    return Result(f"{m.n_routed_experts or 0} experts, {m.num_experts_per_tok or 0} per token",
+                  float(not m.is_moe) == c.value("gptoss-dense-slip"),
+                  f"Seed slip: {m.display_name} has {m.n_routed_experts} routed experts in each of its "
+                  f"{m.num_moe_layers} MoE layers, {m.num_experts_per_tok} active per token (models.csv, from its config): "
+                  "a mixture of experts, not a dense model")
+
+
+@check("tbt-throughput-slip", "arithmetic")
+def check_tbt_throughput_slip(c: ClaimsView) -> Result:
+    """Seed 002's gloss of TBT as a throughput against the registry's own TBT claims: a throughput is larger
+    for the faster chip, a time between tokens smaller. Reads gpt-oss-120b's published TBTs and single-user
+    speeds (Jalapeño and GB200)."""
+    tbt = {k: c.value(f"gptoss-{k}-tbt") * _SECONDS[c.row(f"gptoss-{k}-tbt")["unit"]] for k in ("jalapeno", "gb200")}
+    speed = {k: c.value(f"gptoss-{k}-single-user") for k in ("jalapeno", "gb200")}
+    faster = max(speed, key=speed.get)
+    slower = min(speed, key=speed.get)
+    larger_when_faster = tbt[faster] > tbt[slower]
+    return Result(f"{number(tbt[faster] * 1e3):.2f} ms < {number(tbt[slower] * 1e3):.2f} ms" if not larger_when_faster else
+                  f"{number(tbt[faster] * 1e3):.2f} ms > {number(tbt[slower] * 1e3):.2f} ms",
+                  float(larger_when_faster) == c.value("tbt-throughput-slip"),
+                  f"Seed slip: TBT is a time (claims gptoss-*-tbt are in {c.row('gptoss-jalapeno-tbt')['unit']}); the faster chip "
+                  f"({faster}, {number(speed[faster]):,.0f} tok/s/user against {number(speed[slower]):,.0f}) has the "
+                  f"{'larger' if larger_when_faster else 'smaller'} TBT, so TBT is "
+                  f"{'a throughput' if larger_when_faster else 'a latency, the inverse of the per-user speed, not a throughput'}")
+
+
+@check("benchmark-speculative-decoding", "reproduce")
+def check_benchmark_speculative_decoding(c: ClaimsView) -> Result:
+    """Seeds 001 and 002's "no speculative decoding", on the side of the published comparison the data hold:
+    every InferenceMAX point of the published pair (gpt-oss-120b on GB200 at the workload's ISL/OSL, claims
+    ``workload-isl``, ``workload-osl``), read without a speculative-decoding filter
+    (:func:`jalapeno.measured.points` with ``spec_decoding=None``). Used (1) if any point used it."""
+    isl, osl = int(c.value("workload-isl")), int(c.value("workload-osl"))
+    pts = measured.points("gpt-oss-120b", "gb200", isl=isl, osl=osl, spec_decoding=None)
+    modes = sorted(set(pts["spec_decoding"]))
+    used = any(m != "none" for m in modes)
+    others = measured.points(spec_decoding=None).filter(pl.col("spec_decoding") != "none")
+    elsewhere = sorted(set(others["model_key"] + " on " + others["hw"]))
+    return Result(f"spec_decoding: {', '.join(modes) or 'no points'}", pts.height > 0 and float(used) == c.value("benchmark-speculative-decoding"),
+                  f"{pts.height} InferenceMAX points of gpt-oss-120b on GB200 at {isl:,}/{osl:,} (measured/inferencemax.csv, runs "
+                  f"{', '.join(sorted(set(pts['run_id'])))}), speculative decoding {'used' if used else 'used by none'}: the GB200 "
+                  f"side of the published comparison ran without it (the data do record it where used: "
+                  f"{', '.join(elsewhere) or 'nowhere'}); Jalapeño's runs are not public")
+
+
+@check("jalapeno-throughput-and-latency", "arithmetic")
+def check_jalapeno_throughput_and_latency(c: ClaimsView) -> Result:
+    """Seed 000's "higher throughput and lower latency at once": whether the low ends of the published per-watt
+    (``headline-per-watt-ratio``) and end-to-end latency (``headline-e2e-ratio``) ratios both exceed 1."""
+    lows = {cid: c.value(cid) for cid in ("headline-per-watt-ratio", "headline-e2e-ratio")}
+    both = all(v > 1 for v in lows.values())
+    return Result(" and ".join(f"{number(v):g}x" for v in lows.values()), float(both) == c.value("jalapeno-throughput-and-latency"),
+                  f"the low ends of {' and '.join(lows)} {'both exceed' if both else 'do not both exceed'} 1: a consistency of "
+                  "the seeds' own numbers (their Jalapeño sides rest on fit targets), not evidence of it")
+
+
+@check("single-chip-throughput-not-crushing", "arithmetic")
+def check_single_chip_throughput_not_crushing(c: ClaimsView) -> Result:
+    """Seed 000's "absolute single-chip throughput not necessarily crushing": Jalapeño's peak gpt-oss-120b
+    throughput per chip (tok/s/kW x rated power) over GB200's, held below the low end of the per-watt
+    ratio ``headline-per-watt-ratio``."""
+    j = c.value("gptoss-jalapeno-tok-per-kw") * c.value("jalapeno-tdp") / 1e3
+    g = c.value("gptoss-gb200-tok-per-kw") * c.value("gb200-tdp") / 1e3
+    r, per_watt = j / g, c.value("headline-per-watt-ratio")
+    return Result(f"{number(r):.2f}x", float(r < per_watt) == c.value("single-chip-throughput-not-crushing"),
+                  f"peak throughput per chip: Jalapeño {number(j):,.0f} tok/s ({number(c.value('gptoss-jalapeno-tok-per-kw')):,.0f} "
+                  f"tok/s/kW x {number(c.value('jalapeno-tdp')):,.0f} W) over GB200 {number(g):,.0f} tok/s "
+                  f"({number(c.value('gptoss-gb200-tok-per-kw')):,.0f} x {number(c.value('gb200-tdp')):,.0f} W) is "
+                  f"{number(r):.2f}x, {'below' if r < per_watt else 'not below'} the lowest per-watt multiple "
+                  f"({number(per_watt):g}x): the lead is in work per watt, not per chip")
+
+
+def _model_developer(c: ClaimsView, claim_id: str) -> Result:
+    """Whether the Hugging Face organisation of the repository of the claim's ``model`` (models.csv) is the
+    claim's ``subject``."""
+    row = c.row(claim_id)
+    m = specs.model(row["model"])
+    org = m.hf_repo.split("/")[0]
+    return Result(org, float(org == row["subject"]) == c.value(claim_id),
+                  f"{m.display_name} is published on Hugging Face as {m.hf_repo} (models.csv): organisation {org!r}, "
+                  f"the claim names {row['subject']!r}")
+
+
+@check("gptoss-openai-model", "arithmetic")
+def check_gptoss_openai_model(c: ClaimsView) -> Result:
+    """Seed 001's "OpenAI's own GPT-OSS 120B": :func:`_model_developer`."""
+    return _model_developer(c, "gptoss-openai-model")
+
+
+@check("kimi-moonshot-model", "arithmetic")
+def check_kimi_moonshot_model(c: ClaimsView) -> Result:
+    """Seed 001's "Moonshot's Kimi K2.5": :func:`_model_developer`."""
+    return _model_developer(c, "kimi-moonshot-model")
+
+
+@functools.cache
+def _lpu_scaling_ends(model: str, stamp: tuple) -> dict:
+    """The fewest- and most-chip layouts at the widest tensor-parallel width of
+    :func:`jalapeno.systems.lpu_scaling` (``model`` on one Groq 3 LPX rack, the systems chapter's defaults),
+    for the state of ``data/`` ``stamp`` names."""
+    t = systems.lpu_scaling(specs.model(model))
+    wide = t.filter(pl.col("tp") == t["tp"].max()).sort("chips")
+    return {"first": wide.row(0, named=True), "last": wide.row(-1, named=True)}
+
+
+@check("lpx-more-lpus-lower-efficiency", "arithmetic")
+def check_lpx_more_lpus_lower_efficiency(c: ClaimsView) -> Result:
+    """Seed 002's "more LPUs lower the overall throughput efficiency": output tok/s per chip of the claim's
+    model on one LPX rack at the most chips against the fewest (:func:`_lpu_scaling_ends`)."""
+    e = _lpu_scaling_ends(c.row("lpx-more-lpus-lower-efficiency")["model"], _data_stamp())
+    a, b = e["first"], e["last"]
+    lower = b["output_tok_s_chip"] < a["output_tok_s_chip"]
+    return Result(f"{number(a['output_tok_s_chip']):,.0f} → {number(b['output_tok_s_chip']):,.0f} tok/s per chip",
+                  float(lower) == c.value("lpx-more-lpus-lower-efficiency"),
+                  f"LPU decode model (systems.lpu_scaling, one LPX rack, tensor-parallel width {a['tp']:.0f}): from {a['chips']:.0f} to "
+                  f"{b['chips']:.0f} LPUs the output per chip goes from {number(a['output_tok_s_chip']):,.0f} to "
+                  f"{number(b['output_tok_s_chip']):,.0f} tok/s while the single-user speed goes from "
+                  f"{number(a['interactivity_tok_s_user']):,.0f} to {number(b['interactivity_tok_s_user']):,.0f} tok/s")
+
+
 # ---- registry -----------------------------------------------------------------------------------------
 
 def claimed_text(value: float, high: float | None, unit: str) -> str:

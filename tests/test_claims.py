@@ -96,9 +96,12 @@ def test_conflicts_name_each_other_and_show_as_conflicting(table):
     pairs = {(r["claim_id"], r["conflicts_with"]) for r in rows.iter_rows(named=True)}
     assert all((b, a) in pairs for a, b in pairs)
     seeds = {cid: set(s.split(";")) for cid, s in zip(table["claim_id"], table["seeds"])}
-    # seed 004's "prefill, draft and verify" against seeds 001/002's "no speculative decoding"
-    assert seeds["jalapeno-phase-count"] == {"004_702e02e5d1f097e4.txt"}
-    assert {"001_8e17ab21b5f7c0fc.txt", "002_dacdd2b5b486b283.txt"} <= seeds["benchmark-speculative-decoding"]
+    # seed 004's "an independent benchmark, not OpenAI grading itself" against seeds 001/003's "OpenAI chose
+    # the models and baselines" (vendor-published results)
+    assert pairs == {("benchmark-independent", "benchmark-setup-chosen-by-openai"),
+                     ("benchmark-setup-chosen-by-openai", "benchmark-independent")}
+    assert seeds["benchmark-independent"] == {"004_702e02e5d1f097e4.txt"}
+    assert {"001_8e17ab21b5f7c0fc.txt", "003_243afe2b3792c736.txt"} <= seeds["benchmark-setup-chosen-by-openai"]
 
 
 def test_the_seeds_remaining_claims_are_registered_and_treated(table):
@@ -427,3 +430,174 @@ def test_each_check_is_named_after_its_claim():
     assert {cid: n for cid, n in names.items() if cid not in shared} == \
         {cid: "check_" + cid.replace("-", "_") for cid in names if cid not in shared}
     assert {names[cid] for cid in shared} == {"check_jalapeno_hbm_per_stack"}
+
+
+# ---- the rest of the seeds: schedules, companies, slips ------------------------------------------------------
+
+#: The one-sided checks of this section with more slack than a third (factor, why), as :data:`WIDER` above.
+WIDER.update({
+    "agent-tens-of-calls": (6.0, "the seeds' 30 and 50 steps sit well inside 10-99: only a range moved past 50 "
+                                 "(x 6 puts its low end at 60) leaves them out"),
+})
+
+#: The claims this section registers as not checkable, each with its own reason (the audit's ABSENT and
+#: "no row" rows: Q10, Q12, Q13, Q19-Q21, Q26, Q27, Q29, Q43, Q48, Q50, Q52-Q54, Q62, Q63, Q66, Q67, and
+#: the other seed sentences about chips, companies, prices and schedules).
+NEW_NOT_CHECKABLE = (
+    "jalapeno-etymology-slip", "jalapeno-kv-cache-local", "jalapeno-network-in-architecture", "jalapeno-balanced-fungible",
+    "jalapeno-no-memory-stacking", "jalapeno-predictable-programming-target", "jalapeno-extends-tpu-road",
+    "jalapeno-full-stack-co-optimised", "jalapeno-production-qualification", "tbt-gap-imperceptible-to-readers",
+    "interactive-gap-agent-density", "agent-retries-enlarge-gain", "agentx-not-run", "tapeout-fastest-in-history",
+    "ai-assisted-chip-design", "model-chip-development-loop", "watch-signals-count", "first-batch-own-capacity",
+    "broadcom-steadiest-winner", "jalapeno-codesigned-broadcom", "celestica-system-integration",
+    "openai-keeps-deploying-nvidia", "richard-ho-needs-nvidia", "groq-lpx-full-production", "groq-lpu-deterministic",
+    "nvidia-gpu-prefill-lpu-decode", "rubin-batch-cost-edge", "vera-rubin-early-shipping",
+    "vera-rubin-may-rewrite-comparison", "meta-microsoft-asic-delays", "first-gen-supply-risk", "tsmc-capacity-nvidia",
+    "jpmorgan-asic-question", "cuda-training-moat", "openai-nvidia-same-day", "cheapest-stack-pricing-power",
+    "apple-a-series-analogy", "labs-shift-to-custom-chips", "model-chip-codesign-norm", "us-ai-power-constrained",
+    "groq-tpu-migration-cost", "long-context-kv-movement-unverified", "jalapeno-phase-count",
+    "tpu8-training-inference-split", "hbm4-shared-by-asics-and-gpus", "inferencex-fixed-sequence-lengths",
+)
+
+#: Reasons too generic to tell a reader what would check the claim.
+GENERIC_REASONS = {"no public data", "no data", "nothing to compute", "not checkable", "no public record",
+                   "future plan; no public data", "author's opinion; no data", "business statement; no public data"}
+
+
+def _with(table: pl.DataFrame, claim_id: str, column: str, value) -> pl.DataFrame:
+    hit = pl.col("claim_id") == claim_id
+    return table.with_columns(pl.when(hit).then(pl.lit(value, dtype=table.schema[column])).otherwise(column).alias(column))
+
+
+def test_the_new_not_checkable_claims_say_specifically_why(table):
+    rows = {r["claim_id"]: r for r in table.filter(pl.col("claim_id").is_in(list(NEW_NOT_CHECKABLE))).iter_rows(named=True)}
+    assert set(rows) == set(NEW_NOT_CHECKABLE)
+    for cid, r in rows.items():
+        assert r["status"] == "not checkable" and r["treatment"] == "not_checkable", cid
+        reason = (r["reason"] or "").strip()
+        assert reason and reason.lower() not in GENERIC_REASONS and len(reason) >= 80, (cid, reason)
+        assert r["check"] == reason, cid
+    reasons = [r["reason"] for r in rows.values()]
+    assert len(set(reasons)) == len(reasons)  # no reason copied from one claim to another
+
+
+def test_a_multiplying_latency_gain_is_inconsistent_with_a_serial_chain(table):
+    """Seed 000: "3.6x on a 50-step task multiplies, not adds". A serial chain of steps is linear: the task's
+    ratio is the per-call ratio, not its 50th power."""
+    row = table.filter(pl.col("claim_id") == "agent-latency-gain-multiplies").row(0, named=True)
+    assert row["status"] == "inconsistent"
+    assert row["computed"] == f"{registry.ClaimsView().value('agent-latency-gain-multiplies'):.3g}x" == "3.6x"
+    assert "not 3.6^50" in row["check"] and "50 x the per-call saving" in row["check"]
+    # the check reads its claims: a 2x gain over the same steps gives a 2x task
+    two = _with(data.claims_table(), "agent-latency-gain-multiplies", "value", 2.0)
+    assert registry.claim("agent-latency-gain-multiplies", two)["computed"] == "2x"
+
+
+def test_latency_compounding_over_steps_is_inconsistent_with_the_seeds_own_example(table):
+    row = table.filter(pl.col("claim_id") == "agent-latency-compounds").row(0, named=True)
+    assert row["status"] == "inconsistent" and row["computed"] == "50 s"  # 50 steps x 1 s, no more
+    # stated as "does not compound" (0) the same arithmetic agrees
+    flat = _with(data.claims_table(), "agent-latency-compounds", "value", 0.0)
+    assert registry.claim("agent-latency-compounds", flat)["status"] == "consistent"
+
+
+def test_tens_of_calls_holds_the_seeds_step_counts(table):
+    row = table.filter(pl.col("claim_id") == "agent-tens-of-calls").row(0, named=True)
+    assert row["status"] == "consistent" and row["computed"] == "30, 50"
+    assert row["value"] == 10 and row["value_high"] == 99
+    long = _with(data.claims_table(), "agent-50-steps", "value", 150.0)
+    assert registry.claim("agent-tens-of-calls", long)["status"] == "inconsistent"
+
+
+def test_no_rubin_among_the_comparison_systems(table):
+    row = table.filter(pl.col("claim_id") == "comparison-without-rubin").row(0, named=True)
+    assert row["status"] == "consistent" and row["computed"] == "no Rubin"
+    named = registry.benchmark_comparators(registry.ClaimsView(), exclude="comparison-without-rubin")
+    assert "gb200" in named and len(named) >= 4 and not any("rubin" in s.lower() for s in named)
+    rubin = _with(data.claims_table(), "gptoss-jalapeno-tbt", "comparator", "NVIDIA Vera Rubin NVL72")
+    after = registry.claim("comparison-without-rubin", rubin)
+    assert after["status"] == "inconsistent" and after["computed"] == "Rubin in 1"
+
+
+def test_the_seeds_slips_are_flagged(table):
+    rows = {r["claim_id"]: r for r in table.iter_rows(named=True)}
+    dense = rows["gptoss-dense-slip"]
+    assert dense["status"] == "inconsistent" and dense["computed"] == "128 experts, 4 per token"
+    assert dense["reason"].startswith("Seed slip:") and dense["check"].startswith("Seed slip:")
+    assert registry.claim("gptoss-dense-slip", _with(data.claims_table(), "gptoss-dense-slip", "value", 0.0))["status"] \
+        == "consistent"  # "not dense" agrees with the config
+    tbt = rows["tbt-throughput-slip"]
+    assert tbt["status"] == "inconsistent" and tbt["computed"] == "0.69 ms < 1.87 ms"
+    assert tbt["reason"].startswith("Seed slip:") and "latency" in tbt["check"]
+    assert registry.claim("tbt-throughput-slip", _with(data.claims_table(), "tbt-throughput-slip", "value", 0.0))["status"] \
+        == "consistent"
+    name = rows["jalapeno-etymology-slip"]
+    assert name["status"] == "not checkable" and name["reason"].startswith("Seed slip:") and "Spanish" in name["reason"]
+
+
+def test_speculative_decoding_and_the_phases_no_longer_conflict(table):
+    rows = {r["claim_id"]: r for r in table.iter_rows(named=True)}
+    spec, phases = rows["benchmark-speculative-decoding"], rows["jalapeno-phase-count"]
+    assert spec["treatment"] == "reproduce" and spec["status"] == "reproduced" and spec["computed"] == "spec_decoding: none"
+    assert phases["status"] == "not checkable" and "benchmark-speculative-decoding" in phases["reason"]
+    assert spec["conflicts_with"] is None and phases["conflicts_with"] is None
+    # the data record speculative decoding where it was used (DeepSeek-R1 MTP on GB200), so "used" is refuted
+    used = _with(data.claims_table(), "benchmark-speculative-decoding", "value", 1.0)
+    assert registry.claim("benchmark-speculative-decoding", used)["status"] == "not reproduced"
+    assert "deepseek-r1 on gb200" in spec["check"]
+
+
+def test_the_audits_absent_claims_are_registered(table):
+    ids = set(table["claim_id"])
+    audit = {"Q3": "comparison-without-rubin", "Q10": "jalapeno-kv-cache-local", "Q12": "jalapeno-balanced-fungible",
+             "Q13": "jalapeno-no-memory-stacking", "Q16": "agent-latency-gain-multiplies",
+             "Q19": "tbt-gap-imperceptible-to-readers", "Q20": "interactive-gap-agent-density",
+             "Q21": "tapeout-fastest-in-history", "Q26": "celestica-system-integration",
+             "Q27": "richard-ho-needs-nvidia", "Q29": "groq-lpx-full-production", "Q43": "meta-microsoft-asic-delays",
+             "Q46": "benchmark-independent", "Q48": "tsmc-capacity-nvidia", "Q50": "jpmorgan-asic-question",
+             "Q52": "watch-signals-count", "Q53": "cheapest-stack-pricing-power", "Q54": "apple-a-series-analogy",
+             "Q60": "gptoss-dense-slip", "Q61": "jalapeno-etymology-slip", "Q62": "jalapeno-production-qualification",
+             "Q63": "model-chip-development-loop", "Q66": "model-chip-codesign-norm", "Q67": "groq-tpu-migration-cost"}
+    assert {q: cid for q, cid in audit.items() if cid not in ids} == {}
+    assert {"broadcom-steadiest-winner", "jalapeno-codesigned-broadcom", "openai-keeps-deploying-nvidia",
+            "first-gen-supply-risk", "long-context-kv-movement-unverified"} <= ids
+
+
+from pathlib import Path  # noqa: E402
+
+SEEDS_DIR = Path("/work/shared/seeds")
+
+
+@pytest.mark.skipif(not SEEDS_DIR.is_dir(), reason="the seed texts are not on this machine")
+def test_each_quote_is_in_a_seed_it_cites():
+    """A quote is the seed's own words: found verbatim in one of the seeds its row lists."""
+    missing = [r["claim_id"] for r in data.claims_table().iter_rows(named=True)
+               if not any(r["quote"] in (SEEDS_DIR / s).read_text(encoding="utf-8") for s in r["seeds"].split(";"))]
+    assert missing == []
+
+
+def test_the_seeds_facts_about_the_tested_models_hold(table):
+    status = dict(zip(table["claim_id"], table["status"]))
+    computed = dict(zip(table["claim_id"], table["computed"]))
+    assert status["gptoss-openai-model"] == status["kimi-moonshot-model"] == "consistent"
+    assert (computed["gptoss-openai-model"], computed["kimi-moonshot-model"]) == ("openai", "moonshotai")
+    swapped = _with(data.claims_table(), "kimi-moonshot-model", "model", "gpt-oss-120b")
+    assert registry.claim("kimi-moonshot-model", swapped)["status"] == "inconsistent"  # gpt-oss is not Moonshot's
+
+
+def test_throughput_and_latency_at_once_but_not_crushing_per_chip(table):
+    rows = {r["claim_id"]: r for r in table.iter_rows(named=True)}
+    both = rows["jalapeno-throughput-and-latency"]
+    assert both["status"] == "consistent" and both["computed"] == "1.5x and 1.7x"
+    slower = _with(data.claims_table(), "headline-e2e-ratio", "value", 0.9)
+    assert registry.claim("jalapeno-throughput-and-latency", slower)["status"] == "inconsistent"
+    per_chip = rows["single-chip-throughput-not-crushing"]
+    assert per_chip["status"] == "consistent" and per_chip["computed"] == "1.11x"  # 85,448 x 0.7 / (44,960 x 1.2)
+    gb200_at_half = _with(data.claims_table(), "gb200-tdp", "value", 500.0)   # GB200 then 22,480 tok/s per chip
+    assert registry.claim("single-chip-throughput-not-crushing", gb200_at_half)["status"] == "inconsistent"
+
+
+def test_more_lpus_lower_the_throughput_per_chip(table):
+    row = table.filter(pl.col("claim_id") == "lpx-more-lpus-lower-efficiency").row(0, named=True)
+    assert row["status"] == "consistent" and row["computed"] == "821 → 754 tok/s per chip"
+    assert "from 72 to 256 LPUs" in row["check"]
