@@ -387,3 +387,33 @@ def test_the_raw_bundle_would_break_the_book(browser, context, tmp_path):
         problems = check_page(context, s.url, "page.html", timeout_ms=5000)
         assert check_page(context, s.url, "wrapped.html", timeout_ms=5000) == []
     assert any("has already been declared" in p for p in problems), problems
+
+
+#: In the page: the text of every paragraph, list item and heading of the article whose box starts above
+#: ``arguments[0]`` px (the first screen of a viewport that tall), in order.
+FIRST_SCREEN_JS = """(height) => [...document.querySelectorAll('article h1, article h2, article p, article li')]
+    .filter(el => { const b = el.getBoundingClientRect(); return b.top < height && b.bottom > 0 && b.height > 0; })
+    .map(el => el.innerText)"""
+
+
+def test_the_verdict_page_opens_with_the_answer_on_one_screen(site, browser):
+    import json
+
+    out, url = site
+    verdict = json.loads((out / "numbers.json").read_text())["verdict"]  # what the page's prose quotes
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, service_workers="block")
+    try:
+        page = ctx.new_page()
+        page.goto(url + "chapters/verdict.html", wait_until="load")
+        screen = " ".join(" ".join(page.evaluate(FIRST_SCREEN_JS, 900)).split())
+        page.close()
+    finally:
+        ctx.close()
+    # the seeds' published matched ratios (53.7x, 104.3x, ~56x), as the page prints them
+    assert [verdict[k] for k in ("r_gptoss", "r_dsr1", "r_kimi")] == ["53.7", "104.3", "56"]
+    for printed in ("53.7x", "104.3x", "56x"):
+        assert printed in screen, screen
+    assert f"Jalapeño serves {verdict['pw_rated']}x the tokens per watt" in screen, screen  # the rated per-watt answer
+    assert "best interactivity" in screen and "not its overall performance" in screen, screen
+    # the rest of the answer: the MTP condition and what no public measurement confirms
+    assert verdict["mtp_ratio"] in screen and verdict["perf_confirm"] in screen, screen

@@ -376,3 +376,44 @@ def test_refresh_reports_the_kernels_stderr_without_its_start_up_note(tmp_path, 
     err = capfd.readouterr().err
     assert "tiny: kernel: from the kernel" in err
     assert "without encryption" not in err
+
+
+# ---- the landing page quotes the built verdict ---------------------------------------------------------
+
+def test_the_landing_page_quotes_the_verdict_as_its_notebook_glued_it():
+    verdict = pages.glued(nbformat.read(scenarios.notebook_path("verdict"), as_version=4))
+    text = pages.quote_chapters((ROOT / "book" / "intro.md").read_text(), {"verdict": verdict}, "book/intro.md")
+    assert "<!-- jalapeno:" not in text
+    answer = " ".join(text.split())
+    for printed in ("53.7x", "104.3x", "56x"):  # the seeds' published matched ratios
+        assert printed in answer
+    assert f"Jalapeño serves {verdict['pw_rated']}x the tokens per watt" in answer  # the rated per-watt ratio
+    assert verdict["mtp_ratio"] in answer and verdict["perf_confirm"] in answer
+    assert 'href="chapters/verdict.html"' in answer
+
+
+def test_a_chapter_quote_is_replaced_and_an_unknown_one_refused():
+    numbers = {"verdict": {"pw_rated": "1.90"}}
+    assert pages.quote_chapters("A <!-- jalapeno:quote verdict/pw_rated -->x lead.", numbers, "p.md") == "A 1.90x lead."
+    with pytest.raises(build.BuildError, match=r"p\.md quotes numbers .*verdict/pw_typo: unknown key 'pw_typo'; "
+                                               r"verdict's keys: pw_rated"):
+        pages.quote_chapters("<!-- jalapeno:quote verdict/pw_typo -->", numbers, "p.md")
+    with pytest.raises(build.BuildError, match="the book has no chapter 'verdicts'"):
+        pages.quote_chapters("<!-- jalapeno:quote verdicts/pw_rated -->", numbers, "p.md")
+    with pytest.raises(build.BuildError, match="this build did not run 'verdict'; quote it inside"):
+        pages.quote_chapters("<!-- jalapeno:quote verdict/pw_rated -->", {"roofline": {}}, "p.md")
+    with pytest.raises(build.BuildError, match="block for chapter 'verdicts', which the book does not have"):
+        pages.quote_chapters("<!-- jalapeno:if-built verdicts -->x<!-- jalapeno:end-if -->", numbers, "p.md")
+
+
+def test_a_block_whose_chapter_was_not_built_says_so():
+    text = ("Intro.\n<!-- jalapeno:if-built verdict -->\nThe answer: <!-- jalapeno:quote verdict/pw_rated -->x.\n"
+            "<!-- jalapeno:end-if -->\nMore.")
+    assert pages.quote_chapters(text, {"verdict": {"pw_rated": "1.90"}}, "p.md") == "Intro.\n\nThe answer: 1.90x.\n\nMore."
+    partial = pages.quote_chapters(text, {"roofline": {}}, "p.md")
+    assert partial == "Intro.\n" + pages.NOT_BUILT.format(chapter="verdict") + "\nMore."
+    assert "not built" in partial
+    # the real landing page in a build without the verdict: no marker, no quote of it left
+    intro = pages.quote_chapters((ROOT / "book" / "intro.md").read_text(), {"roofline": {}}, "book/intro.md")
+    assert "<!-- jalapeno:" not in intro and "The short answer" not in intro
+    assert "The verdict chapter was not built" in intro

@@ -36,6 +36,14 @@ DATA_FILES_MARKER = "<!-- jalapeno:data-files -->"
 #: A number the prose of ``book/data.md`` quotes, ``<!-- jalapeno:number NAME -->``: replaced by the text of
 #: ``data_page_numbers()[NAME]`` (no result is typed into that page).
 DATA_NUMBER = re.compile(r"<!-- jalapeno:number ([a-z0-9-]+) -->")
+#: A chapter's glued number quoted by a prose page of ``book/`` (the landing page),
+#: ``<!-- jalapeno:quote CHAPTER/KEY -->``: replaced by the text the built chapter glued under KEY.
+CHAPTER_QUOTE = re.compile(r"<!-- jalapeno:quote ([a-z0-9-]+)/([A-Za-z0-9_.-]+) -->")
+#: A block of prose that needs a chapter's numbers, ``<!-- jalapeno:if-built CHAPTER -->`` ...
+#: ``<!-- jalapeno:end-if -->``: kept when the build ran CHAPTER, else replaced by :data:`NOT_BUILT`.
+IF_BUILT = re.compile(r"<!-- jalapeno:if-built ([a-z0-9-]+) -->(.*?)<!-- jalapeno:end-if -->", re.S)
+#: What stands in for an :data:`IF_BUILT` block whose chapter a partial build did not run.
+NOT_BUILT = "*The {chapter} chapter was not built in this build, so its short answer is not shown here.*"
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
@@ -124,6 +132,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         intro.write_text(insert_after_title(intro.read_text(), render(
             "banner.md", title=title, description=text, rows=rows,
             command=build_command(chosen, scenario, overrides, out, default_out))))
+    (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md"))
     (src / "figures.md").write_text(render("figures.md", figures=figures, titles=titles, scenario=scenario))
     (src / "environment.md").write_text(environment_page())
     (src / "cite.md").write_text(cite_page())
@@ -303,6 +312,39 @@ def data_page(text: str) -> str:
         raise BuildError(f"book/data.md quotes unknown numbers {', '.join(unknown)}; known: {', '.join(numbers)}")
     text = DATA_NUMBER.sub(lambda m: numbers[m.group(1)], text)
     return text.replace(DATA_FILES_MARKER, data_files_table())
+
+
+def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str) -> str:
+    """The prose ``text`` of ``page`` (named in errors) with each :data:`IF_BUILT` block kept (without its
+    markers) when ``numbers`` holds its chapter, else replaced by :data:`NOT_BUILT`, and then each
+    :data:`CHAPTER_QUOTE` marker replaced by the text its chapter glued under its key. ``numbers``: chapter
+    -> key -> text, the built chapters' glued numbers (:attr:`Staged.numbers`, what ``numbers.json``
+    holds). BuildError naming a block or quote of a chapter ``book/_toc.yml`` does not list, a quote
+    outside a block of a chapter this build did not run, and an unknown key (with the chapter's keys)."""
+    toc = yaml.safe_load((BOOK_DIR / "_toc.yml").read_text())
+    chapters = [c["file"].removeprefix("chapters/") for part in toc.get("parts", [toc]) for c in part.get("chapters", [])
+                if c["file"].startswith("chapters/")]
+
+    def block(m: re.Match) -> str:
+        chapter = m.group(1)
+        if chapter not in chapters:
+            raise BuildError(f"{page} has a block for chapter {chapter!r}, which the book does not have; "
+                             f"chapters: {', '.join(chapters)}")
+        return m.group(2) if chapter in numbers else NOT_BUILT.format(chapter=chapter)
+
+    text = IF_BUILT.sub(block, text)
+    problems = []
+    for chapter, key in dict.fromkeys(CHAPTER_QUOTE.findall(text)):
+        if chapter not in chapters:
+            problems.append(f"{chapter}/{key}: the book has no chapter {chapter!r} (chapters: {', '.join(chapters)})")
+        elif chapter not in numbers:
+            problems.append(f"{chapter}/{key}: this build did not run {chapter!r}; quote it inside "
+                            f"<!-- jalapeno:if-built {chapter} --> ... <!-- jalapeno:end-if -->")
+        elif key not in numbers[chapter]:
+            problems.append(f"{chapter}/{key}: unknown key {key!r}; {chapter}'s keys: {', '.join(sorted(numbers[chapter]))}")
+    if problems:
+        raise BuildError(f"{page} quotes numbers it cannot have: " + "; ".join(problems))
+    return CHAPTER_QUOTE.sub(lambda m: numbers[m.group(1)][m.group(2)], text)
 
 
 def data_files_table() -> str:
