@@ -38,7 +38,7 @@ MTP_SET = "MTP at the seeds' single-user speed"
 
 #: How each agreeing status agrees, for the answer's words (:data:`jalapeno.registry.AGREEING`).
 AGREEMENT_HOW = {"reproduced": "recomputed from measured data",
-                 "consistent": "an arithmetic check between independent sources",
+                 "consistent": "published numbers that agree with each other by arithmetic",
                  "predicted, agrees": "a published number inside the model's band"}
 
 #: The statuses that agree by construction: the number was fitted to, or follows from one that was.
