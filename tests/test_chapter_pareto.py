@@ -212,3 +212,12 @@ def test_the_prose_counts_jalapenos_points_beyond_every_recipe(ch):
     assert ch.values["j_points"] == f.height
     assert ch.values["j_beyond"] == int((~f["within_recipes"]).sum()) <= f.height
     assert not f.filter(f["concurrency"] == 1)["within_recipes"].any()
+
+
+def test_the_tolerance_criterion_is_counted_beside_the_bands(ch):
+    """The prose says how many ratios meet each criterion: within ±tolerance in the central scenario (a
+    description) and inside their bands (the verdicts)."""
+    central = ch.tables["ratios"].filter(pl.col("scenario") == "central")
+    assert ch.values["n_close_central"] == int((central["deviation"].abs() <= 0.15).sum())
+    assert ch.values["n_agree"] == int((ch.tables["ratio_bands"]["verdict"] == "agrees").sum())
+    assert ch.numbers["tolerance_pct"] == "15"

@@ -62,6 +62,9 @@ def test_lpu_chip_count_matches_the_seeds_arithmetic(ch):
     assert ch.numbers["lpu_claim"] == "1,342"
     assert 1341 <= ch.values["lpu_chips_bare"] <= 1343
     assert 5 < ch.values["lpu_racks_bare"] < 6
+    # one rule with the systems chapter: whole chips (a ceiling), racks their fraction, whole racks its ceiling
+    assert ch.values["lpu_racks_bare"] == pytest.approx(ch.values["lpu_chips_bare"] / 256)
+    assert ch.values["lpu_whole_racks_bare"] == math.ceil(ch.values["lpu_racks_bare"]) == 6
     assert ch.numbers["lpu_sram_mb"] == "500" and ch.numbers["lpu_rack"] == "256"
     # the KV cache of 64 sequences costs chips on top of the weights
     assert ch.values["lpu_chips_dsr1"] > ch.values["lpu_chips_bare"]

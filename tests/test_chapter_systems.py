@@ -31,6 +31,10 @@ def test_lpx_rack_is_the_published_rack(ch):
     # "完整跑 DeepSeek V3 需要约 1342 颗芯片": 671 B parameters at 8 bits over 500 MB is about 1,342 LPUs' worth.
     assert ch.values["sys_ds_sram_exact"] == pytest.approx(1342, abs=0.5)
     assert ch.values["sys_ds_lpus"] == pytest.approx(1342, abs=1)
+    # whole chips (a ceiling of the SRAM), racks their fraction (not rounded up), whole racks its ceiling
+    assert ch.values["sys_ds_lpus"] >= ch.values["sys_ds_sram_exact"]
+    assert ch.values["sys_ds_racks"] == pytest.approx(ch.values["sys_ds_lpus"] / 256)
+    assert ch.values["sys_ds_whole_racks"] == 6
 
 
 def test_deepseek_ep_bound_is_the_papers(ch):

@@ -35,6 +35,47 @@ def test_the_quantities_the_audit_found_contradicted_are_named_where_they_are_sh
     assert {"reading-the-numbers", "pareto"} <= by_quantity["gptoss-per-watt-ratio-rated"]
 
 
+#: The quantities two or more chapters showed with values or readings that did not agree, each with the
+#: chapters that show it now and the variants they show it under (None: the plain value).
+CONTRADICTED = {
+    "gb200-gptoss-peak-tok-s-kw": ({"reading-the-numbers", "caveats"}, {None}),
+    "gptoss-per-watt-ratio-rated": ({"reading-the-numbers", "pareto", "caveats"},
+                                    {None, "best GB200 run", "modeled Jalapeño"}),
+    "gptoss-per-watt-ratio-jalapeno-sustained": ({"reading-the-numbers", "caveats"}, {None}),
+    "gptoss-per-watt-ratio-allin-proportional": ({"reading-the-numbers", "caveats"}, {None}),
+    "gb200-gptoss-min-tpot-ms": ({"reading-the-numbers", "roofline"}, {None, "best GB200 run", "modeled"}),
+    "gb200-gptoss-single-user-tok-s": ({"reading-the-numbers", "roofline"}, {None, "best GB200 run"}),
+    "gptoss-tbt-ratio-published": ({"reading-the-numbers", "agents"}, {None}),
+    "gptoss-e2e-ratio-published": ({"reading-the-numbers", "agents"}, {None}),
+    "jalapeno-gptoss-single-user-tok-s": ({"reading-the-numbers", "roofline", "systems"}, {None, "modeled"}),
+    "gptoss-implied-ttft-s": ({"reading-the-numbers", "pareto", "agents"}, {None}),
+    "gb200-gptoss-implied-ttft-s": ({"reading-the-numbers", "pareto", "agents"}, {None}),
+    "lpx-dsv3-lpus-weights-only": ({"roofline", "systems"}, {None}),
+    "lpx-dsv3-racks-weights-only": ({"roofline", "systems"}, {None}),
+    "jalapeno-dsr1-single-user-chips": ({"roofline", "systems", "pareto"},
+                                        {None, "speed of light", "fewest in the fitted model"}),
+    "dsr1-comparison-single-user-tok-s": ({"roofline", "pareto"}, {None}),
+    "scheme-c-heldout-median-pct": ({"pareto", "serving-model"}, {None}),
+    "scheme-c-heldout-p90-pct": ({"pareto", "serving-model"}, {None}),
+    "scheme-c-band-factor": ({"pareto", "serving-model"}, {None}),
+    "scheme-c-band-coverage-pct": ({"pareto", "serving-model"}, {None}),
+    "gptoss-matched-ratio-central": ({"pareto", "caveats"}, {None, "Monte Carlo"}),
+}
+
+
+def test_every_contradicted_quantity_is_named_in_every_chapter_that_shows_it():
+    """Each quantity the chapters contradicted each other on is registered and named, in every chapter that
+    shows it, under the variants that chapter's prose says it shows."""
+    chapters, variants = {}, {}
+    for chapter, key, q, v, text in _shown():
+        chapters.setdefault(q, set()).add(chapter)
+        variants.setdefault(q, set()).add(v)
+    for q, (where, which) in CONTRADICTED.items():
+        assert q in quantities.QUANTITIES, q
+        assert where <= chapters.get(q, set()), (q, sorted(where - chapters.get(q, set())))
+        assert variants[q] == which, (q, variants[q])
+
+
 def test_conflicting_values_are_found_and_variants_kept_apart():
     shown = [("a", "k", "q", None, "44,960"), ("b", "k", "q", None, "45,066"), ("c", "k", "q", "best run", "45,066"),
              ("a", "r", "r", None, "1.90"), ("b", "r", "r", None, "1.901"), ("a", "t", "t", None, "GB200"),
@@ -70,3 +111,14 @@ def test_every_variant_gives_its_reason():
     for name, q in quantities.QUANTITIES.items():
         assert q.what, name
         assert all(reason.strip() for reason in q.variants.values()), name
+
+
+def test_a_number_quoted_by_shared_code_is_named_after_it_is_quoted():
+    ch = Chapter()
+    ch.quote("err_median", "17")
+    quantities.name(ch, "err_median", "scheme-c-heldout-median-pct")
+    assert ch.quantities == {"err_median": ("scheme-c-heldout-median-pct", None)}
+    with pytest.raises(KeyError, match="not_quoted"):
+        quantities.name(ch, "not_quoted", "scheme-c-heldout-median-pct")
+    with pytest.raises(UnknownNameError, match="no-such-variant"):
+        quantities.name(ch, "err_median", "scheme-c-heldout-median-pct", "no-such-variant")

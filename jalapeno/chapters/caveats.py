@@ -149,7 +149,8 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
     ch.quote("vr_m0", m0)
     ch.quote("vr_perkw_range", " / ".join(f"{number(value(m0, 'per_kw_at_peak', c)):.2f}x" for c in shown))
     ch.quote("vr_cases", " / ".join(shown))
-    ch.quote("vr_perkw_base", value(m0, "per_kw_at_peak", shown[0], "vs_baseline"), "{:.2f}")
+    ch.quote("vr_perkw_base", value(m0, "per_kw_at_peak", shown[0], "vs_baseline"), "{:.2f}",
+             **({"quantity": "gptoss-per-watt-ratio-rated", "variant": "modeled Jalapeño"} if m0 == "gpt-oss-120b" else {}))
     su = vr.filter(pl.col("metric") == "single_user")
     ch.quote("vr_su_remaining_min", 100 * su["remaining"].min(), "{:.0f}")
     ch.quote("vr_su_remaining_max", 100 * su["remaining"].max(), "{:.0f}")
@@ -183,6 +184,11 @@ POWER_BASIS_LABELS = {"rated": "rated", "sustained": "sustained, Jalapeño only"
                       "all-in-per-chip, sustained": "all-in, per chip, sustained", "facility": "facility"}
 
 
+#: The quantity each per-watt ratio of the power bases shows, by its key (the others are this chapter's alone).
+POWER_BASIS_QUANTITIES = {"pb_rated": "gptoss-per-watt-ratio-rated", "pb_sus_j": "gptoss-per-watt-ratio-jalapeno-sustained",
+                          "pb_prop": "gptoss-per-watt-ratio-allin-proportional"}
+
+
 def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
     _qualifies(ch, reg, "power")
     bases = comparison.power_basis_table(bases=tuple(POWER_BASIS_LABELS), pue=pue, jalapeno_sustained_w=jalapeno_sustained_w)
@@ -196,7 +202,7 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
                        ("pb_sus_both", "sustained, both"), ("pb_prop", "all-in, proportional"),
                        ("pb_per", "all-in, per chip"), ("pb_per_sus", "all-in, per chip, sustained"),
                        ("pb_fac", "facility")):
-        ch.quote(key, row[basis]["ratio"], "{:.2f}")
+        ch.quote(key, row[basis]["ratio"], "{:.2f}", quantity=POWER_BASIS_QUANTITIES.get(key))
     ch.quote("pb_hn_w", power.host_network_w("jalapeno", "per-chip"), "{:,.0f}")
     ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
     ch.tables["power-bases"] = bases
@@ -231,7 +237,8 @@ def _baselines(ch, reg, agent_profile, fit, scenario, max_chips) -> None:
     ch.quote("bl_top", specs.chip(top["chip"]).display_name)
     ch.quote("bl_top_kw", top["peak_tok_s_kw"], "{:,.0f}")
     ch.quote("bl_top_ratio", top["per_kw_ratio"], "{:.2f}")
-    ch.quote("bl_gb200_ratio", mc.filter(pl.col("chip") == "gb200")["per_kw_ratio"][0], "{:.2f}")
+    ch.quote("bl_gb200_ratio", mc.filter(pl.col("chip") == "gb200")["per_kw_ratio"][0], "{:.2f}",
+             quantity="gptoss-per-watt-ratio-rated", variant="best GB200 run")
     ch.quote("bl_n", mc.height)
     ch.quote("bl_su_min", mc["single_user_ratio"].min(), "{:.2f}")
     task = agents.profile(agent_profile)
@@ -309,7 +316,8 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     at = {round(r["fraction"], 2): r["ratio"] for r in shape_t.filter(pl.col("model") == m).iter_rows(named=True)}
     near, half = PARETO_SHAPE_FRACTIONS
     ch.quote("ps_model", m)
-    ch.quote("ps_r100", at[1.0], "{:.0f}")
+    ch.quote("ps_r100", at[1.0], "{:.0f}",
+             quantity="gptoss-matched-ratio-central" if m == "gpt-oss-120b" and scenario == "central" else None)
     ch.quote("ps_r90", at[near], "{:.0f}")
     ch.quote("ps_r50", at[half], "{:.1f}")
     ch.quote("ps_f90", 100 * near, "{:.0f}")

@@ -23,6 +23,10 @@ from .claims import key as status_key
 #: (:func:`jalapeno.chapters.claims.key`: ``n_predicted_agrees``, ``n_fit_determined``).
 STATUSES = registry.STATUSES
 
+#: The quantity each per-watt ratio of the power bases shows (with GB200 the baseline), by its key.
+RATIO_QUANTITIES = {"rated": "gptoss-per-watt-ratio-rated", "sustained": "gptoss-per-watt-ratio-jalapeno-sustained",
+                    "allin": "gptoss-per-watt-ratio-allin-proportional"}
+
 #: The run-to-run spread of the peak tok/s/kW (a fraction) below which the prose calls it negligible
 #: next to the ratios discussed (the smallest of which differ by a few tenths).
 NEGLIGIBLE_SPREAD = 0.05
@@ -75,15 +79,19 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     summary = comparison.baseline_summary(model, baseline, baseline_power_w=baseline_power_w, run_id=run_id,
                                          isl=isl, osl=osl)
     ch.quote("run", summary.run_id)
+    # GB200's own quantities, named only for GB200's published run (another baseline or run shows its own),
+    # and those per kW only at its rated power
+    gb200_q = (lambda name: name) if is_gb200 and run_id == "auto" else (lambda name: None)
+    rated_q = gb200_q if baseline_power_w is None else (lambda name: None)
     ch.quote("peak_conc", summary.peak_conc)
     ch.quote("peak_tput", summary.peak_tput_per_gpu, "{:,.0f}")
     ch.quote("baseline_power_kw", summary.baseline_power_w / 1e3, "{:.1f}")
-    ch.quote("tok_per_kw", summary.tok_s_per_kw, "{:,.0f}", quantity="gb200-gptoss-peak-tok-s-kw")
+    ch.quote("tok_per_kw", summary.tok_s_per_kw, "{:,.0f}", quantity=rated_q("gb200-gptoss-peak-tok-s-kw"))
     ch.quote("single_conc", summary.single_conc)
-    ch.quote("tpot_ms", summary.tpot_s * 1e3, "{:.3f}")
+    ch.quote("tpot_ms", summary.tpot_s * 1e3, "{:.3f}", quantity=gb200_q("gb200-gptoss-min-tpot-ms"))
     ch.quote("e2e_s", summary.e2e_s, "{:.3f}")
     ch.quote("ttft_s", summary.ttft_s, "{:.3f}")
-    ch.quote("interactivity", summary.interactivity_tok_s_user, "{:.1f}")
+    ch.quote("interactivity", summary.interactivity_tok_s_user, "{:.1f}", quantity=gb200_q("gb200-gptoss-single-user-tok-s"))
     ch.quote("pub_tok_per_kw", claim_value("gptoss-gb200-tok-per-kw"), "{:,.0f}")
     ch.quote("pub_tbt", claim_value("gptoss-gb200-tbt"), "{:.2f}")
     ch.quote("pub_e2e", claim_value("gptoss-gb200-e2e"), "{:.2f}")
@@ -115,17 +123,21 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
                           f"{number(claim('headline-e2e-reduction-pct', high=True)):.0f} %")
     ch.quote("r_su_gptoss", claim("single-user-speed-ratio-gptoss"), "{}x")
     ch.quote("r_su_dsr1", claim("single-user-speed-ratio-dsr1"), "{}x")
-    ch.quote("j_single", claim("gptoss-jalapeno-single-user"), "{:,.0f}")
+    ch.quote("r_interactive", f"{number(claim('headline-interactive-ratio'))}–"
+                              f"{number(claim('headline-interactive-ratio', high=True))}x")
+    ch.quote("j_single", claim("gptoss-jalapeno-single-user"), "{:,.0f}", quantity="jalapeno-gptoss-single-user-tok-s")
     ch.quote("j_tbt", claim("gptoss-jalapeno-tbt"), "{:.2f}")
     # the lowest unrounded TBT that prints as the published one (printed with 2 decimals, in ms)
     ch.quote("j_tbt_low", claim("gptoss-jalapeno-tbt") - metrics.half_ulp(2), "{:.3f}")
     ch.quote("j_e2e", claim("gptoss-jalapeno-e2e"), "{:.2f}")
     ch.quote("j_tdp_kw", claim("jalapeno-tdp") / 1e3, "{:.1f}")
-    ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}")
+    ch.quote("tbt_ratio", claim("gptoss-gb200-tbt") / claim("gptoss-jalapeno-tbt"), "{:.1f}",
+             quantity="gptoss-tbt-ratio-published")
     ratios = comparison.headline_ratio_arithmetic()
     ch.quote("per_watt_ratio", float(ratios.filter(pl.col("ratio").str.starts_with("per-watt"))["computed"][0]), "{:.2f}",
              quantity="gptoss-per-watt-ratio-rated")
-    ch.quote("e2e_ratio", float(ratios.filter(pl.col("ratio") == "E2E latency, gpt-oss")["computed"][0]), "{:.2f}")
+    ch.quote("e2e_ratio", float(ratios.filter(pl.col("ratio") == "E2E latency, gpt-oss")["computed"][0]), "{:.2f}",
+             quantity="gptoss-e2e-ratio-published")
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
     ch.quote("n_ratios", ratios.height)
     ch.tables["ratios"] = ratios
@@ -135,7 +147,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
                                          jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     for row in bases.iter_rows(named=True):
         key = {"all-in-proportional": "allin"}.get(row["basis"], row["basis"])
-        ch.quote(f"ratio_{key}", row["ratio"], "{:.2f}")
+        ch.quote(f"ratio_{key}", row["ratio"], "{:.2f}", quantity=rated_q(RATIO_QUANTITIES.get(key)))
         ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
         ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
     ch.tables["power_bases"] = bases
@@ -153,8 +165,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("implied_osl_median", osls["implied_osl"].median(), "{:.1f}")
     j = dec.filter(pl.col("chip") == "jalapeno").row(0, named=True)
     g = dec.filter(pl.col("chip") == "gb200").row(0, named=True)
-    ch.quote("j_ttft", j["implied_ttft_s"], "{:.2f}")
-    ch.quote("g_ttft", g["implied_ttft_s"], "{:.3f}")
+    ch.quote("j_ttft", j["implied_ttft_s"], "{:.2f}", quantity="gptoss-implied-ttft-s")
+    ch.quote("g_ttft", g["implied_ttft_s"], "{:.3f}", quantity="gb200-gptoss-implied-ttft-s")
     # GB200's published pair is read against GB200's own measurement, whatever the baseline
     gb200 = summary if is_gb200 else comparison.baseline_summary(model, "gb200", isl=isl, osl=osl)
     ch.quote("g_meas_ttft", gb200.ttft_s, "{:.3f}")

@@ -8,6 +8,8 @@ Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.bound
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import polars as pl
@@ -120,11 +122,14 @@ def _worked_example(ch: Chapter) -> None:
         ch.quote(f"we_{k}_allreduce_us", plain(fitted.allreduce_s) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_all_to_all_us", plain(fitted.all_to_all_s) * 1e6, "{:.1f}")
         ch.quote(f"we_{k}_overhead_us", plain(fitted.overhead_s) * 1e6, "{:,.1f}")
-        ch.quote(f"we_{k}_total_ms", plain(fitted.decode_step_s) * 1e3, "{:.2f}")
-        ch.quote(f"we_{k}_total_tok_s", 1 / plain(fitted.tpot_s), "{:,.0f}")
+        ch.quote(f"we_{k}_total_ms", plain(fitted.decode_step_s) * 1e3, "{:.2f}",
+                 **({"quantity": "gb200-gptoss-min-tpot-ms", "variant": "modeled"} if k == "g" else {}))
+        ch.quote(f"we_{k}_total_tok_s", 1 / plain(fitted.tpot_s), "{:,.0f}",
+                 **({"quantity": "jalapeno-gptoss-single-user-tok-s", "variant": "modeled"} if k == "j" else {}))
         ch.quote(f"we_{k}_overhead_pct", 100 * plain(fitted.overhead_s) / plain(fitted.decode_step_s), "{:.0f}")
         ch.quote(f"we_{k}_roofline_pct", 100 * plain(fitted.roofline_s) / plain(fitted.decode_step_s), "{:.0f}")
-        ch.quote(f"we_{k}_target_ms", config["target_ms"], "{:.2f}")
+        ch.quote(f"we_{k}_target_ms", config["target_ms"], "{:.2f}",
+                 **({"quantity": "gb200-gptoss-min-tpot-ms", "variant": "best GB200 run"} if k == "g" else {}))
 
 
 def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_precision: str, kv_precision: str,
@@ -187,14 +192,20 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
                                                           "tok_s_user": float("nan"), "min_chips": 0}
 
     ch.quote("j_gptoss_frac", 100 * row("gpt-oss-120b", "jalapeno")["fraction_of_bound"], "{:.0f}")
+    ch.quote("g_gptoss_speed", row("gpt-oss-120b", "gb200")["tok_s_user"], "{:.1f}",
+             quantity="gb200-gptoss-single-user-tok-s", variant="best GB200 run")
+    ch.quote("g_gptoss_bound_chips", row("gpt-oss-120b", "gb200")["min_chips"])
     ch.quote("g_gptoss_frac", 100 * row("gpt-oss-120b", "gb200")["fraction_of_bound"], "{:.0f}")
     ch.quote("j_dsr1_frac", 100 * row("deepseek-r1", "jalapeno")["fraction_of_bound"], "{:.0f}")
     ch.quote("g_dsr1_speed", row("deepseek-r1", "gb200")["tok_s_user"], "{:.0f}")
-    ch.quote("j_gptoss_speed", row("gpt-oss-120b", "jalapeno")["tok_s_user"], "{:,.0f}")
+    ch.quote("j_gptoss_speed", row("gpt-oss-120b", "jalapeno")["tok_s_user"], "{:,.0f}",
+             quantity="jalapeno-gptoss-single-user-tok-s")
     ch.quote("j_dsr1_speed", row("deepseek-r1", "jalapeno")["tok_s_user"], "{:,.0f}")
     ch.quote("j_hbm_gb", specs.chip("jalapeno").hbm_capacity_bytes / 1e9, "{:.0f}")
-    ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"])
-    ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}")
+    ch.quote("j_dsr1_chips", row("deepseek-r1", "jalapeno")["min_chips"], quantity="jalapeno-dsr1-single-user-chips",
+             variant="speed of light")
+    ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}",
+             quantity="dsr1-comparison-single-user-tok-s")
     ch.tables["fraction"] = frac
     ch.add_figure("fraction", fraction_of_bound(frac), "fraction-of-roofline")
 
@@ -215,10 +226,14 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     bare = bounds.sram_chips(specs.model(LPU_CLAIM_MODEL), lpu_chip.sram_bytes, weight_bits=lpu_weight_bits)
     ch.quote("lpu_bits", lpu_weight_bits)
     ch.quote("lpu_conc", lpu_concurrency)
+    # a chip count is whole chips (the ceiling of the SRAM it takes); racks are those chips over a rack's,
+    # a fraction (the whole racks to deploy are its ceiling)
+    default_lpx = lpu_weight_bits == 8 and lpu_chip.chip == "groq-3-lpu"
     ch.quote("lpu_chips_dsr1", claimed["lpus"], "{:,}")
     ch.quote("lpu_racks_dsr1", claimed["racks"], "{:.2f}")
-    ch.quote("lpu_chips_bare", bare, "{:,}")
-    ch.quote("lpu_racks_bare", bare / lpu_rack, "{:.2f}")
+    ch.quote("lpu_chips_bare", bare, "{:,}", quantity="lpx-dsv3-lpus-weights-only" if default_lpx else None)
+    ch.quote("lpu_racks_bare", bare / lpu_rack, "{:.2f}", quantity="lpx-dsv3-racks-weights-only" if default_lpx else None)
+    ch.quote("lpu_whole_racks_bare", math.ceil(bare / lpu_rack))
     ch.quote("lpu_rack", lpu_rack)
     ch.quote("lpu_claim", claim_value("groq-lpx-chips-deepseek-v3"), "{:,.0f}")
     ch.tables["sram"] = sram

@@ -18,7 +18,7 @@ from .. import calibration, charts, data, measured, schemes, serving, specs, sub
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
-from . import Chapter, Parameter
+from . import Chapter, Parameter, quantities
 
 #: The key stem each row of :func:`jalapeno.schemes.table` is quoted under (``sc_<stem>_median`` ...).
 STEMS = {"generation": "generation", "model-chip": "model_chip", "shape": "shape", "anchored": "anchored",
@@ -99,6 +99,10 @@ def _schemes(ch: Chapter) -> None:
         q("points", r["points"])
         q("unreached", r["unreached"])
         q("band_factor", math.exp(r["band_half_width"]), "{:.1f}")
+        if k == "anchored":  # scheme (c): the error every Jalapeño band carries, as the Pareto chapter quotes it
+            for name, q_name in (("median", "scheme-c-heldout-median-pct"), ("p90", "scheme-c-heldout-p90-pct"),
+                                 ("band_factor", "scheme-c-band-factor"), ("coverage", "scheme-c-band-coverage-pct")):
+                quantities.name(ch, f"sc_anchored_{name}", q_name)
         q("coverage_vs", schemes.coverage_status(r["coverage"]))
         status = q("status", ceiling_status(r))
         ceiling = schemes.CEILINGS.get(r["scheme"])

@@ -9,6 +9,7 @@ This module only picks, converts to display units (µs, ms, GB, TB/s) and format
 from __future__ import annotations
 
 import json
+import math
 
 import altair as alt
 import numpy as np
@@ -19,7 +20,7 @@ from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
 from ..specs import ModelSpec
-from . import Chapter, Parameter
+from . import Chapter, Parameter, quantities
 
 #: The two TPU fabrics of the comparison and the suffix of their quoted keys.
 _TPUS = (("tpu-8t-1024", "8t"), ("tpu-8i-pod", "8i"))
@@ -332,8 +333,12 @@ def _lpx(ch: Chapter, chosen: list[ModelSpec], weight_bits: int, concurrency: in
     d0 = sy.sram_capacity_table(dsv3, weight_bits=weight_bits).row(0, named=True)
     dk = sy.sram_capacity_table(dsv3, weight_bits=weight_bits, **with_kv).row(0, named=True)
     ch.quote("sys_ds_sram_exact", d0["chips_exact"], "{:,.1f}")
-    ch.quote("sys_ds_lpus", d0["chips"], "{:,}")
-    ch.quote("sys_ds_racks", d0["racks"], "{:.2f}")
+    # a chip count is whole chips (the ceiling of the SRAM it takes); racks are those chips over a rack's,
+    # a fraction (the whole racks to deploy are its ceiling)
+    default_lpx = weight_bits == 8
+    ch.quote("sys_ds_lpus", d0["chips"], "{:,}", quantity="lpx-dsv3-lpus-weights-only" if default_lpx else None)
+    ch.quote("sys_ds_racks", d0["racks"], "{:.2f}", quantity="lpx-dsv3-racks-weights-only" if default_lpx else None)
+    ch.quote("sys_ds_whole_racks", math.ceil(d0["racks"]))
     ch.quote("sys_ds_lpus_kv", dk["chips"], "{:,}")
     ch.quote("sys_ds_racks_kv", dk["racks"], "{:.2f}")
     ch.quote("sys_claim_ds_chips", data.claim_value("groq-lpx-chips-deepseek-v3"), "{:,.0f}")
@@ -398,7 +403,11 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
                        ("lpu", f"{gpu_chip.chip} prefill + LPU decode")):
         r = top.get(label, {})
         _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
+        if key == "jal" and r and focus_model.model == "gpt-oss-120b" and scenario == "central":
+            quantities.name(ch, "sys_jal_max_x", "jalapeno-gptoss-single-user-tok-s", "modeled")
         _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
+    ch.quote("sys_jal_pub_single", data.claim_value("gptoss-jalapeno-single-user"), "{:,.0f}",
+             quantity="jalapeno-gptoss-single-user-tok-s")
     ch.quote("sys_band_pct", 100 * calibration.BAND_LEVEL, "{:.0f}")
     ch.add_figure("system_frontiers", system_frontiers(
         banded_systems(fronts, focus_model, gpu_chip), f"{focus_model.display_name}: three ways to build an inference system"),
@@ -445,11 +454,16 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.quote("sys_tau_us", fit.efficiency.tau_s["jalapeno"] * 1e6, "{:.1f}")
     ch.quote("sys_mla", fit.efficiency.mla_layer_factor, "{:.2f}")
     ch.quote("sys_domain", int(jchip.scale_up_domain_chips))
-    ch.quote("sys_ds_fastest_chips", int(subject.fastest_layout("deepseek-r1", scenario, fit=fit)["n_chips"]))
+    chips_q = "jalapeno-dsr1-single-user-chips"
+    ch.quote("sys_ds_fastest_chips", int(subject.fastest_layout("deepseek-r1", scenario, fit=fit)["n_chips"]),
+             quantity=chips_q if scenario == "central" else None)
     ch.quote("sys_ds_roofline_chips", comparison.published_vs_roofline().filter(
-        (pl.col("model") == "deepseek-r1") & (pl.col("chip") == "jalapeno"))["min_chips"][0])
+        (pl.col("model") == "deepseek-r1") & (pl.col("chip") == "jalapeno"))["min_chips"][0],
+        quantity=chips_q, variant="speed of light")
     ds_ok = hop_budget.filter((pl.col("model") == "deepseek-r1") & pl.col("max_hop_latency_s").is_not_null())
-    ch.quote("sys_ds_min_chips", int(ds_ok["chips"].min()))
+    ch.quote("sys_ds_min_chips", int(ds_ok["chips"].min()),
+             quantity=chips_q if scenario == "central" else None,
+             variant="fewest in the fitted model" if scenario == "central" else None)
     switched = ds_ok.filter(pl.col("fabric") == "switched")
     torus = ds_ok.filter(pl.col("fabric") == "torus3d").sort("chips")
     ch.quote("sys_ds_sw_hop_us", switched["max_hop_latency_s"].max() * 1e6, "{:.1f}")
@@ -476,7 +490,7 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
                                    kv_precision=kv_precision, comm_share=comm_share, hop_latency_s=nvl_hop_s)
     ch.tables["jalapeno_requirements"] = req.select(
         "model", (pl.col("bytes_needed") / 1e9).alias("GB_to_hold"), "chips",
-        (pl.col("target_tpot_s") * 1e3).alias("published_tpot_ms"),
+        (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
         (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_GB_s_needed"))
 
 
