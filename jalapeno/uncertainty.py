@@ -443,3 +443,16 @@ def front_ratio_band(ens: Ensemble, model: str, metric: str, *,
     old = pareto.baseline_frontier(model, pareto.PUBLISHED_RATIOS[model][1], concurrency_cap=concurrency_cap)
     return ens.band(lambda f: caveats.front_ratios(subject.jalapeno_frontier(
         model, "central", fit=f, concurrency_cap=concurrency_cap), old)[metric])
+
+
+def ratio_band_at(ens: Ensemble, model: str, interactivity_tok_s_user: float, baseline_tok_s_kw: float, *,
+                  power_basis: str = "rated") -> Band:
+    """The band of a matched ratio against a given baseline point: Jalapeño's ``model`` tok/s/kW at
+    ``interactivity_tok_s_user`` (:func:`jalapeno.pareto.throughput_at` of its frontier at every node of
+    ``ens``, ``power_basis``) over ``baseline_tok_s_kw``, the baseline's tok/s/kW there; NaNs when the
+    ratio does not apply (a non-finite input)."""
+    if not (math.isfinite(interactivity_tok_s_user) and math.isfinite(baseline_tok_s_kw)):
+        return Band(math.nan, math.nan, math.nan)
+    j = ens.band(lambda f: pareto.throughput_at(subject.jalapeno_frontier(
+        model, "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), interactivity_tok_s_user))
+    return Band(j.median / baseline_tok_s_kw, j.low / baseline_tok_s_kw, j.high / baseline_tok_s_kw)

@@ -111,14 +111,3 @@ def test_every_variant_gives_its_reason():
     for name, q in quantities.QUANTITIES.items():
         assert q.what, name
         assert all(reason.strip() for reason in q.variants.values()), name
-
-
-def test_a_number_quoted_by_shared_code_is_named_after_it_is_quoted():
-    ch = Chapter()
-    ch.quote("err_median", "17")
-    quantities.name(ch, "err_median", "scheme-c-heldout-median-pct")
-    assert ch.quantities == {"err_median": ("scheme-c-heldout-median-pct", None)}
-    with pytest.raises(KeyError, match="not_quoted"):
-        quantities.name(ch, "not_quoted", "scheme-c-heldout-median-pct")
-    with pytest.raises(UnknownNameError, match="no-such-variant"):
-        quantities.name(ch, "err_median", "scheme-c-heldout-median-pct", "no-such-variant")

@@ -22,7 +22,7 @@ from .. import (baselines, calibration, charts, comparison, data, display, measu
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
-from . import Chapter, Parameter, figures, quantities, quotes
+from . import Chapter, Parameter, figures, quotes
 
 #: The baselines' chip caps of the sensitivity table (with the chapter's ``baseline_max_chips``).
 SENSITIVITY_MAX_CHIPS = (8, 16, 72)
@@ -442,9 +442,6 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
     (table ``ratio_bands``), the model's error the bands carry, and which input drives each ratio (Sobol
     total indices, table ``drivers``)."""
     quotes.model_error(ch, ens.error)
-    for key, q in (("err_median", "scheme-c-heldout-median-pct"), ("err_p90", "scheme-c-heldout-p90-pct"),
-                   ("err_factor", "scheme-c-band-factor"), ("err_cov", "scheme-c-band-coverage-pct")):
-        quantities.name(ch, key, q)
     ch.quote("n_samples", f"{number(uncertainty.N_SAMPLES):,}")
     ch.quote("band_lo_pct", 100 * uncertainty.BAND[0], "{:.0f}")
     ch.quote("band_hi_pct", 100 * uncertainty.BAND[1], "{:.0f}")
@@ -492,12 +489,9 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     table = baselines.ratios_by_assumption(models, power_basis=power_basis, fits={"central": fits["central"]})
     rows = []
     for r in table.iter_rows(named=True):
-        b = uncertainty.Band(math.nan, math.nan, math.nan)
-        if math.isfinite(r["ratio"]):
-            x, old_y = r["interactivity_tok_s_user"], r["baseline_tok_s_kw"]
-            b = ens.band(lambda f, m=r["model"], x=x: pareto.throughput_at(subject.jalapeno_frontier(
-                m, "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), x))
-            b = uncertainty.Band(b.median / old_y, b.low / old_y, b.high / old_y)
+        b = (uncertainty.ratio_band_at(ens, r["model"], r["interactivity_tok_s_user"], r["baseline_tok_s_kw"],
+                                       power_basis=power_basis)
+             if math.isfinite(r["ratio"]) else uncertainty.Band(math.nan, math.nan, math.nan))
         rows.append({**{c: r[c] for c in ("model", "assumption_set", "baseline_source", "interactivity_tok_s_user",
                                           "extrapolated", "ratio")},
                      "ratio_median": b.median, "ratio_low": b.low, "ratio_high": b.high,
@@ -508,7 +502,8 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     dsr = {r["assumption_set"]: r for r in sets.filter(pl.col("model") == "deepseek-r1").iter_rows(named=True)}
     for name, key in SET_KEYS.items():
         r = dsr[name]
-        ch.quote(key, uncertainty.Band(r["ratio_median"], r["ratio_low"], r["ratio_high"]).text("{:.0f}", "x"))
+        ch.quote(key, uncertainty.Band(r["ratio_median"], r["ratio_low"], r["ratio_high"]).text("{:.0f}", "x"),
+                 quantity="dsr1-matched-ratio-gb300-mtp" if key == "q_mtp_seeds" and power_basis == "rated" else None)
         ch.quote(f"{key}_verdict", r["verdict"])
         ch.quote(f"{key}_at", r["interactivity_tok_s_user"], "{:.0f}")
     agreeing = [name for name, r in dsr.items() if r["verdict"] == "agrees"]

@@ -88,22 +88,15 @@ QUANTITIES: dict[str, Quantity] = {
         "the half-width of scheme (c)'s calibrated 80 % band, the band of every Jalapeño verdict, as a factor "
         "either way (x)"),
     "scheme-c-band-coverage-pct": Quantity("the share of scheme (c)'s held-out points inside that band (%)"),
+    "dsr1-matched-ratio-gb300-mtp": Quantity(
+        "DeepSeek-R1's matched ratio against a GB300 baseline running MTP at the seeds' 169 tok/s/user: "
+        "median and 10-90 % band over Jalapeño's unknowns and the model's error, rated power (x)"),
     "gptoss-matched-ratio-central": Quantity(
         "the modeled gpt-oss-120b matched ratio: Jalapeño's tok/s/kW over GB200's at GB200's fastest measured "
         "point, Jalapeño in its central scenario (x)",
         {"Monte Carlo": "the median and 10-90 % band over draws of Jalapeño's unknowns and the model's error, "
                         "the band the verdicts read, not the central scenario's single value"}),
 }
-
-
-def name(ch, key: str, quantity_name: str, variant: str | None = None) -> None:
-    """Name the quantity (and variant) a number ``ch`` has already quoted under ``key`` shows, for a number
-    quoted by shared code (:mod:`jalapeno.chapters.quotes`) that takes no ``quantity``; KeyError for a key
-    not quoted, UnknownNameError as :func:`quantity`."""
-    if key not in ch.numbers:
-        raise KeyError(f"no number quoted under {key!r}")
-    quantity(quantity_name, variant)
-    ch.quantities[key] = (quantity_name, variant)
 
 
 def quantity(name: str, variant: str | None = None) -> Quantity:

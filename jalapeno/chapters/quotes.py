@@ -28,14 +28,19 @@ def model_error(ch: Chapter, err: uncertainty.ModelError | None = None) -> None:
     err = uncertainty.model_error() if err is None else err
     key = next(k for k, v in schemes.SCHEMES.items() if v.label == err.scheme)
     cov = calibration.coverage(schemes.scheme_errors(key), err.level)
+
+    def scheme_c(name: str) -> str | None:  # the quantities these numbers show, when they are scheme (c)'s
+        return f"scheme-c-{name}" if key == "anchored" else None
     ch.quote("err_scheme", err.scheme)
-    ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE))
-    ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE))
+    ch.quote("err_median", display.formatted(100 * err.median_distance, "{:.0f}", noise=display.FIT_NOISE),
+             quantity=scheme_c("heldout-median-pct"))
+    ch.quote("err_p90", display.formatted(100 * err.p90_distance, "{:.0f}", noise=display.FIT_NOISE),
+             quantity=scheme_c("heldout-p90-pct"))
     ch.quote("err_n", err.n_series)
     ch.quote("err_sigma", display.formatted(100 * err.sigma_log, "{:.0f}", noise=display.FIT_NOISE))
     ch.quote("err_band_pct", 100 * err.level, "{:.0f}")
-    ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}")
-    ch.quote("err_cov", 100 * cov.share, "{:.1f}")  # one decimal: 69.8 % is not the 70 % floor
+    ch.quote("err_factor", math.exp(err.band_half_width), "{:.1f}", quantity=scheme_c("band-factor"))
+    ch.quote("err_cov", 100 * cov.share, "{:.1f}", quantity=scheme_c("band-coverage-pct"))  # one decimal: 69.8 % is not the 70 % floor
     ch.quote("err_cov_lo", 100 * cov.low, "{:.1f}")
     ch.quote("err_cov_hi", 100 * cov.high, "{:.1f}")
     low, high = schemes.COVERAGE_RANGE

@@ -18,7 +18,7 @@ from .. import calibration, charts, data, measured, schemes, serving, specs, sub
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
-from . import Chapter, Parameter, quantities
+from . import Chapter, Parameter
 
 #: The key stem each row of :func:`jalapeno.schemes.table` is quoted under (``sc_<stem>_median`` ...).
 STEMS = {"generation": "generation", "model-chip": "model_chip", "shape": "shape", "anchored": "anchored",
@@ -86,23 +86,19 @@ def _schemes(ch: Chapter) -> None:
     for r in t.iter_rows(named=True):
         k = STEMS[r["scheme"]]
 
-        def q(name, value, fmt="{}"):
-            return ch.quote(f"sc_{k}_{name}", value, fmt)
-        q("median", 100 * r["median"], "{:.0f}")
-        q("p90", 100 * r["p90"], "{:.0f}")
+        def q(name, value, fmt="{}", quantity=None):
+            return ch.quote(f"sc_{k}_{name}", value, fmt, quantity=quantity if k == "anchored" else None)
+        q("median", 100 * r["median"], "{:.0f}", "scheme-c-heldout-median-pct")
+        q("p90", 100 * r["p90"], "{:.0f}", "scheme-c-heldout-p90-pct")
         q("series", r["series"])
         q("folds", r["folds"])
-        q("coverage", 100 * r["coverage"], "{:.1f}")
+        q("coverage", 100 * r["coverage"], "{:.1f}", "scheme-c-band-coverage-pct")
         q("cov_lo", 100 * r["coverage_low"], "{:.1f}")
         q("cov_hi", 100 * r["coverage_high"], "{:.1f}")
         q("inside", r["inside"])
         q("points", r["points"])
         q("unreached", r["unreached"])
-        q("band_factor", math.exp(r["band_half_width"]), "{:.1f}")
-        if k == "anchored":  # scheme (c): the error every Jalapeño band carries, as the Pareto chapter quotes it
-            for name, q_name in (("median", "scheme-c-heldout-median-pct"), ("p90", "scheme-c-heldout-p90-pct"),
-                                 ("band_factor", "scheme-c-band-factor"), ("coverage", "scheme-c-band-coverage-pct")):
-                quantities.name(ch, f"sc_anchored_{name}", q_name)
+        q("band_factor", math.exp(r["band_half_width"]), "{:.1f}", "scheme-c-band-factor")
         q("coverage_vs", schemes.coverage_status(r["coverage"]))
         status = q("status", ceiling_status(r))
         ceiling = schemes.CEILINGS.get(r["scheme"])

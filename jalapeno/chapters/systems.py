@@ -20,7 +20,7 @@ from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
 from ..specs import ModelSpec
-from . import Chapter, Parameter, quantities
+from . import Chapter, Parameter
 
 #: The two TPU fabrics of the comparison and the suffix of their quoted keys.
 _TPUS = (("tpu-8t-1024", "8t"), ("tpu-8i-pod", "8i"))
@@ -115,9 +115,10 @@ def _shape(shape: tuple[int, ...]) -> str:
     return " x ".join(map(str, shape))
 
 
-def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str) -> str:
-    """Quote ``value`` with ``fmt``, or ``n/a`` when it is ``None`` (a model or system the parameters left out)."""
-    return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt)
+def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str, **quantity) -> str:
+    """Quote ``value`` with ``fmt`` (and the ``quantity`` and ``variant`` it shows), or ``n/a`` when it is
+    ``None`` (a model or system the parameters left out)."""
+    return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt, **quantity)
 
 
 def check(*, topology: str, size: int, **_) -> None:
@@ -402,9 +403,9 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
     for key, label in (("gpu", f"{gpu_chip.chip}, GPU only"), ("jal", "Jalapeño"),
                        ("lpu", f"{gpu_chip.chip} prefill + LPU decode")):
         r = top.get(label, {})
-        _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}")
-        if key == "jal" and r and focus_model.model == "gpt-oss-120b" and scenario == "central":
-            quantities.name(ch, "sys_jal_max_x", "jalapeno-gptoss-single-user-tok-s", "modeled")
+        modeled = key == "jal" and focus_model.model == "gpt-oss-120b" and scenario == "central"
+        _quote_or_na(ch, f"sys_{key}_max_x", r.get("max_interactivity"), "{:,.0f}",
+                     **({"quantity": "jalapeno-gptoss-single-user-tok-s", "variant": "modeled"} if modeled else {}))
         _quote_or_na(ch, f"sys_{key}_max_y", r.get("max_throughput_per_chip"), "{:,.0f}")
     ch.quote("sys_jal_pub_single", data.claim_value("gptoss-jalapeno-single-user"), "{:,.0f}",
              quantity="jalapeno-gptoss-single-user-tok-s")

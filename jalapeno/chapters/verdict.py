@@ -29,6 +29,9 @@ MATCHED = {"gptoss": "gpt-oss-120b", "dsr1": "deepseek-r1", "kimi": "kimi-k2.5"}
 POWER_KEYS = {"pw_rated": "rated", "pw_sus_j": "sustained", "pw_sus_both": "sustained, both",
               "pw_allin": "all-in-per-chip"}
 
+#: The registered quantities (:mod:`jalapeno.chapters.quantities`) of the bases other chapters show too.
+POWER_QUANTITIES = {"rated": "gptoss-per-watt-ratio-rated", "sustained": "gptoss-per-watt-ratio-jalapeno-sustained"}
+
 #: The chip the per-watt advantage is taken against (the published comparison's, measured by InferenceMAX).
 POWER_BASELINE = "gb200"
 
@@ -129,7 +132,7 @@ def _power(ch: Chapter) -> None:
     bases = comparison.power_basis_table(bases=tuple(POWER_KEYS.values()), baseline_hw=POWER_BASELINE)
     ratio = dict(zip(bases["basis"], bases["ratio"]))
     for key, basis in POWER_KEYS.items():
-        ch.quote(key, ratio[basis], "{:.2f}")
+        ch.quote(key, ratio[basis], "{:.2f}", quantity=POWER_QUANTITIES.get(basis))
     ch.quote("pw_baseline", _short(POWER_BASELINE))
     top = caveats.measured_chip_comparison("gpt-oss-120b").row(0, named=True)  # sorted by tok/s/kW, best first
     ch.quote("pw_best", top["per_kw_ratio"], "{:.2f}")
@@ -144,7 +147,8 @@ def _matched(ch: Chapter, ens: uncertainty.Ensemble) -> None:
         claim_id, chip = pareto.PUBLISHED_RATIOS[model]
         row, b = registry.claim(claim_id), bands[model]
         ch.quote(f"r_{key}", claim_value(claim_id), "{:g}")
-        ch.quote(f"{key}_band", uncertainty.Band(b["ratio_median"], b["ratio_low"], b["ratio_high"]).text("{:.0f}", "x"))
+        ch.quote(f"{key}_band", uncertainty.Band(b["ratio_median"], b["ratio_low"], b["ratio_high"]).text("{:.0f}", "x"),
+                 **({"quantity": "gptoss-matched-ratio-central", "variant": "Monte Carlo"} if key == "gptoss" else {}))
         ch.quote(f"{key}_pos", row["published_vs_computed"] or row["status"])
         ch.quote(f"{key}_base", _short(chip))
 
@@ -155,11 +159,9 @@ def _mtp(ch: Chapter, ens: uncertainty.Ensemble) -> None:
     chapter computes it (rated power)."""
     r = baselines.ratios_by_assumption(["deepseek-r1"], sets=[MTP_SET],
                                        fits={"central": subject.fit_jalapeno("central")}).row(0, named=True)
-    x, old = r["interactivity_tok_s_user"], r["baseline_tok_s_kw"]
-    j = ens.band(lambda f: pareto.throughput_at(subject.jalapeno_frontier(
-        "deepseek-r1", "central", fit=f, power_basis="rated", concurrency_cap=ens.concurrency_cap), x))
-    b = uncertainty.Band(j.median / old, j.low / old, j.high / old)
-    ch.quote("mtp_ratio", b.text("{:.0f}", "x"))
+    x = r["interactivity_tok_s_user"]
+    b = uncertainty.ratio_band_at(ens, "deepseek-r1", x, r["baseline_tok_s_kw"])
+    ch.quote("mtp_ratio", b.text("{:.0f}", "x"), quantity="dsr1-matched-ratio-gb300-mtp")
     ch.quote("mtp_at", x, "{:.0f}")
     ch.quote("mtp_pos", registry.position(r["published_ratio"], b.low, b.high, b.median))
 
