@@ -82,8 +82,9 @@ class Stage:
 #: - ``schemes``: the validation schemes of :mod:`jalapeno.schemes`, scored on the default prediction
 #:   path: leave-out refits of the calibration, each ending a few 1e-3 from its exact minimum in a
 #:   direction only the weak prior informs (a frontier distance moves by about that much relative: 2 %), and for the end-point-anchored scheme a fit of
-#:   three or four constants on top of each refit, solved to scipy's default tolerances: 2 % (not yet
-#:   measured across machines).
+#:   three or four constants on top of each refit, solved to scipy's default tolerances: 2 %, a series'
+#:   per-point distances on that series' scale (:func:`mismatches`; measured across an Intel and an AMD
+#:   EPYC machine: the series' statistics agree to 1e-5).
 STAGES = {s.name: s for s in (
     Stage("calibration", 2, 0.01, "the serving model's calibration on every measured point "
                                   "(jalapeno.calibration.fit; the table is data/calibration.csv)",
@@ -250,3 +251,34 @@ def write_side(stage_name: str, root: Path | None = None, **counts: int) -> Path
     record = {"stage": s.name, "version": s.version, "what": s.what, "inputs": list(s.inputs),
               "state": state(stage_name), **counts, "rtol": s.rtol, "regenerate": s.command}
     return cache.write_atomic(path, json.dumps(record, indent=1) + "\n", mode=0o644)
+
+
+def mismatches(new: pl.DataFrame, old: pl.DataFrame, rtol: float) -> list[str]:
+    """Where a regenerated table ``new`` differs from the committed ``old`` beyond the stage's relative
+    tolerance ``rtol`` (:attr:`Stage.rtol`), one line each (empty when it matches): the columns and the
+    frames' keys must be equal, a float within ``rtol`` of the committed one, and an element of a list of
+    floats (a series' per-point distances or errors) within ``rtol`` of the list's largest committed
+    magnitude: a point's error is read on its series' scale, where it is one of the points behind the
+    series' statistic. (Across machines the statistics agree to 1e-5 while one point of a series can move
+    by several per cent of itself: a layout's feasibility flips at that point's interactivity. Measured:
+    GB200's gpt-oss-120b 8k/1k series in the model-chip scheme, its point at 180 tok/s/user 0.343 on an AMD
+    EPYC against 0.352 committed, 0.009 in a series reaching 0.64; the series' distance agrees to 4e-7.)
+    Other columns must be equal."""
+    if new.columns != old.columns:
+        return [f"columns {new.columns} against {old.columns}"]
+    if new.select("frame", "key").rows() != old.select("frame", "key").rows():
+        return ["the frames or their keys differ"]
+    out = []
+    for c in new.columns:
+        a, b = new[c], old[c]
+        for i, (x, y) in enumerate(zip(a.to_list(), b.to_list())):
+            if a.dtype == pl.List(pl.Float64) and x is not None and y is not None:
+                scale = max((abs(v) for v in y), default=0.0)
+                bad = len(x) != len(y) or any(abs(u - v) > rtol * scale for u, v in zip(x, y))
+            elif a.dtype.is_float() and x is not None and y is not None:
+                bad = abs(x - y) > rtol * abs(y)
+            else:
+                bad = x != y
+            if bad:
+                out.append(f"{c}, row {i} ({new['frame'][i]}): {x!r} against {y!r}")
+    return out

@@ -13,17 +13,17 @@ from jalapeno import calibration, derived
 
 
 def _assert_tables_match(new: pl.DataFrame, old: pl.DataFrame, rtol: float) -> None:
-    assert new.columns == old.columns
-    assert new.select("frame", "key").rows() == old.select("frame", "key").rows()
-    for c in new.columns:
-        a, b = new[c], old[c]
-        if a.dtype == pl.List(pl.Float64):
-            for x, y in zip(a.to_list(), b.to_list()):
-                np.testing.assert_allclose(x, y, rtol=rtol, atol=0, err_msg=c)
-        elif a.dtype.is_float():
-            np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=rtol, atol=0, err_msg=c)
-        else:
-            assert a.to_list() == b.to_list(), c
+    assert derived.mismatches(new, old, rtol) == []
+
+
+def test_a_table_mismatch_is_found_on_its_own_scale():
+    """A float within its relative tolerance; a point of a list within the tolerance of its list's largest
+    value; anything else equal."""
+    old = pl.DataFrame({"frame": ["a"], "key": ["k"], "d": [0.5], "pts": [[0.64, 0.352, 0.01]], "s": ["x"]})
+    near = old.with_columns(d=pl.lit(0.5 * 1.019), pts=pl.Series([[0.64, 0.343, 0.02]]))   # 0.009 and 0.01 < 2 % of 0.64
+    assert derived.mismatches(near, old, 0.02) == []
+    far = old.with_columns(d=pl.lit(0.5 * 1.03), pts=pl.Series([[0.64, 0.33, 0.01]]), s=pl.lit("y"))
+    assert [m.split(",")[0] for m in derived.mismatches(far, old, 0.02)] == ["d", "pts", "s"]
 
 
 def test_the_schemes_read_their_committed_folds(monkeypatch):
