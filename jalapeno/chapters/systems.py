@@ -647,9 +647,10 @@ def tpu_all_to_all(df: pl.DataFrame, tokens_per_chip: float) -> alt.Chart:
                   ((pl.col("per_token_s") - pl.col("latency_per_layer_s") * pl.col("moe_layers")) * 1e3).alias("ms")),
     ])
     data = data.with_columns(pl.concat_str([pl.col("model"), pl.col("system")], separator=" on ").alias("case"))
+    # the cases down the side: six labels of a model and a pod overlap side by side in a phone's column
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("case:N", title=None, sort=sorted(set(data["case"].to_list()))),
-        y=alt.Y("ms:Q", title="all-to-all time per output token (ms)", stack="zero"),
+        y=alt.Y("case:N", title=None, sort=sorted(set(data["case"].to_list()))),
+        x=alt.X("ms:Q", title="all-to-all time per output token (ms)", stack="zero"),
         color=charts.series_color(["hop latency", "bandwidth"], "part"),
         order=alt.Order("part_rank:Q"),
         tooltip=["model:N", "system:N", "part:N", alt.Tooltip("ms:Q", format=",.3f")],
@@ -695,6 +696,11 @@ def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Char
 #: Stroke of each kind of link in a fabric diagram (a Dragonfly's levels from dark to light).
 _LINK_STROKES = {"link": "#7f7f7f", "switch link": "#7f7f7f", "wraparound": "#7f7f7f",
                  "level 1": "#404040", "level 2": "#8c8c8c", "level 3": "#bdbdbd", "level 4": "#d9d9d9"}
+
+
+#: A diagram's title breaks into lines of at most this many characters: its titles are names and counts
+#: in capitals, wider a character than the prose of a chart's title (:data:`jalapeno.charts.TITLE_CHARS`).
+DIAGRAM_TITLE_CHARS = 38
 
 
 def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[str] | None = None,
@@ -744,8 +750,10 @@ def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[s
             layers.append(alt.Chart(switch).mark_square(size=400, color="black").encode(
                 x=x, y=y, tooltip=[alt.Tooltip("role:N")]))
         drawn.append(alt.layer(*layers).properties(width=width, height=height, title=alt.TitleParams(text, fontSize=12)))
-    lines = [part for line in list(subtitle or []) + list(drawing["notes"]) for part in _lines(line, charts.TITLE_CHARS + 6)]
-    heading = _lines(title, charts.TITLE_CHARS)
+    # in a wide sans-serif (DejaVu Sans, the default where no other font is installed) 52 characters of
+    # subtitle, or 45 of a title in capitals ("GB200 NVL72: ..."), overflow a phone's 358 px column
+    lines = [part for line in list(subtitle or []) + list(drawing["notes"]) for part in _lines(line, charts.TITLE_CHARS)]
+    heading = _lines(title, DIAGRAM_TITLE_CHARS)
     head = alt.TitleParams(heading, subtitle=lines, anchor="start") if lines else alt.TitleParams(heading, anchor="start")
     # as many panels a row as fit a phone's column (358 px), at most ``columns``
     per_row = max(1, min(columns or len(drawn), charts.MIN_COLUMN_PX // (max(c.width for c in drawn) + 20)))
