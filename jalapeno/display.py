@@ -204,6 +204,24 @@ UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", 
          ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens"}
 
 
+def text(value: object) -> str:
+    """Any value as a reader writes it in a table cell or a parameter's value: ``yes`` / ``no`` for a
+    flag, ``none`` for None, a text as it is (no quotes), a list or tuple as its items joined by ``, ``
+    (each through this rule; ``[[1024, 1024], [8192, 1024]]`` -> ``1,024/1,024, 8,192/1,024``: an inner
+    pair of numbers as ``a/b``), a number as it is written (``1,400``, ``0.25``, ``1e-06``: a parameter's
+    value as given, :func:`formatted` with ``{:,g}``)."""
+    value = plain(value)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join("/".join(text(x) for x in v) if isinstance(v, (list, tuple)) else text(v) for v in value)
+    if isinstance(value, numbers.Number):
+        return formatted(value, "{:,g}")
+    return str(value)
+
+
 def header(name: str) -> str:
     """A table header in words with its unit, from a column name in the package's style:
     ``jalapeno_tok_s_kw`` -> ``Jalapeño (tok/s/kW)``, ``batch1_step_ms`` -> ``batch1 step (ms)``,

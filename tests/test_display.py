@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from jalapeno import display
@@ -136,3 +137,20 @@ def test_no_float_in_a_built_sites_figure_data_or_numbers_carries_more_than_five
             if display.significant_digits(token) > display.DIGITS:
                 bad.append((path.name, token))
     assert checked > 1000 and not bad, (checked, bad[:10])
+
+
+def test_a_value_as_a_reader_writes_it():
+    """Flags, empty values, texts, lists and parameters' numbers: never True, None, a quoted string or [...]."""
+    assert [display.text(v) for v in (True, False, None, "gb200", ["gb200", "b200"], [[1024, 1024], [8192, 1024]],
+                                      1.5, 1400.0, 1024)] == \
+        ["yes", "no", "none", "gb200", "gb200, b200", "1,024/1,024, 8,192/1,024", "1.5", "1,400", "1,024"]
+
+
+def test_a_table_shows_flags_and_lists_in_words(monkeypatch):
+    from jalapeno.publish import notebook
+
+    shown = []
+    monkeypatch.setattr(notebook, "display", lambda html: shown.append(html.data))
+    notebook.table(pl.DataFrame({"flag": [True, False], "chips": [["gb200", "b200"], ["jalapeno"]]}))
+    assert ">yes<" in shown[0] and ">no<" in shown[0] and "gb200, b200" in shown[0]
+    assert "True" not in shown[0] and "[" not in shown[0].split("</style>")[-1]

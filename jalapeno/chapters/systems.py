@@ -107,7 +107,7 @@ def compute(*, models: list[str], systems: list[str], system: str, model: str, t
                      context_tokens, kv_precision)
     _capacity(ch, chosen, systems, contexts, context_tokens, concurrency, weight_precision, kv_precision)
     ch.tables["claims"] = registry.claims().filter(pl.col("chapter") == "systems").select(
-        "claim_id", "value", "unit", "status", "computed", "published_vs_computed", "check")
+        "claim_id", "claimed", "status", "computed", "published_vs_computed", "check")
     return ch
 
 

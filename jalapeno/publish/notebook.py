@@ -17,7 +17,7 @@ from IPython.display import HTML, Markdown, Pretty, display
 
 from .. import charts
 from ..chapters.quantities import RECORD
-from ..display import cell, formatted, header
+from ..display import cell, formatted, header, text
 from ..errors import UnknownNameError
 from . import params
 from .scenarios import check_chapter, notebook_path
@@ -38,7 +38,7 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
         raise UnknownNameError("parameter", unknown[0], list(defaults))
     effective = check_chapter(path.stem, {k: namespace[k] for k in defaults if k in namespace})
     charts.setup()
-    table(pl.DataFrame({"parameter": list(effective), "value": [repr(v) for v in effective.values()],
+    table(pl.DataFrame({"parameter": list(effective), "value": [text(v) for v in effective.values()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))
     return effective
 
@@ -55,9 +55,13 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
 
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     """Display every row of ``df`` as an HTML table: headers in words with units (:func:`jalapeno.display.header`),
-    numbers formatted cell by cell with :func:`jalapeno.display.cell`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
+    numbers formatted cell by cell with :func:`jalapeno.display.cell`, flags and lists with
+    :func:`jalapeno.display.text`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
     the output is deterministic and a last-bit change of a value that the table does not show cannot
     change it."""
+    # flags and lists as a reader writes them (yes / no; items joined), never True, False or [...]
+    df = df.with_columns(*(pl.Series(n, [None if v is None else text(v) for v in df[n].to_list()], dtype=pl.Utf8)
+                           for n, t in df.schema.items() if t == pl.Boolean or isinstance(t, (pl.List, pl.Array))))
     numeric = [n for n, t in df.schema.items() if t.is_numeric() and n != "run_id"]
     labels = {n: header(n) for n in df.columns}
     shown = [list(labels.values())] + [[cell(v, sigfig) if n in numeric and v is not None else str(v)

@@ -240,11 +240,12 @@ _SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.
 
 
 def figure_caption(svg: str, default: str) -> str:
-    """A figure's caption: the title drawn in its SVG (vl-convert), else ``default``."""
+    """A figure's caption: the title drawn in its SVG (vl-convert), its lines joined by spaces (a title
+    breaks between words), else ``default``."""
     import html
 
     m = _SVG_TITLE.search(svg)
-    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip() if m else default
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", m.group(1))).split()) if m else default
 
 
 def runtime_script() -> str:
