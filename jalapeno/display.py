@@ -201,7 +201,8 @@ UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", 
          ("bytes", "per", "s"): "B/s", ("flops", "per", "s"): "FLOP/s", ("flop", "per", "byte"): "FLOP/byte",
          ("tb", "s"): "TB/s", ("gb", "s"): "GB/s", ("pflop", "s"): "PFLOP/s", ("bytes",): "B", ("gb",): "GB",
          ("tb",): "TB", ("mb",): "MB", ("ms",): "ms", ("us",): "µs", ("s",): "s", ("w",): "W", ("kw",): "kW",
-         ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens"}
+         ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens", ("j",): "J", ("kwh",): "kWh",
+         ("tasks", "per", "kwh"): "tasks/kWh", ("tb", "s", "per", "kw"): "TB/s per kW"}
 
 
 def text(value: object) -> str:

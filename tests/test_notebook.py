@@ -29,6 +29,9 @@ def test_headers_are_words_with_units():
     assert display.header("batch1_step_ms") == "batch1 step (ms)"
     assert display.header("hbm_bandwidth_bytes_per_s") == "HBM bandwidth (B/s)"
     assert display.header("interactivity_tok_s_user") == "interactivity (tok/s/user)"
+    assert display.header("effective_tasks_per_kwh") == "effective (tasks/kWh)"
+    assert display.header("energy_accelerator_j") == "energy accelerator (J)"
+    assert display.header("hbm_tb_s_per_kw") == "HBM (TB/s per kW)"
     assert display.header("n_chips") == "number of chips" and display.header("run_id") == "run ID"
     assert display.header("peak PFLOP/s") == "peak PFLOP/s" and display.header("chip") == "chip"
 
