@@ -304,6 +304,11 @@ def test_figure_caption_is_the_chart_title():
     svg = '<g class="mark-text role-title-text" role="graphics-symbol"><text x="0">A &amp; B</text></g>'
     assert pages.figure_caption(svg, "fallback") == "A & B"
     assert pages.figure_caption("<svg></svg>", "fallback") == "fallback"
+    # a title in two lines (tspans) is one sentence; a diagram's panel title is not the figure's
+    two_lines = ('<g class="mark-text role-title-text"><text><tspan>one of 8</tspan></text></g>'
+                 '<g class="mark-text role-title-text"><text><tspan>Decode sits far left of every ridge</tspan>'
+                 '<tspan x="0" dy="16">point, prefill to the right</tspan></text></g>')
+    assert pages.figure_caption(two_lines, "") == "Decode sits far left of every ridge point, prefill to the right"
 
 
 def test_jobs_must_be_positive(tmp_path):

@@ -241,11 +241,12 @@ _SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.
 
 def figure_caption(svg: str, default: str) -> str:
     """A figure's caption: the title drawn in its SVG (vl-convert), its lines joined by spaces (a title
-    breaks between words), else ``default``."""
+    breaks between words), else ``default``. Of a concatenated or layered chart's titles, the figure's own
+    (vl-convert draws it last, after its panels'), never a panel's."""
     import html
 
-    m = _SVG_TITLE.search(svg)
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", m.group(1))).split()) if m else default
+    titles = _SVG_TITLE.findall(svg)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", titles[-1])).split()) if titles else default
 
 
 def runtime_script() -> str:
