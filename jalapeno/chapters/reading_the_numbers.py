@@ -309,7 +309,7 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
                                                               range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]])),
         tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
                  alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
-    ).properties(title="Per-kW throughput depends on whose watts are counted (move the sliders)")
+    ).properties(title="Per-kW throughput depends on whose watts are counted")
     return charts.explorable(chart,
                              charts.Knob("jalapeno_sustained_w", sustained, jalapeno_sustained_w, "Jalapeño sustained power (W)"),
                              charts.Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))
