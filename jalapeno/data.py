@@ -13,6 +13,7 @@ The data folder is found through the package (``<repo>/data``), or through the e
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -189,10 +190,13 @@ SCHEMAS: dict[str, dict[str, Column]] = {
 }
 
 SCHEMAS["seeds.csv"] = {
-    "seed": _c(required=True), "title": _c(required=True), "title_en": _c(required=True),
+    "seed": _c(required=True), "short": _c(required=True), "title": _c(required=True), "title_en": _c(required=True),
     "title_kind": _c(required=True, choices="headline opening"),
+    "outlet": _c(required=True), "outlet_basis": _c(required=True),
     "date": _c(), "date_basis": _c(required=True),
 }
+#: What ``seeds.csv`` holds in ``outlet`` for an article that names no publication or author.
+OUTLET_NOT_STATED = "not stated"
 
 SCHEMAS["calibration.csv"] = {
     "parameter": _c(required=True), "value": _c("float", True), "unit": _c(required=True), "source": _c(required=True),
@@ -541,9 +545,51 @@ def claims_table() -> pl.DataFrame:
 
 
 def seeds_table() -> pl.DataFrame:
-    """``seeds.csv``: each seed article (key: its file name, as ``claims.csv`` cites it) with a short title
-    (its headline, else its opening words; Chinese and English), and the date it states, if any."""
-    return load("seeds.csv")
+    """``seeds.csv``: each seed article (key: its file name, as ``claims.csv`` cites it) with its short
+    citation (``short``, what the book's tables cite it by), a short title (its headline, else its opening
+    words; Chinese and English), the outlet or author it names (:data:`OUTLET_NOT_STATED` when it names
+    none; ``outlet_basis``: what that rests on), and the date it states, if any. DataError naming a
+    short citation two seeds share, or one that is a file name."""
+    df = load("seeds.csv")
+    shared = sorted(s for s, n in Counter(df["short"]).items() if n > 1)
+    if shared:
+        raise DataError(f"seeds.csv: short citation(s) {', '.join(map(repr, shared))} name more than one seed")
+    files = [s for s in df["short"] if s.endswith(".txt")]
+    if files:
+        raise DataError(f"seeds.csv: short citation(s) {', '.join(map(repr, files))} are file names; "
+                        "a short citation is what a reader reads, e.g. 'Seed 000'")
+    return df
+
+
+def seed_citations() -> dict[str, str]:
+    """Each seed's file name -> how the book's tables cite it: its short citation, with its outlet and
+    date in parentheses when it states them (``Seed 003 (2026-08-25)``)."""
+    out = {}
+    for r in seeds_table().iter_rows(named=True):
+        extra = [x for x in (None if r["outlet"] == OUTLET_NOT_STATED else r["outlet"], r["date"]) if x]
+        out[r["seed"]] = r["short"] + (f" ({', '.join(extra)})" if extra else "")
+    return out
+
+
+def cite_seeds(cell: str) -> str:
+    """A ``seeds`` cell of ``claims.csv`` (file names separated by ``;``) as the short citations of
+    :func:`seed_citations`, separated by ``; ``. UnknownNameError naming a file ``seeds.csv`` lacks."""
+    cites = seed_citations()
+    names = [s.strip() for s in cell.split(";") if s.strip()]
+    unknown = [s for s in names if s not in cites]
+    if unknown:
+        raise UnknownNameError("seed", unknown[0], list(cites), where=f"seeds cell {cell!r}")
+    return "; ".join(cites[s] for s in names)
+
+
+def cite_seeds_in(text: str | None) -> str | None:
+    """``text`` (a check's prose, which may name seeds by file name) with each file name of ``seeds.csv``
+    replaced by its citation (:func:`seed_citations`); ``None`` stays ``None``."""
+    if text is None:
+        return None
+    for seed, cite in seed_citations().items():
+        text = text.replace(seed, cite)
+    return text
 
 
 def systems_table() -> pl.DataFrame:

@@ -5,8 +5,9 @@
 lists each status that moves), the count of each status (``n_<status>``, spaces and hyphens as ``_``,
 commas dropped: ``n_predicted_agrees``), ``n_claims``, ``n_agreeing``, ``shown``, and four tables: ``statuses`` (each status, what it means, whether it counts as
 agreement, how many claims hold it), ``by-chapter`` (claims per chapter and status), ``claims`` (every
-claim, or those of one status) and ``seeds`` (the five articles, cited by file name, with a short title
-and the date each states). Every status of :data:`jalapeno.registry.STATUSES` is shown, under any data.
+claim, or those of one status; its ``seeds`` column cites the articles by their short citations,
+:func:`jalapeno.data.cite_seeds`) and ``seeds`` (the five articles: short citation, file name, a short
+title, the outlet and the date each states). Every status of :data:`jalapeno.registry.STATUSES` is shown, under any data.
 """
 
 from __future__ import annotations
@@ -87,13 +88,16 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
         "status": list(STATUSES), "meaning": [MEANINGS[s] for s in STATUSES],
         "agreement": ["yes" if s in registry.AGREEING else "no" for s in STATUSES],
         "claims": [counts[s] for s in STATUSES]}, schema_overrides={"claims": pl.UInt32})
-    ch.tables["seeds"] = data.seeds_table().select("seed", "title", "title_en", "title_kind", "date", "date_basis")
+    ch.tables["seeds"] = data.seeds_table().select("short", "seed", "title", "title_en", "title_kind", "outlet",
+                                                   "date", "date_basis")
     ch.tables["by-chapter"] = _by_chapter(reg, order)
     rows = reg if show_status == "all" else reg.filter(pl.col("status") == show_status)
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))
             .with_row_index("_row").sort("_order", "_row")
-            .select("chapter", "claim_id", "claimed", "quantity", "seeds", "treatment", "status",
-                    "computed", "published_vs_computed", "check"))
+            .select("chapter", "claim_id", "claimed", "quantity",
+                    pl.col("seeds").map_elements(data.cite_seeds, return_dtype=pl.String), "treatment", "status",
+                    "computed", "published_vs_computed",
+                    pl.col("check").map_elements(data.cite_seeds_in, return_dtype=pl.String)))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
     ch.tables["claims"] = rows
     return ch

@@ -1,7 +1,8 @@
 """The book's sources as a build stages them: the prose of ``book/``, the executed chapters (with a
 banner on every page a scenario or changed parameters computed), their figures, and the pages generated
 from the Jinja2 templates in ``templates/`` (figures, environment, how to cite, the changelog of
-published numbers, the data files' digests); the recorded numbers of each version; and the checks of a
+published numbers, the data files' digests, the references: the seeds and every web page ``data/``
+cites); the recorded numbers of each version; and the checks of a
 rendered site (nothing loaded from the network, no cache-busting query strings)."""
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import yaml
 from .. import charts, measured, specs
 from ..chapters.quantities import RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
-from ..data import REPO_ROOT, data_dir, model_constant
+from ..data import REPO_ROOT, data_dir, model_constant, seeds_table
 from ..display import formatted
-from ..errors import BuildError, JalapenoError
+from ..errors import BuildError, JalapenoError, shown
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
 
@@ -33,6 +34,14 @@ GLUE_MIME = "application/papermill.record/text/markdown"
 
 #: The placeholder in ``book/data.md`` that the table of the data files replaces.
 DATA_FILES_MARKER = "<!-- jalapeno:data-files -->"
+#: The placeholder in ``book/references.md`` that the generated references (:func:`references_table`) replace.
+REFERENCES_MARKER = "<!-- jalapeno:references -->"
+#: A web address in a data file (up to a delimiter of CSV or of the prose around it).
+_URL = re.compile(r"""https?://[^\s,;"'<>()]+""")
+#: The benchmark's repository in a ``source`` of ``measured/inferencemax.csv``: ``(owner/name)``.
+_BENCHMARK_REPO = re.compile(r"\(([A-Za-z0-9-]+/[A-Za-z0-9_.-]+)\)")
+#: Where the rows were collected: ``collected in owner/name@<commit> <folder>/run_<id>/...``.
+_COLLECTED_IN = re.compile(r"collected in ([A-Za-z0-9-]+/[A-Za-z0-9_.-]+)@([0-9a-f]{40}) (\S+?)/run_")
 #: A number the prose of ``book/data.md`` quotes, ``<!-- jalapeno:number NAME -->``: replaced by the text of
 #: ``data_page_numbers()[NAME]`` (no result is typed into that page).
 DATA_NUMBER = re.compile(r"<!-- jalapeno:number ([a-z0-9-]+) -->")
@@ -139,6 +148,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     (src / "changelog.md").write_text(changelog_page(numbers, scenario, changed))
     data_md = src / "data.md"
     data_md.write_text(data_page(data_md.read_text()))
+    references_md = src / "references.md"
+    references_md.write_text(references_page(references_md.read_text()))
     keep_chapters(src / "_toc.yml", list(runs))
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "vega-bundle.js").write_text(runtime_script())
@@ -314,6 +325,61 @@ def data_page(text: str) -> str:
         raise BuildError(f"book/data.md quotes unknown numbers {', '.join(unknown)}; known: {', '.join(numbers)}")
     text = DATA_NUMBER.sub(lambda m: numbers[m.group(1)], text)
     return text.replace(DATA_FILES_MARKER, data_files_table())
+
+
+def references_page(text: str) -> str:
+    """``book/references.md``'s ``text`` with :data:`REFERENCES_MARKER` replaced by
+    :func:`references_table`. BuildError when the marker is missing."""
+    if REFERENCES_MARKER not in text:
+        raise BuildError(f"book/references.md lacks the marker {REFERENCES_MARKER}")
+    return text.replace(REFERENCES_MARKER, references_table())
+
+
+def _urls(text: str) -> list[str]:
+    """The web addresses in ``text``, in order, once each (a trailing full stop dropped)."""
+    return list(dict.fromkeys(u.rstrip(".") for u in _URL.findall(text)))
+
+
+def references_table() -> str:
+    """The generated references (template ``references.md``): the seeds of ``seeds.csv`` (file name,
+    short citation, titles, outlet, date; *not stated* for an empty date); the benchmark's repositories as
+    the ``source`` column of ``measured/inferencemax.csv`` names them, with its rows and runs; each chip of
+    ``chips.csv`` with the web pages its row and its ``chip_specs.csv`` rows cite; and every other web page
+    a CSV file of ``data/`` cites, with those files. No address is typed here: each is read from the data.
+    BuildError when the measured sources name no benchmark repository or collection."""
+    root = data_dir()
+    seeds = [{**r, "date": str(r["date"]) if r["date"] else "not stated"}
+             for r in seeds_table().iter_rows(named=True)]
+    runs = pl.read_csv(root / "measured" / "inferencemax.csv", columns=["run_id", "source"], infer_schema_length=0)
+    sources = runs["source"].unique(maintain_order=True).to_list()
+    bench = list(dict.fromkeys(m for s in sources for m in _BENCHMARK_REPO.findall(s)))
+    collected = list(dict.fromkeys(m for s in sources for m in _COLLECTED_IN.findall(s)))
+    if not bench or not collected:
+        raise BuildError("data/measured/inferencemax.csv: its source column names no benchmark repository "
+                         f"'(owner/name)' or no 'collected in owner/name@<commit> <folder>/run_'; e.g. {shown(sources[0] if sources else '')}")
+    repos = [{"what": "the benchmark (InferenceX, formerly InferenceMAX)", "url": f"https://github.com/{r}", "label": r}
+             for r in bench]
+    repos += [{"what": "the data repository the rows were collected from, at the commit read",
+               "url": f"https://github.com/{r}/tree/{commit}/{folder}", "label": f"{r}@{commit[:12]} {folder}"}
+              for r, commit, folder in collected]
+    benchmark = {"rows": runs.height, "runs": runs["run_id"].n_unique(), "repos": repos}
+    chips = pl.read_csv(root / "chips.csv", infer_schema_length=0)
+    specs_rows = pl.read_csv(root / "chip_specs.csv", infer_schema_length=0)
+    listed: set[str] = set()
+    chip_refs = []
+    for r in chips.iter_rows(named=True):
+        text = " ".join(v for v in r.values() if v) + " " + " ".join(
+            v for row in specs_rows.filter(pl.col("chip") == r["chip"]).iter_rows() for v in row if v)
+        urls = _urls(text)
+        listed.update(urls)
+        if urls:
+            chip_refs.append({"name": r["display_name"], "urls": urls})
+    cited_in: dict[str, list[str]] = {}
+    for p in sorted(root.rglob("*.csv")):
+        for u in _urls(p.read_text()):
+            cited_in.setdefault(u, []).append(p.relative_to(root).as_posix())
+    others = [{"url": u, "files": files} for u, files in sorted(cited_in.items()) if u not in listed]
+    return render("references.md", seeds=seeds, benchmark=benchmark, chips=chip_refs, others=others)
 
 
 def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str) -> str:
