@@ -582,16 +582,6 @@ def cite_seeds(cell: str) -> str:
     return "; ".join(cites[s] for s in names)
 
 
-def cite_seeds_in(text: str | None) -> str | None:
-    """``text`` (a check's prose, which may name seeds by file name) with each file name of ``seeds.csv``
-    replaced by its citation (:func:`seed_citations`); ``None`` stays ``None``."""
-    if text is None:
-        return None
-    for seed, cite in seed_citations().items():
-        text = text.replace(seed, cite)
-    return text
-
-
 def systems_table() -> pl.DataFrame:
     """``systems.csv``: every system (rack, pod, slice) with its chip, topology, shape and source."""
     return load("systems.csv")

@@ -956,9 +956,9 @@ def claim_status(claim_id: str, view: ClaimsView, targets: tuple[str, ...] | Non
         others = [o for o in (row["conflicts_with"] or "").split(";") if o]
         if not others:
             raise DataError(f"claims.csv: claim {claim_id!r} is a conflict but names no claim in conflicts_with")
-        seeds = [view.row(o)["seeds"].replace(";", ", ") for o in others]
+        seeds = [data.cite_seeds(view.row(o)["seeds"]) for o in others]
         return {**none, "status": "conflicting",
-                "check": f"{row['reason']} (conflicts with {', '.join(others)}: seeds {'; '.join(seeds)})"}
+                "check": f"{row['reason']} (conflicts with {', '.join(others)}, stated by {'; '.join(seeds)})"}
     chk = CHECKS.get(claim_id)
     if chk is None:
         reason = row["reason"] if row["treatment"] == "not_checkable" else \

@@ -96,8 +96,7 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
             .with_row_index("_row").sort("_order", "_row")
             .select("chapter", "claim_id", "claimed", "quantity",
                     pl.col("seeds").map_elements(data.cite_seeds, return_dtype=pl.String), "treatment", "status",
-                    "computed", "published_vs_computed",
-                    pl.col("check").map_elements(data.cite_seeds_in, return_dtype=pl.String)))
+                    "computed", "published_vs_computed", "check"))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
     ch.tables["claims"] = rows
     return ch

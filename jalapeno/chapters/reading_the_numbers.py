@@ -14,7 +14,7 @@ import altair as alt
 import polars as pl
 
 from .. import charts, comparison, display, measured, metrics, registry, specs, subject
-from ..data import cite_seeds, cite_seeds_in, claim_value
+from ..data import cite_seeds, claim_value
 from ..display import number
 from . import Chapter, Parameter
 from .claims import key as status_key
@@ -190,8 +190,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     # this chapter's claims; every claim, once, on the claims page
     ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
         "claim_id", "claimed", "status", "computed", "published_vs_computed", "quantity",
-        pl.col("seeds").map_elements(cite_seeds, return_dtype=pl.String),
-        pl.col("check").map_elements(cite_seeds_in, return_dtype=pl.String))
+        pl.col("seeds").map_elements(cite_seeds, return_dtype=pl.String), "check")
     return ch
 
 
