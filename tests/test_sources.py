@@ -75,7 +75,7 @@ def test_the_claims_table_cites_no_file_name(claims_ch):
     assert cells and not [c for c in cells + checks if c and ".txt" in c]
     # a conflict's check names the other claim's seeds by citation
     conflict = dict(zip(claims_ch.tables["claims"]["claim_id"], checks))["benchmark-independent"]
-    assert conflict.endswith("(conflicts with benchmark-setup-chosen-by-openai: seeds Seed 001, Seed 003 (2026-08-25))")
+    assert conflict.endswith("(conflicts with benchmark-setup-chosen-by-openai, stated by Seed 001; Seed 003 (2026-08-25))")
     assert all(re.fullmatch(r"Seed \d{3}( \([^)]*\))?(; Seed \d{3}( \([^)]*\))?)*", c) for c in cells), cells
     # each cell cites exactly the seeds claims.csv gives for that claim, in its order
     raw = dict(zip(data.claims_table()["claim_id"], data.claims_table()["seeds"]))
