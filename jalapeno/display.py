@@ -223,6 +223,21 @@ def text(value: object) -> str:
     return str(value)
 
 
+#: The units a column of seconds is shown in, largest first: (factor from seconds, unit).
+TIME_UNITS = ((1.0, "s"), (1e3, "ms"), (1e6, "µs"), (1e9, "ns"))
+
+
+def time_unit(values) -> tuple[float, str]:
+    """The unit a column of times in seconds reads best in (:data:`TIME_UNITS`): the largest whose
+    factor brings the column's largest magnitude to 1 or more (``[1.388e-06, 2e-06]`` -> ``(1e6, "µs")``);
+    seconds for a column of zeros, NaNs or nothing."""
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and v != 0]
+    if not finite:
+        return TIME_UNITS[0]
+    top = max(finite)
+    return next(((f, u) for f, u in TIME_UNITS if top * f >= 1.0), TIME_UNITS[-1])
+
+
 def header(name: str) -> str:
     """A table header in words with its unit, from a column name in the package's style:
     ``jalapeno_tok_s_kw`` -> ``Jalapeño (tok/s/kW)``, ``batch1_step_ms`` -> ``batch1 step (ms)``,

@@ -154,3 +154,16 @@ def test_a_table_shows_flags_and_lists_in_words(monkeypatch):
     notebook.table(pl.DataFrame({"flag": [True, False], "chips": [["gb200", "b200"], ["jalapeno"]]}))
     assert ">yes<" in shown[0] and ">no<" in shown[0] and "gb200, b200" in shown[0]
     assert "True" not in shown[0] and "[" not in shown[0].split("</style>")[-1]
+
+
+def test_a_column_of_seconds_reads_in_its_unit(monkeypatch):
+    assert display.time_unit([1.388e-06, 2e-06]) == (1e6, "µs")
+    assert display.time_unit([0.00069, 0.00187]) == (1e3, "ms")
+    assert display.time_unit([1.03, 1.80]) == (1.0, "s")
+    assert display.time_unit([0.0, None]) == (1.0, "s")
+    from jalapeno.publish import notebook
+
+    shown = []
+    monkeypatch.setattr(notebook, "display", lambda html: shown.append(html.data))
+    notebook.table(pl.DataFrame({"hop_latency_s": [1.388e-06, 2.5e-07]}))
+    assert "hop latency (µs)" in shown[0] and ">1.388<" in shown[0] and "e-0" not in shown[0].split("</style>")[-1]
