@@ -45,7 +45,7 @@ from typing import Callable
 
 import polars as pl
 
-from . import cache, data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
+from . import agents, cache, data, measured, metrics, network, pareto, specs, subject, systems, uncertainty
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
@@ -74,6 +74,10 @@ def published_point(low: float, high: float, band: tuple[float, float]) -> float
 
 
 # ---- the claims a check reads ---------------------------------------------------------------------------
+
+#: Seconds per unit of a claimed duration (:meth:`ClaimsView.seconds`).
+SECONDS = {"ms": 1e-3, "s": 1.0}
+
 
 def claim_date(value: float) -> datetime.date:
     """A claim's value stored as a date ``YYYYMMDD`` (``20260825``, unit ``date (YYYYMMDD)``) as a
@@ -115,6 +119,10 @@ class ClaimsView:
 
     def date(self, claim_id: str) -> datetime.date:
         return claim_date(self.value(claim_id))
+
+    def seconds(self, claim_id: str) -> float:
+        """A duration claim's value in seconds (its unit a key of :data:`SECONDS`); KeyError for another unit."""
+        return self.value(claim_id) * SECONDS[self.row(claim_id)["unit"]]
 
 
 @dataclass(frozen=True)
@@ -344,14 +352,10 @@ def check_groq_lpx_racks_deepseek_v3(c: ClaimsView) -> Result:
                   f"{number(chips):,.0f} chips / {number(per_rack):,.0f} per rack: more than the claimed count")
 
 
-#: Seconds per unit of a claimed duration.
-_SECONDS = {"ms": 1e-3, "s": 1.0}
-
-
 @check("agent-30-step-saving", "arithmetic")
 def check_agent_30_step_saving(c: ClaimsView) -> Result:
     steps, per = c.value("agent-30-steps"), c.value("agent-30-step-per-step-saving")
-    saved = steps * per * _SECONDS[c.row("agent-30-step-per-step-saving")["unit"]]
+    saved = steps * c.seconds("agent-30-step-per-step-saving")
     return _cmp(saved, c.value("agent-30-step-saving"), 0,
                 f"{number(steps):.0f} dependent steps x {number(per):g} {c.row('agent-30-step-per-step-saving')['unit']} saved each",
                 "{:.1f} s")
@@ -364,7 +368,7 @@ NEARLY = 0.75
 @check("agent-50-step-saving", "arithmetic")
 def check_agent_50_step_saving(c: ClaimsView) -> Result:
     steps, per = c.value("agent-50-steps"), c.value("agent-50-step-per-step-saving")
-    saved = steps * per * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
+    saved = steps * c.seconds("agent-50-step-per-step-saving")
     claimed = c.value("agent-50-step-saving")
     return Result(f"{number(saved):.0f} s", NEARLY * claimed <= saved <= claimed,
                   f"{number(steps):.0f} steps x {number(per):g} s saved each: 'nearly' {number(claimed):g} s means {number(NEARLY):.0%} of it or more")
@@ -713,8 +717,6 @@ def check_semianalysis_beat_every_chip(c: ClaimsView) -> Result:
 
 # ---- the rest of the seeds: schedules, companies, slips --------------------------------------------------
 
-from . import agents  # noqa: E402  (the agents task model: a layer below the registry)
-
 #: A task of the agents model whose calls take this long on the faster server (s). The task latency ratio
 #: of two servers with fixed per-call latencies does not depend on it: any positive value gives the same.
 _REFERENCE_CALL_S = 1.0
@@ -743,7 +745,7 @@ def check_agent_latency_compounds(c: ClaimsView) -> Result:
     (``agent-50-steps`` steps, each saving ``agent-50-step-per-step-saving``) through the agents task model
     (:func:`jalapeno.agents.seed_example`): compounding would save more than steps x per-step saving."""
     steps = int(c.value("agent-50-steps"))
-    per = c.value("agent-50-step-per-step-saving") * _SECONDS[c.row("agent-50-step-per-step-saving")["unit"]]
+    per = c.seconds("agent-50-step-per-step-saving")
     saved = agents.seed_example(steps, per)["saving_s"]
     linear = steps * per
     compounds = saved > linear * (1 + 1e-9)
@@ -800,13 +802,12 @@ def check_tbt_throughput_slip(c: ClaimsView) -> Result:
     """Seed 002's gloss of TBT as a throughput against the registry's own TBT claims: a throughput is larger
     for the faster chip, a time between tokens smaller. Reads gpt-oss-120b's published TBTs and single-user
     speeds (Jalapeño and GB200)."""
-    tbt = {k: c.value(f"gptoss-{k}-tbt") * _SECONDS[c.row(f"gptoss-{k}-tbt")["unit"]] for k in ("jalapeno", "gb200")}
+    tbt = {k: c.seconds(f"gptoss-{k}-tbt") for k in ("jalapeno", "gb200")}
     speed = {k: c.value(f"gptoss-{k}-single-user") for k in ("jalapeno", "gb200")}
     faster = max(speed, key=speed.get)
     slower = min(speed, key=speed.get)
     larger_when_faster = tbt[faster] > tbt[slower]
-    return Result(f"{number(tbt[faster] * 1e3):.2f} ms < {number(tbt[slower] * 1e3):.2f} ms" if not larger_when_faster else
-                  f"{number(tbt[faster] * 1e3):.2f} ms > {number(tbt[slower] * 1e3):.2f} ms",
+    return Result(f"{number(tbt[faster] * 1e3):.2f} ms {'>' if larger_when_faster else '<'} {number(tbt[slower] * 1e3):.2f} ms",
                   float(larger_when_faster) == c.value("tbt-throughput-slip"),
                   f"Seed slip: TBT is a time (claims gptoss-*-tbt are in {c.row('gptoss-jalapeno-tbt')['unit']}); the faster chip "
                   f"({faster}, {number(speed[faster]):,.0f} tok/s/user against {number(speed[slower]):,.0f}) has the "
