@@ -389,7 +389,11 @@ def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str) -> 
     -> key -> text, the built chapters' glued numbers (:attr:`Staged.numbers`, what ``numbers.json``
     holds). BuildError naming a block or quote of a chapter ``book/_toc.yml`` does not list, a quote
     outside a block of a chapter this build did not run, and an unknown key (with the chapter's keys)."""
-    chapters = notebook_names()
+    # the chapters of the table of contents, not scenarios.notebook_names (which keeps only the notebooks a
+    # folder holds: a build of a scratch notebooks folder still has the book's whole landing page)
+    toc = yaml.safe_load((BOOK_DIR / "_toc.yml").read_text())
+    chapters = [c["file"].removeprefix("chapters/") for part in toc.get("parts", [toc]) for c in part.get("chapters", [])
+                if c["file"].startswith("chapters/")]
 
     def block(m: re.Match) -> str:
         chapter = m.group(1)
