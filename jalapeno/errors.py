@@ -24,13 +24,18 @@ class DataError(JalapenoError):
     """A data file is malformed: the message names the file, the line, the column and the bad value."""
 
 
+#: Kinds of name whose plural is the word itself ("valid measured hardware: ...").
+UNCOUNTABLE = ("hardware", "data")
+
+
 class UnknownNameError(JalapenoError, KeyError):
     """An unknown chip, model, claim or parameter name; the message lists the valid names (and, with
     ``where``, says where the name was given, such as ``parameter 'chips'``)."""
 
     def __init__(self, kind: str, name: object, valid: list[str] | tuple[str, ...], where: str = ""):
         self.kind, self.name, self.valid = kind, name, list(valid)
-        plural = kind[:-2] + "es" if kind.endswith("is") else kind + ("es" if kind.endswith("s") else "s")
+        plural = (kind if kind.endswith(UNCOUNTABLE) else kind[:-2] + "es" if kind.endswith("is")
+                  else kind + ("es" if kind.endswith("s") else "s"))
         super().__init__(f"{where + ': ' if where else ''}unknown {kind} {shown(name)}; valid {plural}: "
                          f"{', '.join(self.valid)}")
 

@@ -64,7 +64,7 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
      "OSL) of 11,386,028 tokens exceeds gpt-oss-120b's context window of 131,072 tokens"),
     # names a chapter checked only in a cell before: refused at the check, naming the parameter
     (["build", "reading-the-numbers", "-p", "baseline", "gb300"],
-     "parameter 'baseline': unknown measured hardware 'gb300'; valid measured hardwares: b200, b200-trt, gb200"),
+     "parameter 'baseline': unknown measured hardware 'gb300'; valid measured hardware: b200, b200-trt, gb200"),
     (["build", "reading-the-numbers", "-p", "run_id", "12345"], "parameter 'run_id': unknown run id '12345'"),
     (["build", "agents", "-y", "profiles: [nope]"], "parameter 'profiles': unknown agent profile 'nope'"),
     (["build", "caveats", "-p", "agent_profile", "nope"], "parameter 'agent_profile': unknown agent profile 'nope'"),

@@ -43,7 +43,7 @@ def test_all_in_per_megawatt_basis():
 
 
 def test_unknown_measured_hardware_lists_valid():
-    with pytest.raises(Exception, match="valid measured hardwares: b200, b200-trt, gb200"):
+    with pytest.raises(Exception, match="valid measured hardware: b200, b200-trt, gb200"):
         measured.points(hw="tpu7x")
 
 

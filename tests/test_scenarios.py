@@ -3,6 +3,7 @@ name and parameters on every page; a scenario is checked whole before anything r
 
 import html
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,8 @@ import polars as pl
 import pytest
 import yaml
 
-from jalapeno import comparison
-from jalapeno.publish import build, params, scenarios
+from jalapeno import comparison, display
+from jalapeno.publish import build, cli, pages, params, scenarios
 from jalapeno.errors import UnknownNameError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,11 +91,13 @@ def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built,
         assert f"--scenario scenarios/{name}.yml" in banner
         defaults = params.declared(scenarios.notebook_path(chapter))
         for key, value in values.items():
-            assert f"{key} {value!r} {defaults[key]!r}" in banner
+            assert f"{key} {display.text(value)} {display.text(defaults[key])}" in banner
         if not values:
             assert "takes none of these parameters" in banner
     intro = banner_of(site / "intro.html")
     assert f"Scenario: {name}" in intro
+    if "verdict" in runs and not runs["verdict"]:  # the short answer's numbers are the default book's: said so
+        assert "left the verdict chapter at its default parameters" in text_of(site / "intro.html")
     assert all(f"{c}: {k}" in intro for c in built_chapters for k in runs[c])
     assert (site / "figures.html").exists() and f"--scenario scenarios/{name}.yml" in text_of(site / "figures.html")
     assert f"under the scenario {name}" in text_of(site / "changelog.html")
@@ -188,3 +191,28 @@ def test_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
            "jalapeno-sustained-550w, vera-rubin-baseline" in proc.stderr
     with pytest.raises(UnknownNameError):
         scenarios.load_scenario("gb400-baseline")
+
+
+@pytest.mark.parametrize("overrides", [
+    {"baseline_power_w": 1400},
+    {"chips": ["gb300", "vera-rubin"], "focus_chip": "gb300", "context_tokens": 32768},
+    {"workloads": [[1024, 1024], [8192, 1024]], "include_mtp": True, "label": "yes", "scale": 1e-06},
+])
+def test_the_rebuild_command_reads_back_as_the_same_parameters(overrides):
+    """The command a banner and the Figures page print is the README's command (``.venv/bin/jalapeno``),
+    one ``-p NAME VALUE`` per parameter, and the CLI reads it back to the very values (a text that looks
+    like a flag stays a text)."""
+    command = pages.build_command(["roofline"], None, overrides)
+    words = shlex.split(command)
+    assert words[:3] == [".venv/bin/jalapeno", "build", "roofline"]
+    assert words.count("-p") == len(overrides) and "-y" not in words
+    assert cli._parameters(cli._parser().parse_args(words[1:])) == overrides
+
+
+def test_a_short_answer_left_at_its_defaults_says_so():
+    text = "<!-- jalapeno:if-built verdict -->A <!-- jalapeno:quote verdict/pw_rated -->x lead.<!-- jalapeno:end-if -->"
+    numbers = {"verdict": {"pw_rated": "1.90"}}
+    assert pages.quote_chapters(text, numbers, "p.md") == "A 1.90x lead."
+    noted = pages.quote_chapters(text, numbers, "p.md", at_defaults=("verdict",))
+    assert noted == ("*This build left the verdict chapter at its default parameters: the numbers below are the "
+                     "default book's, not this build's.*\n\nA 1.90x lead.")

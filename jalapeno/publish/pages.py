@@ -21,7 +21,7 @@ import nbformat
 import polars as pl
 import yaml
 
-from .. import charts, measured, specs
+from .. import charts, display, measured, specs
 from ..chapters.quantities import RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
 from ..data import REPO_ROOT, data_dir, model_constant, seeds_table
@@ -53,12 +53,15 @@ CHAPTER_QUOTE = re.compile(r"<!-- jalapeno:quote ([a-z0-9-]+)/([A-Za-z0-9_.-]+) 
 IF_BUILT = re.compile(r"<!-- jalapeno:if-built ([a-z0-9-]+) -->(.*?)<!-- jalapeno:end-if -->", re.S)
 #: What stands in for an :data:`IF_BUILT` block whose chapter a partial build did not run.
 NOT_BUILT = "*The {chapter} chapter was not built in this build, so its short answer is not shown here.*"
+#: What opens an :data:`IF_BUILT` block whose chapter a scenario or rebuild left at its defaults.
+AT_DEFAULTS = ("*This build left the {chapter} chapter at its default parameters: the numbers below are the "
+               "default book's, not this build's.*\n\n")
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                trim_blocks=True, lstrip_blocks=True)
 #: A value in a Markdown table: its Python form in code, ``|`` escaped.
-TEMPLATES.filters["md_value"] = lambda v: "`" + repr(v).replace("|", "\\|").replace("`", "'") + "`"
+TEMPLATES.filters["md_value"] = lambda v: display.text(v).replace("|", "\\|")
 #: A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped.
 TEMPLATES.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
 TEMPLATES.filters["bibtex_name"] = lambda name: "{" + name + "}"
@@ -89,11 +92,11 @@ def build_command(names: list[str], scenario: Scenario | None, overrides: dict[s
                   out: Path | None = None, default_out: Path | None = None) -> str:
     """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
     same folder ``out`` when it is not ``default_out`` (so running it never replaces another build)."""
-    cmd = ["jalapeno", "build", *names]
+    cmd = [".venv/bin/jalapeno", "build", *names]
     if scenario:
         cmd += ["--scenario", scenario.source]
-    if overrides:
-        cmd += ["-y", json.dumps(overrides, sort_keys=True)]
+    for key, value in sorted(overrides.items()):  # -p reads its value as YAML: a flow-style dump reads back
+        cmd += ["-p", key, yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("\n...\n").strip()]
     if out is not None and out != default_out:
         cmd += ["--out", display_path(out)]
     return " ".join(shlex.quote(c) for c in cmd)
@@ -141,7 +144,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         intro.write_text(insert_after_title(intro.read_text(), render(
             "banner.md", title=title, description=text, rows=rows,
             command=build_command(chosen, scenario, overrides, out, default_out))))
-    (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md"))
+    at_defaults = tuple(n for n, v in runs.items() if not v) if changed else ()
+    (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md", at_defaults))
     (src / "figures.md").write_text(render("figures.md", figures=figures, titles=titles, scenario=scenario))
     (src / "environment.md").write_text(environment_page())
     (src / "cite.md").write_text(cite_page())
@@ -382,12 +386,13 @@ def references_table() -> str:
     return render("references.md", seeds=seeds, benchmark=benchmark, chips=chip_refs, others=others)
 
 
-def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str) -> str:
+def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str, at_defaults: tuple[str, ...] = ()) -> str:
     """The prose ``text`` of ``page`` (named in errors) with each :data:`IF_BUILT` block kept (without its
     markers) when ``numbers`` holds its chapter, else replaced by :data:`NOT_BUILT`, and then each
     :data:`CHAPTER_QUOTE` marker replaced by the text its chapter glued under its key. ``numbers``: chapter
     -> key -> text, the built chapters' glued numbers (:attr:`Staged.numbers`, what ``numbers.json``
-    holds). BuildError naming a block or quote of a chapter ``book/_toc.yml`` does not list, a quote
+    holds). A block of a chapter in ``at_defaults`` (a chapter that a scenario or rebuild left at its defaults)
+    opens with :data:`AT_DEFAULTS`, so its numbers are not read as the scenario's. BuildError naming a block or quote of a chapter ``book/_toc.yml`` does not list, a quote
     outside a block of a chapter this build did not run, and an unknown key (with the chapter's keys)."""
     # the chapters of the table of contents, not scenarios.notebook_names (which keeps only the notebooks a
     # folder holds: a build of a scratch notebooks folder still has the book's whole landing page)
@@ -400,7 +405,9 @@ def quote_chapters(text: str, numbers: dict[str, dict[str, str]], page: str) -> 
         if chapter not in chapters:
             raise BuildError(f"{page} has a block for chapter {chapter!r}, which the book does not have; "
                              f"chapters: {', '.join(chapters)}")
-        return m.group(2) if chapter in numbers else NOT_BUILT.format(chapter=chapter)
+        if chapter not in numbers:
+            return NOT_BUILT.format(chapter=chapter)
+        return (AT_DEFAULTS.format(chapter=chapter) if chapter in at_defaults else "") + m.group(2)
 
     text = IF_BUILT.sub(block, text)
     problems = []
