@@ -248,8 +248,8 @@ def test_every_figure_is_exported_as_svg_and_png_and_listed(book):
         caption = pages.figure_caption(svg.read_text(), "")
         assert caption and caption in page, svg.stem
         assert f"name: {svg.stem}" in page
-    assert "regenerate: jalapeno build roofline" in page
-    assert "regenerate: jalapeno build reading-the-numbers" in page
+    assert "regenerate: .venv/bin/jalapeno build roofline" in page
+    assert "regenerate: .venv/bin/jalapeno build reading-the-numbers" in page
     html = (out / "figures.html").read_text()
     assert html.count('<figure class="jalapeno-figure">') == len(svgs)
 
