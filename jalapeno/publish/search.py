@@ -20,17 +20,39 @@ import re
 from sphinx.search import languages
 from sphinx.search.en import SearchEnglish
 
-#: A number with a decimal point or thousands separators: one search word.
-NUMBER = r"\d+(?:[.,]\d+)+"
+#: A printed number: thousands separators, a decimal part, a trailing ``x`` or ``%``: one search word.
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?[x%]?|\d+(?:\.\d+)?[x%]?"
+
+
+def number_word(text: str) -> str:
+    """The search word of a printed number: ``"44,960"``, ``"44960"`` -> ``"n44960"``; ``"53.70"``,
+    ``"53.7"`` -> ``"n53.7"``; ``"104.3x"`` -> ``"n104.3"``; ``"12%"`` -> ``"n12"``. The ``n`` keeps a
+    whole number from being a word of digits only, which Sphinx's page script drops from a query."""
+    text = text.rstrip("x%").replace(",", "")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "n" + text
 
 
 class NumberSearch(SearchEnglish):
-    """English search that keeps printed numbers (:data:`NUMBER`) whole."""
+    """English search that writes every printed number (:data:`NUMBER`) as one word (:func:`number_word`)."""
 
-    _word_re = re.compile(rf"{NUMBER}|\w+")
+    _word_re = re.compile(rf"(?<![\w.,])(?:{NUMBER})(?![\w])|\w+")
+    _number_re = re.compile(rf"(?:{NUMBER})")
+
+    def split(self, input: str) -> list[str]:
+        return [number_word(w) if self._number_re.fullmatch(w) else w for w in self._word_re.findall(input)]
+
     js_splitter_code = r"""
 function splitQuery(query) {
-  return query.match(/\d+(?:[.,]\d+)+|[\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu) || [];
+  const number = /^(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?[x%]?|\d+(?:\.\d+)?[x%]?)$/;
+  const words = query.match(/(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?[x%]?|\d+(?:\.\d+)?[x%]?)(?!\w)|[\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu) || [];
+  return words.map(w => {
+    if (!number.test(w)) return w;
+    let t = w.replace(/[x%]$/, "").replace(/,/g, "");
+    if (t.includes(".")) t = t.replace(/0+$/, "").replace(/\.$/, "");
+    return "n" + t;
+  });
 }
 """
 
