@@ -6,15 +6,16 @@ explorable figures (:class:`Knob`, :func:`explorable`). A figure itself is drawn
 (``jalapeno/chapters/<name>.py``, under ``# ---- figures ----``); those two or more chapters draw are in
 :mod:`jalapeno.chapters.figures`.
 
-Each chart displays as one ``text/html`` output: a ``<div>`` holding the chart's static SVG (drawn by
-vl-convert, byte-identical from run to run) and a small script that, when the page has loaded the
-chart runtime (``vega-bundle.js``, written into the book's static files at build time from
-``vl_convert.javascript_bundle()``), replaces the SVG by the interactive chart. Where no script runs
-(JupyterLab, a feed reader) the SVG stays. The element id is a hash of the spec, never random, so
-nbval compares the outputs exactly; no CDN is referenced.
+Each chart displays as one ``text/html`` output: an empty ``<div>`` and a small script that, when the
+page has loaded the chart runtime (``vega-bundle.js``, written into the book's static files at build
+time from ``vl_convert.javascript_bundle()``), draws the chart into it. The element id is a hash of the
+spec, never random, so nbval compares the outputs exactly; no CDN is referenced. No static image is
+stored in the output (its text layout would depend on the fonts found): the book build adds one, and
+the chart's data links, at staging (:func:`jalapeno.publish.pages.chart_data`).
 
-:func:`export` also writes ``<name>.svg`` into ``$JALAPENO_FIGURES_DIR`` when that is set (the book
-build sets it).
+:func:`export` also writes the chart's files into ``$JALAPENO_FIGURES_DIR`` when that is set (the book
+build sets it): ``<name>.svg``, ``<name>.csv`` (:func:`figure_csv`) and ``<name>.vl.json`` (the spec
+the page draws).
 """
 
 from __future__ import annotations
@@ -303,8 +304,9 @@ class Shown:
 
 def export(chart: alt.TopLevelMixin, name: str) -> Shown:
     """``chart`` sized to its container (:func:`fit_width`), ready for display (:class:`Shown`) and, when
-    ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.svg`` (:data:`EXPORT_WIDTH_PX` wide) and
-    ``<name>.csv`` (:func:`figure_data`).
+    ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.svg`` (:data:`EXPORT_WIDTH_PX` wide),
+    ``<name>.csv`` (:func:`figure_csv`) and ``<name>.vl.json`` (the Vega-Lite spec the page draws: its
+    :func:`spec_id` is the id of the chart's element on the page).
 
     ``name`` is the figure's stable file name (lower-case, digits and dashes)."""
     if not name or not all(c.isalnum() or c == "-" for c in name):
@@ -316,21 +318,97 @@ def export(chart: alt.TopLevelMixin, name: str) -> Shown:
         shown = _stable_spec(spec)
         Path(folder).mkdir(parents=True, exist_ok=True)
         Path(folder, f"{name}.svg").write_text(to_svg(shown))
-        Path(folder, f"{name}.csv").write_text(figure_data(shown).write_csv())
+        Path(folder, f"{name}.csv").write_text(figure_csv(shown))
+        Path(folder, f"{name}.vl.json").write_text(json.dumps(shown, indent=1, ensure_ascii=False) + "\n")
     return Shown(chart, spec)
 
 
+def _spec_views(spec: dict, data: str | None = None, encoding: dict | None = None):
+    """``(dataset name, encoding, view)`` of every single view of a Vega-Lite ``spec`` (a layer's, a
+    concatenation's, a facet's), a view drawing its parent's data and encoding where it has none of its own."""
+    data = (spec.get("data") or {}).get("name", data)
+    encoding = {**(encoding or {}), **spec.get("encoding", {})}
+    if "mark" in spec:
+        yield data, encoding, spec
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for sub in spec.get(key, []):
+            yield from _spec_views(sub, data, encoding if key == "layer" else None)
+    if isinstance(spec.get("spec"), dict):
+        yield from _spec_views(spec["spec"], data, encoding)
+
+
+#: The channels whose title names a field in a chart's data table, first the one a reader sees first.
+_TITLED = ("x", "y", "x2", "y2", "theta", "color", "fill", "stroke", "shape", "strokeDash", "size", "text",
+           "tooltip", "detail", "order")
+
+#: The column of :func:`figure_data` that says which marks draw a row, when a chart draws several datasets.
+DRAWN_AS = "drawn as"
+
+
+def _titles(spec: dict) -> dict[str, list[str]]:
+    """The titles a chart gives each field it encodes, an axis's first, a legend's next, a tooltip's last
+    (:data:`_TITLED`); a title in lines joined into one, a word in the package's style read as
+    :func:`jalapeno.display.header` reads a column name (``tok_s_per_kw band low`` -> ``tok/s/kW band low``)."""
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for _, encoding, _ in _spec_views(spec):
+        for channel, encodings in encoding.items():
+            rank = _TITLED.index(channel) if channel in _TITLED else len(_TITLED)
+            for enc in encodings if isinstance(encodings, list) else [encodings]:
+                if not isinstance(enc, dict) or not isinstance(enc.get("field"), str) or not enc.get("title"):
+                    continue
+                title = " ".join(enc["title"]) if isinstance(enc["title"], list) else str(enc["title"])
+                title = " ".join(display.header(w) if "_" in w else w for w in title.split())
+                ranked.setdefault(enc["field"], []).append((rank, title))
+    return {field: list(dict.fromkeys(t for _, t in sorted(titles))) for field, titles in ranked.items()}
+
+
 def figure_data(spec: dict) -> pl.DataFrame:
-    """The data behind a chart (its Vega-Lite ``spec``), as one table: the rows of every inline dataset,
-    with a column ``dataset`` numbering them when the chart draws more than one (a layer of points and
-    a line, say); columns a dataset lacks are empty."""
-    sets = [rows for rows in spec.get("datasets", {}).values() if rows]
+    """The data behind a chart (its Vega-Lite ``spec``), as one table a reader reads: the rows of every
+    inline dataset, each column headed by the best title the chart gives its field that no other column
+    took first (:func:`_titles`; a column with fewer titles chooses first), else by its name in words
+    (:func:`jalapeno.display.header`), and, when the chart draws more than one dataset, a first column
+    :data:`DRAWN_AS` naming the marks that draw each row (``line``, ``area, line``); columns a dataset
+    lacks are empty. Values as the spec holds them."""
+    sets = {name: rows for name, rows in spec.get("datasets", {}).items() if rows}
     if not sets:
         return pl.DataFrame()
-    frames = [pl.DataFrame(rows, infer_schema_length=None) for rows in sets]
-    if len(frames) == 1:
-        return frames[0]
-    return pl.concat([f.with_columns(dataset=pl.lit(i + 1)) for i, f in enumerate(frames)], how="diagonal_relaxed")
+    marks: dict[str, list[str]] = {}
+    for data, _, view in _spec_views(spec):
+        mark = view["mark"] if isinstance(view["mark"], str) else view["mark"].get("type", "")
+        if mark not in marks.setdefault(data, []):
+            marks[data].append(mark)
+    frames = [pl.DataFrame(rows, infer_schema_length=None) for rows in sets.values()]
+    if len(frames) > 1:
+        frames = [f.with_columns(pl.lit(", ".join(sorted(marks.get(name, [])))).alias(DRAWN_AS))
+                  for name, f in zip(sets, frames)]
+    table = pl.concat(frames, how="diagonal_relaxed")
+    if DRAWN_AS in table.columns:
+        table = table.select(DRAWN_AS, pl.exclude(DRAWN_AS))
+    titles = _titles(spec)
+    names: dict[str, str] = {}
+    # a column with fewer titles chooses first (a band's edge shares its line's axis title but has its own
+    # tooltip's), a column without one last: each its best title not yet taken, else its name in words
+    for column in sorted(table.columns, key=lambda c: (len(titles.get(c, [])) or len(table.columns),)):
+        choices = [*titles.get(column, []), display.header(column), f"{display.header(column)} ({column})"]
+        names[column] = next(c for c in choices if c not in names.values())
+    return table.rename(names)
+
+
+def figure_csv(spec: dict) -> str:
+    """:func:`figure_data` as CSV text, each value as the page writes it: a number under the display rule
+    without thousands separators (an integer exactly; a float by :func:`jalapeno.display.formatted` with
+    ``{:g}``: ``85448``, ``1.2e+11``),
+    a flag as ``yes`` / ``no``, nothing for a missing value, a text as it is."""
+    def written(value: object) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, float):
+            return display.formatted(value, "{:g}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return display.text(value)
+    table = figure_data(spec)
+    return table.select(pl.col(c).map_elements(written, return_dtype=pl.String) for c in table.columns).write_csv()
 
 
 def runtime_bundle() -> str:

@@ -195,6 +195,10 @@ SCHEMAS["seeds.csv"] = {
     "outlet": _c(required=True), "outlet_basis": _c(required=True),
     "date": _c(), "date_basis": _c(required=True),
 }
+SCHEMAS["seed_figures.csv"] = {
+    "figure": _c(required=True), "seeds": _c(required=True), "describes": _c(required=True), "quote": _c(),
+    "counterparts": _c(), "gap": _c(),
+}
 #: What ``seeds.csv`` holds in ``outlet`` for an article that names no publication or author.
 OUTLET_NOT_STATED = "not stated"
 
@@ -409,6 +413,7 @@ SCHEMAS["system_specs.csv"] = {
 }
 KEYS["systems.csv"] = ("system",)
 KEYS["seeds.csv"] = ("seed",)
+KEYS["seed_figures.csv"] = ("figure",)
 KEYS["system_specs.csv"] = ("system", "quantity")
 
 
@@ -580,6 +585,24 @@ def cite_seeds(cell: str) -> str:
     if unknown:
         raise UnknownNameError("seed", unknown[0], list(cites), where=f"seeds cell {cell!r}")
     return "; ".join(cites[s] for s in names)
+
+
+def seed_figures() -> pl.DataFrame:
+    """``seed_figures.csv``: each figure or table a seed describes or implies (``figure``: ``f1``, ``f2``,
+    ...), the seeds that describe it (file names separated by ``;``), what it shows, the seed's words
+    (``quote``), the book's figures that answer it (``counterparts``: figure names separated by ``;``) and
+    what they do not show (``gap``). DataError naming the row of a seed ``seeds.csv`` lacks, or of a
+    figure with no counterpart and no ``gap`` saying why."""
+    df = load("seed_figures.csv")
+    known = set(seeds_table()["seed"])
+    for i, r in enumerate(df.iter_rows(named=True)):
+        unknown = [x for x in r["seeds"].split(";") if x not in known]
+        if unknown:
+            raise _fail(data_dir() / "seed_figures.csv", i, "seeds", r["seeds"],
+                        f"seed {unknown[0]!r} is not in seeds.csv; valid seeds: {', '.join(sorted(known))}")
+        if not r["counterparts"] and not r["gap"]:
+            raise _fail(data_dir() / "seed_figures.csv", i, "gap", r["gap"], "a figure without counterparts says why")
+    return df
 
 
 def systems_table() -> pl.DataFrame:

@@ -193,7 +193,8 @@ TERMS = {"tpot": "TPOT", "ttft": "TTFT", "tbt": "TBT", "isl": "ISL", "osl": "OSL
          "mfu": "MFU", "mbu": "MBU", "gpu": "GPU", "gpus": "GPUs", "lpu": "LPU", "lpus": "LPUs", "e2e": "E2E",
          "id": "ID", "mtp": "MTP", "pue": "PUE", "conc": "concurrency", "tput": "throughput", "jalapeno": "Jalapeño",
          "gb200": "GB200", "gb300": "GB300", "b200": "B200", "h100": "H100", "h200": "H200", "fp4": "FP4",
-         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "allin": "all-in", "pct": "%", "n": "number of"}
+         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "allin": "all-in", "pct": "%", "n": "number of",
+         "gb": "GB", "tb": "TB", "pb": "PB", "kw": "kW", "mw": "MW", "gw": "GW", "tdp": "TDP", "pflops": "PFLOP/s"}
 
 #: Units a column name may end with (its last parts), as shown in a header: the longest match wins.
 UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", ("tok", "s", "user"): "tok/s/user", ("tok", "s", "chip"): "tok/s per chip",
@@ -202,7 +203,8 @@ UNITS = {("tok", "s", "per", "kw"): "tok/s/kW", ("tok", "s", "kw"): "tok/s/kW", 
          ("tb", "s"): "TB/s", ("gb", "s"): "GB/s", ("pflop", "s"): "PFLOP/s", ("bytes",): "B", ("gb",): "GB",
          ("tb",): "TB", ("mb",): "MB", ("ms",): "ms", ("us",): "µs", ("s",): "s", ("w",): "W", ("kw",): "kW",
          ("mw",): "MW", ("pct",): "%", ("usd",): "USD", ("tokens",): "tokens", ("j",): "J", ("kwh",): "kWh",
-         ("tasks", "per", "kwh"): "tasks/kWh", ("tb", "s", "per", "kw"): "TB/s per kW"}
+         ("tasks", "per", "kwh"): "tasks/kWh", ("tb", "s", "per", "kw"): "TB/s per kW", ("gb", "per", "kw"): "GB per kW",
+         ("pb", "per", "gw"): "PB per GW", ("pflops", "per", "kw"): "PFLOP/s per kW", ("us", "per", "layer"): "µs per layer"}
 
 
 def text(value: object) -> str:
@@ -226,16 +228,25 @@ def text(value: object) -> str:
 #: The units a column of seconds is shown in, largest first: (factor from seconds, unit).
 TIME_UNITS = ((1.0, "s"), (1e3, "ms"), (1e6, "µs"), (1e9, "ns"))
 
+#: The units a column of bytes is shown in, largest first: (factor from bytes, unit), SI (decimal) prefixes
+#: as the seeds and datasheets write them (1 MB = 1e6 B).
+BYTE_UNITS = ((1e-15, "PB"), (1e-12, "TB"), (1e-9, "GB"), (1e-6, "MB"), (1e-3, "kB"), (1.0, "B"))
 
-def time_unit(values) -> tuple[float, str]:
-    """The unit a column of times in seconds reads best in (:data:`TIME_UNITS`): the largest whose
-    factor brings the column's largest magnitude to 1 or more (``[1.388e-06, 2e-06]`` -> ``(1e6, "µs")``);
-    seconds for a column of zeros, NaNs or nothing."""
+#: The unit of a table header (``(s)``, ``(B)``) that a column is shown scaled in, and its scale.
+SCALED_UNITS = {"s": TIME_UNITS, "B": BYTE_UNITS}
+
+
+def column_unit(values, units=TIME_UNITS) -> tuple[float, str]:
+    """The unit of ``units`` (:data:`TIME_UNITS`, :data:`BYTE_UNITS`: largest first, factors from the SI
+    unit) a column of ``values`` in the SI unit reads best in: the largest whose factor brings the column's
+    largest magnitude to 1 or more (seconds ``[1.388e-06, 2e-06]`` -> ``(1e6, "µs")``; bytes
+    ``[5760, 4.719e7]`` -> ``(1e-6, "MB")``); the SI unit itself for a column of zeros, NaNs or nothing."""
     finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and v != 0]
+    base = next(u for u in units if u[0] == 1.0)
     if not finite:
-        return TIME_UNITS[0]
+        return base
     top = max(finite)
-    return next(((f, u) for f, u in TIME_UNITS if top * f >= 1.0), TIME_UNITS[-1])
+    return next(((f, u) for f, u in units if top * f >= 1.0), units[-1])
 
 
 def header(name: str) -> str:

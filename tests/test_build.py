@@ -371,6 +371,58 @@ def test_every_figure_has_its_data_and_every_data_file_is_linked(book):
         assert f'href="data/{rel}"' in data_page and (out / "data" / rel).read_bytes() == path.read_bytes()
 
 
+def test_every_chart_links_its_data_and_shows_its_image_without_scripts(book):
+    """Under each chart of every chapter page: its SVG in a <noscript>, links to its CSV, image and spec,
+    and the command that regenerates it; the spec is the one drawn (its id is the element's) and the CSV
+    the chart's data under a reader's headers, without the internal ``dataset`` column."""
+    import html as _html
+
+    from jalapeno import charts
+
+    out, _ = book
+    shown = []
+    for page in sorted((out / "chapters").glob("*.html")):
+        parts = re.split(r'<div id="(fig-[0-9a-f]{12})" class="jalapeno-chart"></div>', page.read_text())
+        for element, after in zip(parts[1::2], parts[2::2]):
+            m = re.search(r'<noscript><img class="jalapeno-chart-static" src="\.\./figures/([a-z0-9-]+)\.svg" alt="([^"]+)"', after)
+            assert m, (page.name, element)
+            name = m.group(1)
+            line = after[after.index('<p class="jalapeno-chart-data">'):].split("</p>")[0]
+            for suffix in (".csv", ".svg", ".png", ".vl.json"):
+                assert f'href="../figures/{name}{suffix}"' in line and (out / "figures" / f"{name}{suffix}").is_file()
+            assert f"regenerate: <code>.venv/bin/jalapeno build {page.stem}</code>" in line
+            spec = json.loads((out / "figures" / f"{name}.vl.json").read_text())
+            assert charts.spec_id(spec) == element
+            assert _html.unescape(m.group(2)) == pages.figure_caption((out / "figures" / f"{name}.svg").read_text(), name)
+            header = (out / "figures" / f"{name}.csv").read_text().splitlines()[0]
+            assert header == charts.figure_csv(spec).splitlines()[0] and "dataset" not in header.split(","), name
+            shown.append(name)
+    # every exported figure is drawn once on its chapter's page, the pareto frontiers' under their headers
+    assert sorted(shown) == sorted(p.stem for p in (out / "figures").glob("*.svg"))
+    header = (out / "figures" / "pareto-gpt-oss-120b.csv").read_text().splitlines()[0]
+    assert header.startswith("chip,model,interactivity (tok/s/user),throughput per kW")
+    assert "tok/s/kW band low" in header and "tok_s" not in header
+
+
+def test_the_figures_page_lists_the_seeds_figures_and_links_each_counterpart(book):
+    """Every figure the seeds describe, with its seeds; each counterpart is a figure of the default build,
+    linked to its entry, and each entry names the seeds' figures it answers."""
+    from jalapeno import data
+
+    out, _ = book
+    built = {p.stem for p in (out / "figures").glob("*.svg")}
+    rows = data.seed_figures()
+    named = {c for r in rows.iter_rows(named=True) for c in (r["counterparts"] or "").split(";") if c}
+    assert named and named - built == set()
+    page = (out / "figures.html").read_text()
+    assert all(f'href="#figure-{c}"' in page for c in named) and all(f'id="figure-{c}"' in page for c in built)
+    import html as _html
+
+    text = _html.unescape(text_of(out / "figures.html")).replace("\u2019", "'")  # Sphinx's smart quotes
+    assert all(f"F{i} (Seed" in text for i in range(1, 17)) and "not in this build" not in text
+    assert re.search(r"name: roofline ?; chapter: The roofline[^;]*; answers the seeds' F8\b", text), text[:0]
+
+
 def test_a_cold_builds_expected_times_name_only_chapters():
     """The order of a build without timings of its own (longest first) names only chapters; a chapter it
     does not name (a new one) needs no entry: it is ordered last until a build has timed it."""

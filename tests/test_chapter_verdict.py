@@ -116,3 +116,15 @@ def test_the_confirmation_sentence_changes_with_the_counts(monkeypatch):
 def test_an_unknown_claim_is_refused(defaults):
     with pytest.raises(jp.UnknownNameError, match="unknown claim 'no-such-claim'"):
         chapter.compute(claims=["no-such-claim"])
+
+
+def test_a_headline_claim_is_labelled_by_names_not_keys():
+    """The verdict table names chips and models as the book does, never by key or a ``;`` list."""
+    from jalapeno.chapters import verdict
+
+    r = {"subject": "jalapeno", "comparator": "best existing accelerator", "quantity": "peak single-user speed",
+         "model": "gpt-oss-120b;deepseek-r1"}
+    assert verdict._claim_label(r) == ("OpenAI Jalapeño vs best existing accelerator: peak single-user speed "
+                                       "(gpt-oss-120b, DeepSeek-R1-0528)")
+    assert verdict._claim_label({"subject": "agent task", "comparator": "", "quantity": "latency", "model": ""}) == \
+        "agent task: latency"

@@ -71,18 +71,39 @@ def test_a_shared_figure_is_drawn_by_two_chapters_or_more():
     assert shared and {name: len(chapters) for name, chapters in drawn_by.items() if len(chapters) < 2} == {}
 
 
-def test_figure_data_is_every_dataset_the_chart_draws():
+def test_figure_data_is_every_dataset_the_chart_draws_under_a_readers_headers():
     import altair as alt
     import polars as pl
 
-    points = pl.DataFrame({"chip": ["gb200", "jalapeno"], "tok_s_kw": [44960.0, 85448.0]})
-    line = pl.DataFrame({"chip": ["gb200"], "limit": [1.0]})
-    chart = alt.Chart(points).mark_point().encode(x="chip", y="tok_s_kw") + alt.Chart(line).mark_rule().encode(y="limit")
+    points = pl.DataFrame({"chip": ["gb200", "jalapeno"], "tok_s_kw": [44960.0, 85448.0], "is_peak": [False, True]})
+    band = pl.DataFrame({"chip": ["gb200"], "tok_s_kw_low": [40000.0], "high_tok_s_kw": [50000.0]})
+    chart = alt.layer(
+        alt.Chart(band).mark_area().encode(x="chip", y=alt.Y("tok_s_kw_low", title="throughput per kW"), y2="high_tok_s_kw",
+                                           tooltip=[alt.Tooltip("tok_s_kw_low", title="tok_s_kw band low")]),
+        alt.layer(alt.Chart(points).mark_point(), alt.Chart(points).mark_line()).encode(
+            x=alt.X("chip", title=["the chip", "measured"]), y=alt.Y("tok_s_kw", title="throughput per kW")))
     data = charts.figure_data(chart.to_dict())
-    assert data.height == 3 and set(data["dataset"]) == {1, 2}
-    assert data.filter(pl.col("chip") == "jalapeno")["tok_s_kw"].to_list() == [85448.0]
+    # the axis's title (lines joined), a field's next title when a column before it took its first, a
+    # column name in words with its unit; which marks draw a row, a layer drawing its parent's data
+    assert data.columns == ["drawn as", "the chip measured", "tok/s/kW band low", "high (tok/s/kW)", "throughput per kW",
+                            "is peak"]
+    assert data["drawn as"].to_list() == ["area", "line, point", "line, point"]
+    assert data.filter(pl.col("the chip measured") == "jalapeno")["throughput per kW"].to_list() == [85448.0]
     single = charts.figure_data(alt.Chart(points).mark_point().encode(x="chip").to_dict())
-    assert single.columns == ["chip", "tok_s_kw"]
+    assert single.columns == ["chip", "tok/s/kW", "is peak"]
+
+
+def test_a_figures_csv_writes_its_values_as_the_page_does():
+    """A float under the display rule without separators, an integer exactly, a flag in words, nothing for
+    a missing value; never a 16-digit float, True or None."""
+    import altair as alt
+    import polars as pl
+
+    rows = pl.DataFrame({"chip": ["gb200", "jalapeno"], "tok_s_kw": [85447.9999999539, 0.000123456],
+                         "message_bytes": [47185920, 1], "memory_bound": [True, None]})
+    spec = charts._stable_spec(alt.Chart(rows).mark_point().encode(x="chip").to_dict())
+    assert charts.figure_csv(spec).splitlines() == ["chip,tok/s/kW,message (B),memory bound",
+                                                   "gb200,85448,47185920,yes", "jalapeno,0.00012346,1,"]
 
 
 def test_every_chip_has_its_own_colour_in_every_chart():

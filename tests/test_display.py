@@ -156,14 +156,21 @@ def test_a_table_shows_flags_and_lists_in_words(monkeypatch):
     assert "True" not in shown[0] and "[" not in shown[0].split("</style>")[-1]
 
 
-def test_a_column_of_seconds_reads_in_its_unit(monkeypatch):
-    assert display.time_unit([1.388e-06, 2e-06]) == (1e6, "µs")
-    assert display.time_unit([0.00069, 0.00187]) == (1e3, "ms")
-    assert display.time_unit([1.03, 1.80]) == (1.0, "s")
-    assert display.time_unit([0.0, None]) == (1.0, "s")
+def test_a_column_of_seconds_or_bytes_reads_in_its_unit(monkeypatch):
+    assert display.column_unit([1.388e-06, 2e-06]) == (1e6, "µs")
+    assert display.column_unit([0.00069, 0.00187]) == (1e3, "ms")
+    assert display.column_unit([1.03, 1.80]) == (1.0, "s")
+    assert display.column_unit([0.0, None]) == (1.0, "s")
+    # bytes in SI prefixes: the collectives' decode and prefill messages share a column in MB
+    assert display.column_unit([5760, 4.719e7, 2.82e8], display.BYTE_UNITS) == (1e-6, "MB")
+    assert display.column_unit([5760], display.BYTE_UNITS) == (1e-3, "kB")
+    assert display.column_unit([512.0, 0.0], display.BYTE_UNITS) == (1.0, "B")
+    assert display.column_unit([1.2e15], display.BYTE_UNITS) == (1e-15, "PB")
     from jalapeno.publish import notebook
 
     shown = []
     monkeypatch.setattr(notebook, "display", lambda html: shown.append(html.data))
     notebook.table(pl.DataFrame({"hop_latency_s": [1.388e-06, 2.5e-07]}))
     assert "hop latency (µs)" in shown[0] and ">1.388<" in shown[0] and "e-0" not in shown[0].split("</style>")[-1]
+    notebook.table(pl.DataFrame({"message_bytes": [5760, 47185920]}))
+    assert "message (MB)" in shown[1] and ">47.19<" in shown[1] and ">0.005760<" in shown[1]

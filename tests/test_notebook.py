@@ -34,6 +34,11 @@ def test_headers_are_words_with_units():
     assert display.header("hbm_tb_s_per_kw") == "HBM (TB/s per kW)"
     assert display.header("n_chips") == "number of chips" and display.header("run_id") == "run ID"
     assert display.header("peak PFLOP/s") == "peak PFLOP/s" and display.header("chip") == "chip"
+    # the caveats' HBM and power columns, the pareto constants: SI prefixes and units, never "gb per gw"
+    assert [display.header(n) for n in ("hbm_gb_per_kw", "hbm_pb_per_gw", "stacks_per_gw", "pflops_per_kw",
+                                        "tdp_w", "per_kw_at_peak", "tau_us_per_layer")] == \
+        ["HBM (GB per kW)", "HBM (PB per GW)", "stacks per GW", "PFLOP/s per kW", "TDP (W)", "per kW at peak",
+         "tau (µs per layer)"]
 
 
 def test_a_table_shows_its_worded_headers_and_dashes_for_empty_cells(monkeypatch):

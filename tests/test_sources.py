@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import chapter_sources
+import polars as pl
 import pytest
 
 import jalapeno as jp
@@ -135,3 +136,17 @@ def test_the_references_page_needs_its_marker():
 def test_the_references_page_is_in_the_toc_before_cite():
     toc = (ROOT / "book" / "_toc.yml").read_text()
     assert toc.index("file: references") < toc.index("file: cite")
+
+
+def test_the_seeds_figures_cite_known_seeds_and_say_why_one_has_no_counterpart(edit_data):
+    """The 16 figures and tables the seeds describe or imply (the audit's tally), each cited by seed."""
+    rows = data.seed_figures()
+    assert rows.height == 16 and rows["figure"].to_list() == [f"f{i}" for i in range(1, 17)]
+    assert rows.filter(pl.col("figure") == "f12")["seeds"].item() == "003_243afe2b3792c736.txt"
+    edit_data("seed_figures.csv", "f8,002_dacdd2b5b486b283.txt,", "f8,009_missing.txt,")
+    with pytest.raises(jp.DataError, match=r"seed_figures\.csv: line 9, column 'seeds': seed '009_missing\.txt' is not in seeds\.csv"):
+        data.seed_figures()
+    edit_data("seed_figures.csv", "f8,009_missing.txt,", "f8,002_dacdd2b5b486b283.txt,")
+    edit_data("seed_figures.csv", ",roofline;batch-sweep-gpt-oss-120b,", ",,")
+    with pytest.raises(jp.DataError, match=r"line 9, column 'gap': a figure without counterparts says why"):
+        data.seed_figures()

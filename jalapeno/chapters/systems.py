@@ -233,7 +233,7 @@ def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus
     ct = network.collective_table(focus_system.topology, hidden_size=focus_model.hidden_size,
                                   prefill_tokens=context_tokens, experts_per_token=focus_model.num_experts_per_tok or 1)
     ch.tables["collectives"] = ct.select(
-        "phase", "collective", pl.col("message_bytes").alias("message_B"), (pl.col("time_s") * 1e6).alias("time_us"),
+        "phase", "collective", "message_bytes", (pl.col("time_s") * 1e6).alias("time_us"),
         (pl.col("latency_s") * 1e6).alias("latency_us"), "latency_bound")
 
     def row(phase: str, collective: str) -> dict:

@@ -100,8 +100,7 @@ def compute(*, claims: list[str]) -> Chapter:
     counts = registry.verdict_counts(table)
     _performance(ch, counts)
     ch.tables["headlines"] = pl.DataFrame({
-        "claim": [r["subject"] + (f" vs {r['comparator']}" if r.get("comparator") else "") + f": {r['quantity']}"
-                  + (f" ({r['model']})" if r.get("model") else "") for r in rows],
+        "claim": [_claim_label(r) for r in rows],
         "the seeds say": [r["claimed"] for r in rows],
         "the book computes": [r["computed"] or "—" for r in rows],
         "published vs computed": [r["published_vs_computed"] or "—" for r in rows],
@@ -119,6 +118,22 @@ def compute(*, claims: list[str]) -> Chapter:
     ch.quote("disagree_verb", "disagrees" if n_disagreeing == 1 else "disagree")
     quotes.model_error(ch)  # the error every predicted verdict's band carries: scheme (c)
     return ch
+
+
+def _named(key: str) -> str:
+    """A chip or model key as the book names it (``jalapeno`` -> ``OpenAI Jalapeño``, ``deepseek-r1`` ->
+    ``DeepSeek-R1-0528``); any other subject as the claims table writes it."""
+    if key in specs.chip_names():
+        return specs.chip(key).display_name
+    return specs.model(key).display_name if key in specs.model_names() else key
+
+
+def _claim_label(r: dict) -> str:
+    """A claim as the verdict table names it: its subject, the comparator, the quantity and the models it
+    is about (``OpenAI Jalapeño vs ...: peak single-user speed, ... (gpt-oss-120b, Kimi K2.5)``)."""
+    models = ", ".join(_named(m) for m in r["model"].split(";")) if r.get("model") else ""
+    return (_named(r["subject"]) + (f" vs {r['comparator']}" if r.get("comparator") else "") + f": {r['quantity']}"
+            + (f" ({models})" if models else ""))
 
 
 def _short(chip: str) -> str:

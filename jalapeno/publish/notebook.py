@@ -17,7 +17,7 @@ from IPython.display import HTML, Markdown, Pretty, display
 
 from .. import charts
 from ..chapters.quantities import RECORD
-from ..display import cell, formatted, header, text, time_unit
+from ..display import SCALED_UNITS, cell, column_unit, formatted, header, text
 from ..errors import UnknownNameError
 from . import params
 from .scenarios import check_chapter, notebook_path
@@ -55,8 +55,8 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
 
 def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
     """Display every row of ``df`` as an HTML table: headers in words with units (:func:`jalapeno.display.header`),
-    numbers formatted cell by cell with :func:`jalapeno.display.cell`, a column of seconds in the unit it
-    reads best in (:func:`jalapeno.display.time_unit`), flags and lists with
+    numbers formatted cell by cell with :func:`jalapeno.display.cell`, a column of seconds or bytes in the
+    unit it reads best in (:func:`jalapeno.display.column_unit`), flags and lists with
     :func:`jalapeno.display.text`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
     the output is deterministic and a last-bit change of a value that the table does not show cannot
     change it."""
@@ -65,13 +65,15 @@ def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
                            for n, t in df.schema.items() if t == pl.Boolean or isinstance(t, (pl.List, pl.Array))))
     numeric = [n for n, t in df.schema.items() if t.is_numeric() and n != "run_id"]
     labels = {n: header(n) for n in df.columns}
-    # a column of seconds in the unit it reads best in (1.39 µs, not 1.388e-06 s): converted for display only
+    # a column of seconds or bytes in the unit it reads best in (1.39 µs, not 1.388e-06 s; 47.19 MB, not
+    # 4.719e+07 B): converted for display only
     for n in numeric:
-        if labels[n].endswith("(s)") or labels[n] == "s":
-            factor, unit = time_unit(df[n].to_list())
+        si = next((u for u in SCALED_UNITS if labels[n].endswith(f"({u})") or labels[n] == u), None)
+        if si:
+            factor, unit = column_unit(df[n].to_list(), SCALED_UNITS[si])
             if factor != 1.0:
                 df = df.with_columns(pl.col(n) * factor)
-                labels[n] = labels[n][:-3] + f"({unit})" if labels[n].endswith("(s)") else unit
+                labels[n] = labels[n][:-len(si) - 2] + f"({unit})" if labels[n].endswith(f"({si})") else unit
     shown = [list(labels.values())] + [[cell(v, sigfig) if n in numeric and v is not None else str(v)
                                         for n, v in zip(df.columns, row)] for row in df.iter_rows()]
     key = hashlib.sha1(repr(shown).encode()).hexdigest()[:12]

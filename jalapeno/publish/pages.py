@@ -24,7 +24,7 @@ import yaml
 from .. import charts, display, measured, specs
 from ..chapters.quantities import RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
-from ..data import REPO_ROOT, data_dir, model_constant, seeds_table
+from ..data import REPO_ROOT, data_dir, model_constant, seed_citations, seed_figures, seeds_table
 from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
@@ -60,7 +60,7 @@ AT_DEFAULTS = ("*This build left the {chapter} chapter at its default parameters
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                trim_blocks=True, lstrip_blocks=True)
-#: A value in a Markdown table: its Python form in code, ``|`` escaped.
+#: A value in a Markdown table as a reader writes it (:func:`jalapeno.display.text`), ``|`` escaped.
 TEMPLATES.filters["md_value"] = lambda v: display.text(v).replace("|", "\\|")
 #: A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped.
 TEMPLATES.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
@@ -127,15 +127,18 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             first.source = insert_after_title(first.source, render(
                 "banner.md", title=title, description=text, rows=[(k, values[k], defaults[k]) for k in defaults if k in values],
                 command=build_command([name], scenario, own, out, default_out)))
-        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
+        drawn: dict[str, dict[str, str]] = {}  # element id on the page -> the figure it draws
         for svg in sorted((entries[name] / "figures").glob("*.svg")):
             clash = next((f["notebook"] for f in figures if f["name"] == svg.stem), None)
             if clash:
                 raise BuildError(f"figure name {svg.stem!r} is written by both {clash!r} and {name!r}")
-            for suffix in (".svg", ".png", ".csv"):
-                shutil.copy2(svg.with_suffix(suffix), figures_dir / f"{svg.stem}{suffix}")
+            for suffix in FIGURE_FILES:
+                shutil.copy2(svg.with_name(svg.stem + suffix), figures_dir / f"{svg.stem}{suffix}")
             figures.append({"name": svg.stem, "notebook": name, "caption": figure_caption(svg.read_text(), svg.stem),
                             "command": build_command([name], scenario, own)})
+            drawn[charts.spec_id(json.loads(svg.with_name(svg.stem + ".vl.json").read_text()))] = figures[-1]
+        add_chart_data(nb, drawn)
+        nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
     if changed:
         intro = src / "intro.md"
         text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
@@ -146,7 +149,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             command=build_command(chosen, scenario, overrides, out, default_out))))
     at_defaults = tuple(n for n, v in runs.items() if not v) if changed else ()
     (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md", at_defaults))
-    (src / "figures.md").write_text(render("figures.md", figures=figures, titles=titles, scenario=scenario))
+    (src / "figures.md").write_text(figures_page(figures, titles, scenario))
     (src / "environment.md").write_text(environment_page())
     (src / "cite.md").write_text(cite_page())
     (src / "changelog.md").write_text(changelog_page(numbers, scenario, changed))
@@ -249,6 +252,50 @@ def quantity_conflicts(shown: list[tuple[str, str, str, str | None, str]]) -> li
             where = "; ".join(f"{c}/{k} = {t}" for c, k, t in quotes)
             out.append(f"quantity {q!r}{f' ({variant})' if variant else ''} is shown with different values: {where}")
     return out
+
+
+#: The files of a figure beside the pages (``figures/<name><suffix>``), as :func:`jalapeno.charts.export`
+#: writes them and the build adds the PNG.
+FIGURE_FILES = (".svg", ".png", ".csv", ".vl.json")
+
+_CHART_DIV = re.compile(r'<div id="(fig-[0-9a-f]{12})" class="jalapeno-chart"></div>')
+
+
+def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario: Scenario | None) -> str:
+    """The Figures page (template ``figures.md``): first the figures the seeds describe
+    (:func:`jalapeno.data.seed_figures`, each with its seeds' citations and links to the figures of this
+    build that answer it), then every figure of this build (``figures``: ``name``, ``notebook``,
+    ``caption``, ``command``; ``titles``: chapter -> title) with the seeds' figures it answers."""
+    cites = seed_citations()
+    built = {f["name"] for f in figures}
+    rows = [{"id": r["figure"].upper(), "cited": "; ".join(cites[x] for x in r["seeds"].split(";")),
+             "describes": r["describes"], "quote": r["quote"], "gap": r["gap"],
+             "counterparts": [{"name": c, "built": c in built} for c in (r["counterparts"] or "").split(";") if c]}
+            for r in seed_figures().iter_rows(named=True)]
+    answers = {f["name"]: [r["id"] for r in rows if any(c["name"] == f["name"] for c in r["counterparts"])] for f in figures}
+    return render("figures.md", figures=[{**f, "seed_figures": answers[f["name"]]} for f in figures], titles=titles,
+                  scenario=scenario, seed_figures=rows)
+
+
+def add_chart_data(nb: nbformat.NotebookNode, drawn: dict[str, dict[str, str]]) -> None:
+    """Under each chart of the staged chapter ``nb`` (its element id a key of ``drawn``: the figure's
+    ``name``, ``caption`` and regenerating ``command``), the chart's static SVG for a page read without
+    scripts (``<noscript>``) and a line linking its data (CSV), its image and spec, with the command that
+    regenerates them (``chart-data.html``). Only here, at staging: in a notebook's output the SVG's text
+    would depend on the fonts the executing machine has. Raises BuildError naming a chart no exported
+    figure draws (a chart shown other than by :func:`jalapeno.publish.notebook.figure` has no files to link)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html")
+            if not html:
+                continue
+            html = "".join(html) if isinstance(html, list) else html
+            for element in _CHART_DIV.findall(html):
+                if element not in drawn:
+                    raise BuildError(f"chart {element} has no exported figure: show it with "
+                                     "jalapeno.publish.notebook.figure, which writes its files")
+            out["data"]["text/html"] = html + "".join(
+                render("chart-data.html", figure=drawn[e]) for e in _CHART_DIV.findall(html))
 
 
 _SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.S)
