@@ -652,7 +652,8 @@ def typeset_math(text: str) -> str:
             try:
                 mathml = convert(latex.strip(), display="block" if display_ else "inline")
             except Exception as e:  # latex2mathml raises its own exceptions and plain ones
-                raise BuildError(f"cannot typeset the formula {m.group(0)[:80]!r}: {e}") from None
+                detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                raise BuildError(f"cannot typeset the formula {m.group(0)[:80]!r}: latex2mathml raised {detail}") from None
             mathml = re.sub(r">([^<]+)<", lambda t: ">" + "".join(_MATHML_TEXT_ESCAPES.get(c, c) for c in t.group(1)) + "<",
                             mathml)
             before, after = text[:start + m.start()], text[start + m.end():]
