@@ -126,7 +126,7 @@ def test_stage_prose_changes_only_markdown_cells(tmp_path):
     pages.stage_prose(nb, glossary)
     assert nb.cells[0].source == (
         "# Title\n\n{ref}`TPOT <glossary-tpot>` is <math " + MATHML + ' display="inline"><mrow><mn>1</mn>'
-        "<mo>&#x0002F;</mo><mi>x</mi></mrow></math>.")
+        "<mo lspace=\"0\" rspace=\"0\">&#x0002F;</mo><mi>x</mi></mrow></math>.")
     assert nb.cells[1].source == "TPOT = 1"
     assert nb.cells[2].source == "TPOT again."
 

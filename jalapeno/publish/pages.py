@@ -631,6 +631,10 @@ def link_glossary(texts: list[str], terms: dict[str, str]) -> list[str]:
 _MATHML_TEXT_ESCAPES = {c: f"&#x{ord(c):05X};" for c in "[]*_`\\$~|"}
 
 
+#: A slash as TeX sets ``a/b``, without the space of an infix operator round it.
+_MATHML_SLASH = '<mo lspace="0" rspace="0">&#x0002F;</mo>'
+
+
 def typeset_math(text: str) -> str:
     """``text`` (MyST Markdown) with every formula outside code, ``$...$`` inline and ``$$...$$`` displayed,
     replaced by its MathML (``latex2mathml``), which the browser typesets: no MathJax, nothing from the
@@ -656,6 +660,7 @@ def typeset_math(text: str) -> str:
                 raise BuildError(f"cannot typeset the formula {m.group(0)[:80]!r}: latex2mathml raised {detail}") from None
             mathml = re.sub(r">([^<]+)<", lambda t: ">" + "".join(_MATHML_TEXT_ESCAPES.get(c, c) for c in t.group(1)) + "<",
                             mathml)
+            mathml = mathml.replace("<mo>&#x0002F;</mo>", _MATHML_SLASH)
             before, after = text[:start + m.start()], text[start + m.end():]
             alone = before.rsplit("\n", 1)[-1].strip() == "" and after.split("\n", 1)[0].strip() == ""
             out.append(piece[at:m.start()])
