@@ -118,6 +118,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
     for name, values in runs.items():
         nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        stage_prose(nb, src / "glossary.md")  # glossary links and typeset formulas, in the staged copy only
         titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
         defaults = params.declared(notebook_path(name))
         own = {k: v for k, v in overrides.items() if k in defaults}
@@ -157,6 +158,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     data_md.write_text(data_page(data_md.read_text()))
     references_md = src / "references.md"
     references_md.write_text(references_page(references_md.read_text()))
+    typeset_pages(src)
     keep_chapters(src / "_toc.yml", list(runs))
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "vega-bundle.js").write_text(runtime_script())
@@ -591,3 +593,143 @@ def strip_cache_busting(html_dir: Path) -> None:
         stripped = _CACHE_BUSTING.sub(r"\1", text)
         if stripped != text:
             page.write_text(stripped)
+
+
+# ---- the glossary's links and typeset formulas (staging) ---------------------------------------------
+
+#: An entry of ``book/glossary.md``: its MyST target ``(glossary-<slug>)=`` and, on the next line, the
+#: comment ``% terms: A, B`` that lists the words linked to it (the first is the entry's name).
+_GLOSSARY_ENTRY = re.compile(r"^\((glossary-[a-z0-9-]+)\)=[ \t]*\n%[ \t]*terms:[ \t]*(.+?)[ \t]*$", re.M)
+#: Lines whose words never link: headings, fences of code and directives, directive options, targets and
+#: comments.
+_PROSE_LINE_PROTECTED = r"^[ \t]*(?:#{1,6}[ \t]|:{3,}|`{3,}|~{3,}|%|\([^)\n]*\)=[ \t]*$|:[\w-]+:)[^\n]*$"
+#: Pieces of Markdown whose words never link and whose dollars are not math: HTML comments, fenced code
+#: blocks, code spans (a role's too: ``{glue:md}`key```).
+_PROSE_COMMENT = r"<!--[\s\S]*?-->"
+_PROSE_FENCED = r"^[ \t]*(?P<fence>`{3,}|~{3,})[^\n]*\n[\s\S]*?^[ \t]*(?P=fence)[ \t]*$"
+_PROSE_CODE = r"(?:\{[^{}\s`]+\})?(?P<ticks>`+)[\s\S]+?(?<!`)(?P=ticks)(?!`)"
+#: Pieces whose words never link: links and images, autolinks and HTML tags, bare web addresses, substitutions.
+_PROSE_INLINE_PROTECTED = (r"!?\[[^\]\n]*\]\([^)\n]*\)", r"!?\[[^\]\n]*\]\[[^\]\n]*\]", r"<[^<>\n]+>",
+                           r"https?://\S+", r"\{\{[\s\S]*?\}\}")
+#: Math as MyST's ``dollarmath`` reads it: ``$$...$$``, or ``$...$`` opened before a non-space, closed
+#: after one and not followed by a digit.
+_MATH = r"\$\$[\s\S]+?\$\$|\$(?=[^\s$])[^$\n]*?(?<=[^\s$\\])\$(?!\d)"
+
+
+def _prose_pieces(text: str, protect: str) -> list[tuple[bool, str]]:
+    """``text`` cut into ``(free, piece)`` pieces, in order: ``free`` is False for a match of ``protect``
+    (a regex read with ``re.M``), True for the text between them."""
+    pieces, at = [], 0
+    for m in re.finditer(protect, text, re.M):
+        if m.start() > at:
+            pieces.append((True, text[at:m.start()]))
+        pieces.append((False, m.group(0)))
+        at = m.end()
+    if at < len(text):
+        pieces.append((True, text[at:]))
+    return pieces
+
+
+def glossary_terms(text: str) -> dict[str, str]:
+    """The words that link to the glossary, from the text of ``book/glossary.md``: term -> the entry's
+    target (``glossary-tpot``), from each target line and the ``% terms: A, B`` comment under it.
+    Raises BuildError when a term is listed by two entries."""
+    terms: dict[str, str] = {}
+    for m in _GLOSSARY_ENTRY.finditer(text):
+        for term in (t.strip() for t in m.group(2).split(",")):
+            if term in terms and terms[term] != m.group(1):
+                raise BuildError(f"book/glossary.md lists {term!r} under both {terms[term]!r} and {m.group(1)!r}")
+            if term:
+                terms[term] = m.group(1)
+    return terms
+
+
+def link_glossary(texts: list[str], terms: dict[str, str]) -> list[str]:
+    """The Markdown ``texts`` (a chapter's cells, in order) with the first use of each glossary entry
+    linked to it (``{ref}`TPOT <glossary-tpot>```): whole words only (``TP`` never inside ``TPOT``), the
+    longest term first (``E2E latency`` before ``E2E``); a term written in lower case also matches with a
+    capital first letter. Headings, fence and option lines of directives, targets, comments, code, roles,
+    links, HTML and math are left as they are. ``terms``: term -> target (:func:`glossary_terms`)."""
+    if not terms:
+        return list(texts)
+    variants: dict[str, str] = {}
+    for term, target in terms.items():
+        variants[term] = target
+        if term == term.lower():
+            variants.setdefault(term[0].upper() + term[1:], target)
+    words = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in sorted(variants, key=lambda t: (-len(t), t)))
+                       + r")(?!\w)")
+    protect = "|".join((_PROSE_COMMENT, _PROSE_FENCED, _PROSE_LINE_PROTECTED, _PROSE_CODE, *_PROSE_INLINE_PROTECTED,
+                        _MATH))
+    linked: set[str] = set()
+
+    def link(m: re.Match) -> str:
+        target = variants[m.group(0)]
+        if target in linked:
+            return m.group(0)
+        linked.add(target)
+        return f"{{ref}}`{m.group(0)} <{target}>`"
+
+    return ["".join(words.sub(link, piece) if free else piece for free, piece in _prose_pieces(text, protect))
+            for text in texts]
+
+
+#: Characters a Markdown parser would read in the text of a MathML element, as character references.
+_MATHML_TEXT_ESCAPES = {c: f"&#x{ord(c):05X};" for c in "[]*_`\\$~|"}
+
+
+#: A slash as TeX sets ``a/b``, without the space of an infix operator round it.
+_MATHML_SLASH = '<mo lspace="0" rspace="0">&#x0002F;</mo>'
+
+
+def typeset_math(text: str) -> str:
+    """``text`` (MyST Markdown) with every formula outside code, ``$...$`` inline and ``$$...$$`` displayed,
+    replaced by its MathML (``latex2mathml``), which the browser typesets: no MathJax, nothing from the
+    network. A displayed formula alone on its lines becomes a ``<div class="jalapeno-math">`` block.
+    Raises BuildError for a formula ``latex2mathml`` cannot read."""
+    from latex2mathml.converter import convert
+
+    protect = "|".join((_PROSE_COMMENT, _PROSE_FENCED, _PROSE_CODE))
+    out, offset = [], 0
+    for free, piece in _prose_pieces(text, protect):
+        start, offset = offset, offset + len(piece)
+        if not free:
+            out.append(piece)
+            continue
+        at = 0
+        for m in re.finditer(_MATH, piece):
+            display_ = m.group(0).startswith("$$")
+            latex = m.group(0)[2:-2] if display_ else m.group(0)[1:-1]
+            try:
+                mathml = convert(latex.strip(), display="block" if display_ else "inline")
+            except Exception as e:  # latex2mathml raises its own exceptions and plain ones
+                detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                raise BuildError(f"cannot typeset the formula {m.group(0)[:80]!r}: latex2mathml raised {detail}") from None
+            mathml = re.sub(r">([^<]+)<", lambda t: ">" + "".join(_MATHML_TEXT_ESCAPES.get(c, c) for c in t.group(1)) + "<",
+                            mathml)
+            mathml = mathml.replace("<mo>&#x0002F;</mo>", _MATHML_SLASH)
+            before, after = text[:start + m.start()], text[start + m.end():]
+            alone = before.rsplit("\n", 1)[-1].strip() == "" and after.split("\n", 1)[0].strip() == ""
+            out.append(piece[at:m.start()])
+            out.append(f'<div class="jalapeno-math">{mathml}</div>' if display_ and alone else mathml)
+            at = m.end()
+        out.append(piece[at:])
+    return "".join(out)
+
+
+def stage_prose(nb: nbformat.NotebookNode, glossary: Path) -> None:
+    """Link the first use of each term of the glossary page ``glossary`` (:func:`link_glossary`) and
+    typeset the formulas (:func:`typeset_math`) in the markdown cells of the staged notebook ``nb``, in
+    place; the committed notebook is not changed."""
+    cells = [c for c in nb.cells if c.cell_type == "markdown"]
+    terms = glossary_terms(glossary.read_text()) if glossary.exists() else {}
+    for cell, text in zip(cells, link_glossary([c.source for c in cells], terms)):
+        cell.source = typeset_math(text)
+
+
+def typeset_pages(src: Path) -> None:
+    """:func:`typeset_math` on every Markdown page of the staged book ``src`` that holds a ``$``."""
+    for page in sorted(src.glob("*.md")):
+        text = page.read_text()
+        if "$" in text:
+            page.write_text(typeset_math(text))
