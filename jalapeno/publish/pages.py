@@ -127,6 +127,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             first.source = insert_after_title(first.source, render(
                 "banner.md", title=title, description=text, rows=[(k, values[k], defaults[k]) for k in defaults if k in values],
                 command=build_command([name], scenario, own, out, default_out)))
+        label_notebook_tables(nb)  # the staged copy's tables reflow on a phone (data-label on each cell)
         nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
         for svg in sorted((entries[name] / "figures").glob("*.svg")):
             clash = next((f["notebook"] for f in figures if f["name"] == svg.stem), None)
@@ -544,3 +545,108 @@ def strip_cache_busting(html_dir: Path) -> None:
         stripped = _CACHE_BUSTING.sub(r"\1", text)
         if stripped != text:
             page.write_text(stripped)
+
+
+# ---- tables that reflow on a phone ------------------------------------------------------------------
+
+def label_table_cells(html_text: str) -> str:
+    """``html_text`` with ``data-label="<its column's header>"`` on every body ``<td>`` of each table
+    inside a ``<div class="jalapeno-table">`` (:func:`jalapeno.publish.notebook.table`), so that below
+    600 px ``book/_static/jalapeno.css`` can show each row as a block of labelled values. A cell's column
+    is the header whose ``id`` its ``headers`` attribute names (great_tables writes both), else the
+    header at its position (``colspan`` counted); a header's text is its text content, whitespace
+    collapsed (empty for an unnamed column). Parsed with the standard library's ``html.parser``; only
+    the start tags of the cells change, every other byte is kept. A cell that already has a
+    ``data-label`` is left as it is; a text without such a table comes back unchanged."""
+    import html
+    from html.parser import HTMLParser
+
+    if "jalapeno-table" not in html_text:
+        return html_text
+    starts = [0]
+    for line in html_text.split("\n"):  # html.parser counts lines by "\n" alone
+        starts.append(starts[-1] + len(line) + 1)
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.depth = 0          # open <div>s since the first jalapeno-table div (0: outside one)
+            self.section = ""       # "thead" or "tbody" of the current table
+            self.header_row: list[tuple[str | None, int, list[str]]] = []  # (id, colspan, text) of <th>s
+            self.headers: list[tuple[str | None, int, str]] = []  # the last header row of the table
+            self.text: list[str] | None = None
+            self.column = 0
+            self.edits: list[tuple[int, str, str]] = []  # (offset, old start tag, new start tag)
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "div" and (self.depth or "jalapeno-table" in (a.get("class") or "").split()):
+                self.depth += 1
+            if not self.depth:
+                return
+            if tag in ("thead", "tbody"):
+                self.section = tag
+            elif tag == "tr":
+                self.column = 0
+                if self.section == "thead":
+                    self.header_row = []
+            elif tag == "th" and self.section == "thead":
+                self.text = []
+                self.header_row.append((a.get("id"), int(a.get("colspan") or 1), self.text))
+            elif tag == "td" and self.section == "tbody":
+                by_id = {i: t for i, _, t in self.headers if i}
+                label = next((by_id[h] for h in (a.get("headers") or "").split() if h in by_id), None)
+                if label is None:
+                    at = 0
+                    for _, span, t in self.headers:
+                        if at <= self.column < at + span:
+                            label = t
+                            break
+                        at += span
+                self.column += int(a.get("colspan") or 1)
+                if label is not None and "data-label" not in a:
+                    old = self.get_starttag_text()
+                    line, col = self.getpos()
+                    end = -2 if old.endswith("/>") else -1
+                    new = old[:end] + f' data-label="{html.escape(label, quote=True)}"' + old[end:]
+                    self.edits.append((starts[line - 1] + col, old, new))
+
+        def handle_endtag(self, tag: str) -> None:
+            if not self.depth:
+                return
+            if tag == "div":
+                self.depth -= 1
+            elif tag == "th" and self.text is not None:
+                self.text = None
+            elif tag == "tr" and self.section == "thead" and self.header_row:
+                self.headers = [(i, span, " ".join("".join(t).split())) for i, span, t in self.header_row]
+            elif tag == "table":
+                self.section, self.headers, self.header_row = "", [], []
+
+        def handle_data(self, data: str) -> None:
+            if self.text is not None:
+                self.text.append(data)
+
+    parser = Cells()
+    parser.feed(html_text)
+    parser.close()
+    out, at = [], 0
+    for offset, old, new in parser.edits:
+        assert html_text[offset:offset + len(old)] == old, (offset, old)
+        out += [html_text[at:offset], new]
+        at = offset + len(old)
+    return "".join(out) + html_text[at:]
+
+
+def label_notebook_tables(nb: nbformat.NotebookNode) -> None:
+    """Label the body cells of every table (:func:`label_table_cells`) in the HTML outputs of ``nb``, in
+    place: done on the staged copy of a chapter, never on the committed notebook (whose outputs nbval
+    compares)."""
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if "text/html" in data:
+                text = data["text/html"]
+                text = "".join(text) if isinstance(text, list) else text
+                if "jalapeno-table" in text:
+                    data["text/html"] = label_table_cells(text)
