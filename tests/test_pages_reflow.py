@@ -95,3 +95,43 @@ def test_the_staged_notebook_has_labelled_tables_and_other_outputs_unchanged():
     assert [label for label, _ in cells(html)] == ["chip", "TDP (W)", "", "chip", "TDP (W)", ""]
     assert nb.cells[0].outputs[0].data["text/plain"] == "x"
     assert nb.cells[0].outputs[1].data["text/html"] == "<p>no table</p>"
+
+
+def unlabelled_cells(page_html: str) -> tuple[int, list[str]]:
+    """How many body cells the tables of div.jalapeno-table hold in a built page, and the start tag of
+    each one without a data-label."""
+
+    class Check(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.depth, self.body, self.count, self.missing = 0, False, 0, []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "div" and (self.depth or "jalapeno-table" in (a.get("class") or "").split()):
+                self.depth += 1
+            elif self.depth and tag == "tbody":
+                self.body = True
+            elif self.depth and self.body and tag == "td":
+                self.count += 1
+                if "data-label" not in a:
+                    self.missing.append(self.get_starttag_text())
+
+        def handle_endtag(self, tag):
+            if self.depth and tag == "div":
+                self.depth -= 1
+            elif tag == "tbody":
+                self.body = False
+
+    c = Check()
+    c.feed(page_html)
+    return c.count, c.missing
+
+
+def test_every_cell_of_every_table_of_the_built_book_has_its_label(built_book):
+    counted = 0
+    for page in sorted((built_book / "chapters").glob("*.html")):
+        count, missing = unlabelled_cells(page.read_text())
+        assert missing == [], (page.name, missing[:3])
+        counted += count
+    assert counted > 100  # the chapters' tables were found (roofline alone has hundreds of cells)
