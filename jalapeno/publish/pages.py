@@ -475,15 +475,17 @@ def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None
     """The changelog page: each recorded version against the one before, newest first, then this
     build's ``current`` numbers against the latest recorded version."""
     versions, shown = published_numbers(), []
+    labels, titles = number_labels(), chapter_titles()  # grouped by chapter and quantity, in readers' words
     names = list(versions)
     for i, name in reversed(list(enumerate(names))):
         entry = {"name": name, "total": sum(len(c) for c in versions[name].values()),
                  "chapters": len(versions[name]), "first": i == 0}
         if i:
             told = reasons(name)
-            rows = [{"chapter": c, "key": k, "before": a, "after": b, "why": why(told, c, k)}
-                    for c, k, a, b in diff_numbers(versions[names[i - 1]], versions[name])]
-            entry.update(before=names[i - 1], added=[r for r in rows if r["before"] == "(new)"],
+            diff = diff_numbers(versions[names[i - 1]], versions[name])
+            rows = [{"chapter": c, "key": k, "before": a, "after": b, "why": why(told, c, k)} for c, k, a, b in diff]
+            entry.update(before=names[i - 1], by_chapter=changes_by_chapter(diff, told, labels, titles),
+                         added=[r for r in rows if r["before"] == "(new)"],
                          removed=[r for r in rows if r["after"] == "(removed)"],
                          moved=[r for r in rows if "(new)" != r["before"] and r["after"] != "(removed)"])
         shown.append(entry)
@@ -492,9 +494,9 @@ def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None
         latest = versions[names[-1]]
         how = (f"under the scenario `{scenario.name}`" if scenario else
                "with changed parameters" if changed else "with the default parameters")
-        this_build = {"how": how, "latest": names[-1], "rows": [
-            {"chapter": c, "key": k, "before": a, "after": b}
-            for c, k, a, b in diff_numbers({c: latest.get(c, {}) for c in current}, current)]}
+        diff = diff_numbers({c: latest.get(c, {}) for c in current}, current)
+        this_build = {"how": how, "latest": names[-1], "by_chapter": changes_by_chapter(diff, {}, labels, titles),
+                      "rows": [{"chapter": c, "key": k, "before": a, "after": b} for c, k, a, b in diff]}
     return render("changelog.md", versions=shown, this_build=this_build)
 
 
@@ -650,3 +652,180 @@ def label_notebook_tables(nb: nbformat.NotebookNode) -> None:
                 text = "".join(text) if isinstance(text, list) else text
                 if "jalapeno-table" in text:
                     data["text/html"] = label_table_cells(text)
+
+
+# ---- the changelog, grouped by chapter and quantity -------------------------------------------------
+
+#: A glued number in a chapter's Markdown: ``{glue:md}`key``` (also ``{glue}`` and ``{glue:text}``).
+_GLUE_REF = re.compile(r"\{glue(?::md|:text)?\}`([^`]+)`")
+#: MyST roles and Markdown marks a reader label drops: ``{term}`MTP``` -> MTP, ``{ref}`text <target>``` -> text,
+#: ``[text](address)`` -> text, emphasis marks.
+_ROLE = re.compile(r"\{[a-z:-]+\}`([^`<]*?)(?:\s*<[^`>]*>)?`")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+#: A developer's reference in a quantity's description, ``(jalapeno.comparison.baseline_summary)``.
+_INTERNAL = re.compile(r"\s*\(jalapeno\.[^)]*\)")
+#: Where a sentence of prose ends (before the next one starts with a capital, a number or a glued value).
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9({*\"“])")
+#: At most this many words of a sentence on each side of the number it labels.
+LABEL_WORDS = 14
+
+
+def _reader_text(text: str) -> str:
+    """``text`` (Markdown of a chapter) without MyST roles, links and emphasis marks, one line."""
+    text = _LINK.sub(r"\1", _ROLE.sub(r"\1", text))
+    return " ".join(text.replace("**", "").split())
+
+
+def _clip(words: list[str], at: int) -> str:
+    """The words of a sentence around word ``at``, at most :data:`LABEL_WORDS` on each side, with an
+    ellipsis where words were left out."""
+    lo, hi = max(0, at - LABEL_WORDS), min(len(words), at + LABEL_WORDS + 1)
+    return ("… " if lo else "") + " ".join(words[lo:hi]) + (" …" if hi < len(words) else "")
+
+
+def _table_row(line: str) -> str:
+    """A row of a Markdown table as a reader says it: a name and its value (``chips: 64``), more cells
+    joined by semicolons."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return (": " if len(cells) == 2 else "; ").join(cells)
+
+
+def prose_labels(cells: list[str], values: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Where a chapter's prose first quotes each glued number: key -> (the heading of its section, the
+    sentence that quotes it). ``cells``: the chapter's Markdown cells in order; ``values``: key -> the
+    text its number shows (:func:`glued`). In the sentence the number itself reads ``{value}`` (a
+    placeholder the changelog fills with the value of its row) and every other glued number its value;
+    MyST roles, links and emphasis are dropped, the words around the number kept (:func:`_clip`). The
+    chapter's own title is the section of numbers quoted before its first ``##`` heading."""
+    out: dict[str, tuple[str, str]] = {}
+    section = ""
+    for source in cells:
+        for block in re.split(r"\n\s*\n", source):
+            lines = []
+            for line in block.splitlines():
+                if re.match(r"#{1,6} ", line):
+                    section = _reader_text(line.lstrip("#"))
+                elif not line.startswith((":::", "```", ":")):
+                    lines.append(line)
+            # a table row or a list item is a sentence of its own; a paragraph splits at its full stops
+            units = [_table_row(line) if line.lstrip().startswith("|") else line.strip().removeprefix("- ").removeprefix("* ")
+                     for line in lines if line.lstrip().startswith(("|", "- ", "* "))]
+            paragraph = " ".join(line for line in lines if not line.lstrip().startswith(("|", "- ", "* ")))
+            units += _SENTENCE_END.split(paragraph)
+            for unit in units:
+                for key in dict.fromkeys(_GLUE_REF.findall(unit)):
+                    if key in out:
+                        continue
+                    marked = _GLUE_REF.sub(lambda m: "\0" if m.group(1) == key else values.get(m.group(1), m.group(1)), unit)
+                    words = _reader_text(marked.replace("\0", "\x01", 1).replace("\0", "")).split()
+                    at = next((i for i, w in enumerate(words) if "\x01" in w), 0)
+                    out[key] = (section, _clip(words, at).replace("\x01", "{value}"))
+    return out
+
+
+def chapter_titles() -> dict[str, str]:
+    """Each chapter's title, from its committed notebook (:func:`chapter_title`): name -> title."""
+    return {n: chapter_title(nbformat.read(notebook_path(n), as_version=4), n) for n in notebook_names()}
+
+
+def _claim_label(claim: dict[str, str | None]) -> str:
+    """A claim of ``data/claims.csv`` in a reader's words: its quantity and the value published for it
+    (``latency saved per step in the example, published as 200 ms``), the value by the display rule."""
+    def shown(v: str) -> str:
+        try:
+            return formatted(float(v), "{:,g}")
+        except ValueError:
+            return v
+    value = "–".join(shown(v) for v in (claim.get("value"), claim.get("value_high")) if v)
+    unit = "" if claim.get("unit") in (None, "", "count") else str(claim.get("unit"))
+    published = f", published as {value}{'x' if unit == 'x' else ' ' + unit if unit else ''}" if value else ""
+    return (claim.get("quantity") or str(claim.get("claim_id"))) + published
+
+
+def number_labels() -> dict[str, dict[str, dict[str, str]]]:
+    """A reader's label of each number the committed notebooks glue: chapter -> key -> ``{"group",
+    "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
+    :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
+    status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, else
+    the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the variant of the
+    quantity (or "the quantity's value"), the claim's quantity (``data/claims.csv``) or the sentence
+    that quotes it, ``{value}`` standing for the number; ``order`` sorts the groups by where the
+    chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
+    label (the changelog shows its key)."""
+    from ..chapters.quantities import QUANTITIES
+
+    titles = chapter_titles()
+    claims_csv = data_dir() / "claims.csv"
+    claims = ({r["claim_id"]: r for r in pl.read_csv(claims_csv, infer_schema_length=0).iter_rows(named=True)}
+              if claims_csv.exists() else {})
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for name in notebook_names():
+        nb = nbformat.read(notebook_path(name), as_version=4)
+        values, known = glued(nb), quantities(nb)
+        prose = prose_labels([c.source for c in nb.cells if c.cell_type == "markdown"], values)
+        order = {k: f"{i:05d}" for i, k in enumerate(prose)}
+        mine: dict[str, dict[str, str]] = {}
+        for key in values:
+            if key in known:
+                q, variant = known[key]
+                what = _INTERNAL.sub("", QUANTITIES[q].what) if q in QUANTITIES else q
+                mine[key] = {"group": what[:1].upper() + what[1:],
+                             "label": f"{variant}: {QUANTITIES[q].variants[variant]}" if variant else "the quantity's value",
+                             "order": order.get(key, "99999")}
+            elif key.endswith("-status") and key.removesuffix("-status") in claims:
+                claim = claims[key.removesuffix("-status")]
+                chapter = claim.get("chapter") or ""
+                mine[key] = {"group": f"Claims the chapter {titles.get(chapter, chapter)} treats: their status",
+                             "label": _claim_label(claim),
+                             "order": "50000" + chapter}
+            elif key in prose:
+                section, sentence = prose[key]
+                mine[key] = {"group": section or titles[name], "label": sentence, "order": order[key]}
+        out[name] = mine
+    return out
+
+
+#: A reader's text in a Markdown table cell or list: one line, whole, ``|`` escaped and ``<`` written as
+#: an entity (a reason's ``<claim id>`` is text, not an HTML tag).
+TEMPLATES.filters["reader_cell"] = lambda text: (" ".join(str(text).split()).replace("|", "\\|")
+                                                 .replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, dict[str, str]],
+                       labels: dict[str, dict[str, dict[str, str]]], titles: dict[str, str] | None = None) -> list[dict]:
+    """The changes ``rows`` (``(chapter, key, before, after)`` of :func:`diff_numbers`) grouped for the
+    changelog: one entry per chapter (``chapter``, ``title``, ``why``: the reason ``told`` gives for the
+    chapter's changes as a whole, its ``"*"``; ``counts``), each holding its ``moved``, ``added`` and
+    ``removed`` numbers as groups of one quantity or section (``group``, ``rows``, ``why_column``: whether
+    any row has a reason of its own), in the order the chapter shows them. A row holds ``label`` (the
+    reader's label of :func:`number_labels` with ``{value}`` filled by the row's value, in bold; None when
+    the number has none), ``key``, ``before``, ``after`` and ``why``: the reason ``told`` gives for that
+    number alone (the chapter's reason is said once, not on every row). A number without a label is in
+    the group "Other numbers", last."""
+    titles = titles or {}
+    chapters: dict[str, dict] = {}
+    for chapter, key, before, after in rows:
+        entry = chapters.setdefault(chapter, {"chapter": chapter, "title": titles.get(chapter, chapter),
+                                              "why": str((told.get(chapter) or {}).get("*") or ""),
+                                              "moved": {}, "added": {}, "removed": {}})
+        kind = "added" if before == "(new)" else "removed" if after == "(removed)" else "moved"
+        info = (labels.get(chapter) or {}).get(key)
+        value = before if kind == "removed" else after
+        label = info["label"].replace("{value}", f"**{value}**") if info else None
+        if label and "{value}" not in info["label"] and kind != "moved":  # a quantity's label: its value after it
+            label += f": **{value}**"
+        group = (info["order"], info["group"]) if info else ("~", "Other numbers")
+        entry[kind].setdefault(group, []).append({"label": label, "key": key, "before": before, "after": after,
+                                                  "why": str((told.get(chapter) or {}).get(key) or "")})
+    out = []
+    book_order = list(titles)
+    for entry in sorted(chapters.values(), key=lambda e: (book_order.index(e["chapter"]) if e["chapter"] in book_order
+                                                           else len(book_order), e["chapter"])):
+        entry["counts"] = {k: sum(len(r) for r in entry[k].values()) for k in ("moved", "added", "removed")}
+        for kind in ("moved", "added", "removed"):
+            groups: dict[str, list[dict]] = {}
+            for (_, name), rs in sorted(entry[kind].items()):
+                groups.setdefault(name, []).extend(rs)
+            entry[kind] = [{"group": g, "rows": rs, "why_column": any(r["why"] for r in rs)} for g, rs in groups.items()]
+        out.append(entry)
+    return out
