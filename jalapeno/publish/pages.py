@@ -672,8 +672,9 @@ LABEL_WORDS = 14
 
 def _reader_text(text: str) -> str:
     """``text`` (Markdown of a chapter) without MyST roles, links and emphasis marks, one line."""
-    text = _LINK.sub(r"\1", _ROLE.sub(r"\1", text))
-    return " ".join(text.replace("**", "").split())
+    text = re.sub(r"</?[A-Za-z][^>]*>", "", _LINK.sub(r"\1", _ROLE.sub(r"\1", text)))  # links, roles, HTML tags
+    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", text.replace("**", ""))  # emphasis marks
+    return " ".join(text.split())
 
 
 def _clip(words: list[str], at: int) -> str:
@@ -789,6 +790,18 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
 #: an entity (a reason's ``<claim id>`` is text, not an HTML tag).
 TEMPLATES.filters["reader_cell"] = lambda text: (" ".join(str(text).split()).replace("|", "\\|")
                                                  .replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def _reader_html(text: object) -> str:
+    """A reader's text of the changelog as HTML: escaped, one line, ``**value**`` in bold
+    (``<strong>``), a ``` `key` ``` in code."""
+    import html
+
+    escaped = html.escape(" ".join(str(text).split()), quote=False)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped))
+
+
+TEMPLATES.filters["reader_html"] = _reader_html
 
 
 def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, dict[str, str]],
