@@ -708,11 +708,20 @@ def prose_labels(cells: list[str], values: dict[str, str]) -> dict[str, tuple[st
                     section = _reader_text(line.lstrip("#"))
                 elif not line.startswith((":::", "```", ":")):
                     lines.append(line)
-            # a table row or a list item is a sentence of its own; a paragraph splits at its full stops
-            units = [_table_row(line) if line.lstrip().startswith("|") else line.strip().removeprefix("- ").removeprefix("* ")
-                     for line in lines if line.lstrip().startswith(("|", "- ", "* "))]
-            paragraph = " ".join(line for line in lines if not line.lstrip().startswith(("|", "- ", "* ")))
-            units += _SENTENCE_END.split(paragraph)
+            # a table row is a unit of its own; a list item (with its continuation lines) and a paragraph
+            # split at their full stops
+            units: list[str] = []
+            texts: list[list[str]] = [[]]
+            for line in lines:
+                item = re.match(r"\s*(?:[-*+]|\d+\.)\s+(.*)", line)
+                if line.lstrip().startswith("|"):
+                    units.append(_table_row(line))
+                    texts.append([])
+                elif item:
+                    texts.append([item.group(1)])
+                else:
+                    texts[-1].append(line.strip())
+            units += [u for t in texts for u in _SENTENCE_END.split(" ".join(t))]
             for unit in units:
                 for key in dict.fromkeys(_GLUE_REF.findall(unit)):
                     if key in out:
@@ -748,9 +757,9 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
     "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
     :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
     status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, else
-    the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the variant of the
-    quantity (or "the quantity's value"), the claim's quantity (``data/claims.csv``) or the sentence
-    that quotes it, ``{value}`` standing for the number; ``order`` sorts the groups by where the
+    the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that
+    quotes it (for a quantity "the quantity's value" when no prose does, after the name of the variant
+    when it shows one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the number; ``order`` sorts the groups by where the
     chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
     label (the changelog shows its key)."""
     from ..chapters.quantities import QUANTITIES
@@ -770,8 +779,9 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
             if key in known:
                 q, variant = known[key]
                 what = _INTERNAL.sub("", QUANTITIES[q].what) if q in QUANTITIES else q
+                said = prose[key][1] if key in prose else "the quantity's value"
                 mine[key] = {"group": what[:1].upper() + what[1:],
-                             "label": f"{variant}: {QUANTITIES[q].variants[variant]}" if variant else "the quantity's value",
+                             "label": f"{variant}: {said}" if variant else said,
                              "order": order.get(key, "99999")}
             elif key.endswith("-status") and key.removesuffix("-status") in claims:
                 claim = claims[key.removesuffix("-status")]
