@@ -756,8 +756,8 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
     """A reader's label of each number the committed notebooks glue: chapter -> key -> ``{"group",
     "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
     :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
-    status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, else
-    the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that
+    status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, for a
+    claim's value glued under its id and quoted by no prose, the claims' computed values, else the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that
     quotes it (for a quantity "the quantity's value" when no prose does, after the name of the variant
     when it shows one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the number; ``order`` sorts the groups by where the
     chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
@@ -789,6 +789,9 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
                 mine[key] = {"group": f"Claims the chapter {titles.get(chapter, chapter)} treats: their status",
                              "label": _claim_label(claim),
                              "order": "50000" + chapter}
+            elif key in claims and key not in prose:  # a claim's computed value, glued under its id
+                mine[key] = {"group": "Computed values of the claims", "label": _claim_label(claims[key]),
+                             "order": "60000"}
             elif key in prose:
                 section, sentence = prose[key]
                 mine[key] = {"group": section or titles[name], "label": sentence, "order": order[key]}
