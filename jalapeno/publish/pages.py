@@ -738,15 +738,16 @@ def chapter_titles() -> dict[str, str]:
     return {n: chapter_title(nbformat.read(notebook_path(n), as_version=4), n) for n in notebook_names()}
 
 
-def _claim_label(claim: dict[str, str | None]) -> str:
-    """A claim of ``data/claims.csv`` in a reader's words: its quantity and the value published for it
-    (``latency saved per step in the example, published as 200 ms``), the value by the display rule."""
-    def shown(v: str) -> str:
+def _claim_label(claim: dict[str, object]) -> str:
+    """A claim of ``data/claims.csv`` (a row of :func:`jalapeno.data.claims_table`) in a reader's words: its
+    quantity and the value published for it (``latency saved per step in the example, published as
+    200 ms``), the value by the display rule."""
+    def shown(v: object) -> str:
         try:
             return formatted(float(v), "{:,g}")
-        except ValueError:
-            return v
-    value = "–".join(shown(v) for v in (claim.get("value"), claim.get("value_high")) if v)
+        except (TypeError, ValueError):
+            return str(v)
+    value = "–".join(shown(v) for v in (claim.get("value"), claim.get("value_high")) if v is not None and v != "")
     unit = "" if claim.get("unit") in (None, "", "count") else str(claim.get("unit"))
     published = f", published as {value}{'x' if unit == 'x' else ' ' + unit if unit else ''}" if value else ""
     return (claim.get("quantity") or str(claim.get("claim_id"))) + published
@@ -763,11 +764,10 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
     chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
     label (the changelog shows its key)."""
     from ..chapters.quantities import QUANTITIES
+    from ..data import claims_table
 
     titles = chapter_titles()
-    claims_csv = data_dir() / "claims.csv"
-    claims = ({r["claim_id"]: r for r in pl.read_csv(claims_csv, infer_schema_length=0).iter_rows(named=True)}
-              if claims_csv.exists() else {})
+    claims = {r["claim_id"]: r for r in claims_table().iter_rows(named=True)}
     out: dict[str, dict[str, dict[str, str]]] = {}
     for name in notebook_names():
         nb = nbformat.read(notebook_path(name), as_version=4)
@@ -786,7 +786,7 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
             elif key.endswith("-status") and key.removesuffix("-status") in claims:
                 claim = claims[key.removesuffix("-status")]
                 chapter = claim.get("chapter") or ""
-                mine[key] = {"group": f"Claims the chapter {titles.get(chapter, chapter)} treats: their status",
+                mine[key] = {"group": f"Status of the claims treated in “{titles.get(chapter, chapter)}”",
                              "label": _claim_label(claim),
                              "order": "50000" + chapter}
             elif key in claims and key not in prose:  # a claim's computed value, glued under its id
