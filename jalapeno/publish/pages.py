@@ -29,6 +29,8 @@ from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
+from ..chapters.quantities import QUANTITIES  # the changelog's labels (number_labels)
+from ..data import claims_table  # the changelog's labels (number_labels)
 
 GLUE_MIME = "application/papermill.record/text/markdown"
 
@@ -758,14 +760,12 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
     "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
     :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
     status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, for a
-    claim's value glued under its id and quoted by no prose, the claims' computed values, else the section of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that
-    quotes it (for a quantity "the quantity's value" when no prose does, after the name of the variant
-    when it shows one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the number; ``order`` sorts the groups by where the
-    chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
+    claim's value glued under its id and quoted by no prose, the claims' computed values, else the section
+    of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that quotes it (for
+    a quantity "the quantity's value" when no prose does, after the name of the variant when it shows
+    one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the
+    number; ``order`` sorts the groups by where the chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
     label (the changelog shows its key)."""
-    from ..chapters.quantities import QUANTITIES
-    from ..data import claims_table
-
     titles = chapter_titles()
     claims = {r["claim_id"]: r for r in claims_table().iter_rows(named=True)}
     out: dict[str, dict[str, dict[str, str]]] = {}
