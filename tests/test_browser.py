@@ -417,3 +417,34 @@ def test_the_verdict_page_opens_with_the_answer_on_one_screen(site, browser):
     assert "best interactivity" in screen and "not its overall performance" in screen, screen
     # the rest of the answer: the MTP condition and what no public measurement confirms
     assert verdict["mtp_ratio"] in screen and verdict["perf_confirm"] in screen, screen
+
+
+def test_no_page_scrolls_sideways_on_a_phone_and_wide_tables_stack(site, browser):
+    """At 390 px no page is wider than the screen (long code spans, file names and addresses wrap; a wide
+    Markdown table scrolls in its own box), and a table with labelled cells (a chapter's, the changelog's)
+    stacks: each cell a block led by its column's header (``data-label``); at 1,440 px it is a table."""
+    out, url = site
+    widths, cells = {}, {}
+    for device in ("phone", "desktop"):
+        ctx = _context(browser, WIDTHS[device])
+        page = ctx.new_page()
+        try:
+            for path in ("data.html", "figures.html", "references.html", "changelog.html", "chapters/roofline.html",
+                         "chapters/claims.html"):
+                page.goto(url + path, wait_until="load")
+                widths[device, path] = page.evaluate("() => document.documentElement.scrollWidth")
+            for path, table in (("chapters/roofline.html", "div.jalapeno-table"), ("changelog.html", "table.jalapeno-reflow")):
+                page.goto(url + path, wait_until="load")
+                page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+                cells[device, path] = page.evaluate(f"""() => {{
+                    const td = document.querySelector('{table} td[data-label]:not([data-label=""])');
+                    if (!td) return [null, null, null];
+                    return [getComputedStyle(td).display, getComputedStyle(td, '::before').content, td.dataset.label]; }}""")
+        finally:
+            ctx.close()
+    assert {k: w for k, w in widths.items() if w > WIDTHS[k[0]]} == {}
+    for (device, path), (display, before, label) in cells.items():
+        if device == "phone":
+            assert (display, before) == ("block", f'"{label}: "'), path
+        else:
+            assert display == "table-cell" and before == "none", path

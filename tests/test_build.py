@@ -324,8 +324,12 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     monkeypatch.setattr(pages, "reasons", lambda v: {"ch": {"a": "recalibrated", "*": "a new section"}} if v == "0.2.0" else {})
     page = pages.changelog_page(versions["0.2.0"], None, False)
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
-    assert "| ch | `a` | 1 | 1.5 | recalibrated |" in page  # only the changed number is a table row, with why
-    assert "- ch (1): `c` (a new section)" in page and "Removed numbers, by chapter:" in page
+    # grouped by chapter (changelog_page: changes_by_chapter): only the changed number is a table row, with the
+    # reason given for it; the chapter's reason ("*") is said once; a number no prose names shows its key
+    assert "<summary>ch: 1 changed, 1 new, 1 removed</summary>" in page and "Why: a new section" in page
+    assert ('<td data-label="number"><code>a</code></td><td data-label="before">1</td><td data-label="after">1.5</td>'
+            '<td data-label="why">recalibrated</td>') in page
+    assert "**New** (1):" in page and "- `c`: 3\n" in page and "**Removed** (1):" in page and "- `b`: 2\n" in page
     assert "computed with the default parameters" in page  # the version diff does not mark the build changed
 
 

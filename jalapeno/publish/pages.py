@@ -29,6 +29,8 @@ from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
+from ..chapters.quantities import QUANTITIES  # the changelog's labels (number_labels)
+from ..data import claims_table  # the changelog's labels (number_labels)
 
 GLUE_MIME = "application/papermill.record/text/markdown"
 
@@ -138,6 +140,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             figures.append({"name": svg.stem, "notebook": name, "caption": figure_caption(svg.read_text(), svg.stem),
                             "command": build_command([name], scenario, own)})
             drawn[charts.spec_id(json.loads(svg.with_name(svg.stem + ".vl.json").read_text()))] = figures[-1]
+        label_notebook_tables(nb)  # the staged copy's tables reflow on a phone (data-label on each cell)
         add_chart_data(nb, drawn)
         nbformat.write(nb, src / "chapters" / f"{name}.ipynb")
     if changed:
@@ -523,15 +526,17 @@ def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None
     """The changelog page: each recorded version against the one before, newest first, then this
     build's ``current`` numbers against the latest recorded version."""
     versions, shown = published_numbers(), []
+    labels, titles = number_labels(), chapter_titles()  # grouped by chapter and quantity, in readers' words
     names = list(versions)
     for i, name in reversed(list(enumerate(names))):
         entry = {"name": name, "total": sum(len(c) for c in versions[name].values()),
                  "chapters": len(versions[name]), "first": i == 0}
         if i:
             told = reasons(name)
-            rows = [{"chapter": c, "key": k, "before": a, "after": b, "why": why(told, c, k)}
-                    for c, k, a, b in diff_numbers(versions[names[i - 1]], versions[name])]
-            entry.update(before=names[i - 1], added=[r for r in rows if r["before"] == "(new)"],
+            diff = diff_numbers(versions[names[i - 1]], versions[name])
+            rows = [{"chapter": c, "key": k, "before": a, "after": b, "why": why(told, c, k)} for c, k, a, b in diff]
+            entry.update(before=names[i - 1], by_chapter=changes_by_chapter(diff, told, labels, titles),
+                         added=[r for r in rows if r["before"] == "(new)"],
                          removed=[r for r in rows if r["after"] == "(removed)"],
                          moved=[r for r in rows if "(new)" != r["before"] and r["after"] != "(removed)"])
         shown.append(entry)
@@ -540,9 +545,9 @@ def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None
         latest = versions[names[-1]]
         how = (f"under the scenario `{scenario.name}`" if scenario else
                "with changed parameters" if changed else "with the default parameters")
-        this_build = {"how": how, "latest": names[-1], "rows": [
-            {"chapter": c, "key": k, "before": a, "after": b}
-            for c, k, a, b in diff_numbers({c: latest.get(c, {}) for c in current}, current)]}
+        diff = diff_numbers({c: latest.get(c, {}) for c in current}, current)
+        this_build = {"how": how, "latest": names[-1], "by_chapter": changes_by_chapter(diff, {}, labels, titles),
+                      "rows": [{"chapter": c, "key": k, "before": a, "after": b} for c, k, a, b in diff]}
     return render("changelog.md", versions=shown, this_build=this_build)
 
 
@@ -733,3 +738,308 @@ def typeset_pages(src: Path) -> None:
         text = page.read_text()
         if "$" in text:
             page.write_text(typeset_math(text))
+
+# ---- tables that reflow on a phone ------------------------------------------------------------------
+
+def label_table_cells(html_text: str) -> str:
+    """``html_text`` with ``data-label="<its column's header>"`` on every body ``<td>`` of each table
+    inside a ``<div class="jalapeno-table">`` (:func:`jalapeno.publish.notebook.table`), so that below
+    600 px ``book/_static/jalapeno.css`` can show each row as a block of labelled values. A cell's column
+    is the header whose ``id`` its ``headers`` attribute names (great_tables writes both), else the
+    header at its position (``colspan`` counted); a header's text is its text content, whitespace
+    collapsed (empty for an unnamed column). Parsed with the standard library's ``html.parser``; only
+    the start tags of the cells change, every other byte is kept. A cell that already has a
+    ``data-label`` is left as it is; a text without such a table comes back unchanged."""
+    import html
+    from html.parser import HTMLParser
+
+    if "jalapeno-table" not in html_text:
+        return html_text
+    starts = [0]
+    for line in html_text.split("\n"):  # html.parser counts lines by "\n" alone
+        starts.append(starts[-1] + len(line) + 1)
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.depth = 0          # open <div>s since the first jalapeno-table div (0: outside one)
+            self.section = ""       # "thead" or "tbody" of the current table
+            self.header_row: list[tuple[str | None, int, list[str]]] = []  # (id, colspan, text) of <th>s
+            self.headers: list[tuple[str | None, int, str]] = []  # the last header row of the table
+            self.text: list[str] | None = None
+            self.column = 0
+            self.edits: list[tuple[int, str, str]] = []  # (offset, old start tag, new start tag)
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "div" and (self.depth or "jalapeno-table" in (a.get("class") or "").split()):
+                self.depth += 1
+            if not self.depth:
+                return
+            if tag in ("thead", "tbody"):
+                self.section = tag
+            elif tag == "tr":
+                self.column = 0
+                if self.section == "thead":
+                    self.header_row = []
+            elif tag == "th" and self.section == "thead":
+                self.text = []
+                self.header_row.append((a.get("id"), int(a.get("colspan") or 1), self.text))
+            elif tag == "td" and self.section == "tbody":
+                by_id = {i: t for i, _, t in self.headers if i}
+                label = next((by_id[h] for h in (a.get("headers") or "").split() if h in by_id), None)
+                if label is None:
+                    at = 0
+                    for _, span, t in self.headers:
+                        if at <= self.column < at + span:
+                            label = t
+                            break
+                        at += span
+                self.column += int(a.get("colspan") or 1)
+                if label is not None and "data-label" not in a:
+                    old = self.get_starttag_text()
+                    line, col = self.getpos()
+                    end = -2 if old.endswith("/>") else -1
+                    new = old[:end] + f' data-label="{html.escape(label, quote=True)}"' + old[end:]
+                    self.edits.append((starts[line - 1] + col, old, new))
+
+        def handle_endtag(self, tag: str) -> None:
+            if not self.depth:
+                return
+            if tag == "div":
+                self.depth -= 1
+            elif tag == "th" and self.text is not None:
+                self.text = None
+            elif tag == "tr" and self.section == "thead" and self.header_row:
+                self.headers = [(i, span, " ".join("".join(t).split())) for i, span, t in self.header_row]
+            elif tag == "table":
+                self.section, self.headers, self.header_row = "", [], []
+
+        def handle_data(self, data: str) -> None:
+            if self.text is not None:
+                self.text.append(data)
+
+    parser = Cells()
+    parser.feed(html_text)
+    parser.close()
+    out, at = [], 0
+    for offset, old, new in parser.edits:
+        assert html_text[offset:offset + len(old)] == old, (offset, old)
+        out += [html_text[at:offset], new]
+        at = offset + len(old)
+    return "".join(out) + html_text[at:]
+
+
+def label_notebook_tables(nb: nbformat.NotebookNode) -> None:
+    """Label the body cells of every table (:func:`label_table_cells`) in the HTML outputs of ``nb``, in
+    place: done on the staged copy of a chapter, never on the committed notebook (whose outputs nbval
+    compares)."""
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if "text/html" in data:
+                text = data["text/html"]
+                text = "".join(text) if isinstance(text, list) else text
+                if "jalapeno-table" in text:
+                    data["text/html"] = label_table_cells(text)
+
+
+# ---- the changelog, grouped by chapter and quantity -------------------------------------------------
+
+#: A glued number in a chapter's Markdown: ``{glue:md}`key``` (also ``{glue}`` and ``{glue:text}``).
+_GLUE_REF = re.compile(r"\{glue(?::md|:text)?\}`([^`]+)`")
+#: MyST roles and Markdown marks a reader label drops: ``{term}`MTP``` -> MTP, ``{ref}`text <target>``` -> text,
+#: ``[text](address)`` -> text, emphasis marks.
+_ROLE = re.compile(r"\{[a-z:-]+\}`([^`<]*?)(?:\s*<[^`>]*>)?`")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+#: A developer's reference in a quantity's description, ``(jalapeno.comparison.baseline_summary)``.
+_INTERNAL = re.compile(r"\s*\(jalapeno\.[^)]*\)")
+#: Where a sentence of prose ends (before the next one starts with a capital, a number or a glued value).
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9({*\"“])")
+#: At most this many words of a sentence on each side of the number it labels.
+LABEL_WORDS = 14
+
+
+def _reader_text(text: str) -> str:
+    """``text`` (Markdown of a chapter) without MyST roles, links and emphasis marks, one line."""
+    text = re.sub(r"</?[A-Za-z][^>]*>", "", _LINK.sub(r"\1", _ROLE.sub(r"\1", text)))  # links, roles, HTML tags
+    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", text.replace("**", ""))  # emphasis marks
+    return " ".join(text.split())
+
+
+def _clip(words: list[str], at: int) -> str:
+    """The words of a sentence around word ``at``, at most :data:`LABEL_WORDS` on each side, with an
+    ellipsis where words were left out."""
+    lo, hi = max(0, at - LABEL_WORDS), min(len(words), at + LABEL_WORDS + 1)
+    return ("… " if lo else "") + " ".join(words[lo:hi]) + (" …" if hi < len(words) else "")
+
+
+def _table_row(line: str) -> str:
+    """A row of a Markdown table as a reader says it: a name and its value (``chips: 64``), more cells
+    joined by semicolons."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return (": " if len(cells) == 2 else "; ").join(cells)
+
+
+def prose_labels(cells: list[str], values: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Where a chapter's prose first quotes each glued number: key -> (the heading of its section, the
+    sentence that quotes it). ``cells``: the chapter's Markdown cells in order; ``values``: key -> the
+    text its number shows (:func:`glued`). In the sentence the number itself reads ``{value}`` (a
+    placeholder the changelog fills with the value of its row) and every other glued number its value;
+    MyST roles, links and emphasis are dropped, the words around the number kept (:func:`_clip`). The
+    chapter's own title is the section of numbers quoted before its first ``##`` heading."""
+    out: dict[str, tuple[str, str]] = {}
+    section = ""
+    for source in cells:
+        for block in re.split(r"\n\s*\n", source):
+            lines = []
+            for line in block.splitlines():
+                if re.match(r"#{1,6} ", line):
+                    section = _reader_text(line.lstrip("#"))
+                elif not line.startswith((":::", "```", ":")):
+                    lines.append(line)
+            # a table row is a unit of its own; a list item (with its continuation lines) and a paragraph
+            # split at their full stops
+            units: list[str] = []
+            texts: list[list[str]] = [[]]
+            for line in lines:
+                item = re.match(r"\s*(?:[-*+]|\d+\.)\s+(.*)", line)
+                if line.lstrip().startswith("|"):
+                    units.append(_table_row(line))
+                    texts.append([])
+                elif item:
+                    texts.append([item.group(1)])
+                else:
+                    texts[-1].append(line.strip())
+            units += [u for t in texts for u in _SENTENCE_END.split(" ".join(t))]
+            for unit in units:
+                for key in dict.fromkeys(_GLUE_REF.findall(unit)):
+                    if key in out:
+                        continue
+                    marked = _GLUE_REF.sub(lambda m: "\0" if m.group(1) == key else values.get(m.group(1), m.group(1)), unit)
+                    words = _reader_text(marked.replace("\0", "\x01", 1).replace("\0", "")).split()
+                    at = next((i for i, w in enumerate(words) if "\x01" in w), 0)
+                    out[key] = (section, _clip(words, at).replace("\x01", "{value}"))
+    return out
+
+
+def chapter_titles() -> dict[str, str]:
+    """Each chapter's title, from its committed notebook (:func:`chapter_title`): name -> title."""
+    return {n: chapter_title(nbformat.read(notebook_path(n), as_version=4), n) for n in notebook_names()}
+
+
+def _claim_label(claim: dict[str, object]) -> str:
+    """A claim of ``data/claims.csv`` (a row of :func:`jalapeno.data.claims_table`) in a reader's words: its
+    quantity and the value published for it (``latency saved per step in the example, published as
+    200 ms``), the value by the display rule."""
+    def shown(v: object) -> str:
+        try:
+            return formatted(float(v), "{:,g}")
+        except (TypeError, ValueError):
+            return str(v)
+    value = "–".join(shown(v) for v in (claim.get("value"), claim.get("value_high")) if v is not None and v != "")
+    unit = "" if claim.get("unit") in (None, "", "count") else str(claim.get("unit"))
+    published = f", published as {value}{'x' if unit == 'x' else ' ' + unit if unit else ''}" if value else ""
+    return (claim.get("quantity") or str(claim.get("claim_id"))) + published
+
+
+def number_labels() -> dict[str, dict[str, dict[str, str]]]:
+    """A reader's label of each number the committed notebooks glue: chapter -> key -> ``{"group",
+    "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
+    :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
+    status (``<claim id>-status`` of the claims chapter), the claims of the chapter that treats it, for a
+    claim's value glued under its id and quoted by no prose, the claims' computed values, else the section
+    of the prose that first quotes it (:func:`prose_labels`); ``label`` is the sentence that quotes it (for
+    a quantity "the quantity's value" when no prose does, after the name of the variant when it shows
+    one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the
+    number; ``order`` sorts the groups by where the chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
+    label (the changelog shows its key)."""
+    titles = chapter_titles()
+    claims = {r["claim_id"]: r for r in claims_table().iter_rows(named=True)}
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for name in notebook_names():
+        nb = nbformat.read(notebook_path(name), as_version=4)
+        values, known = glued(nb), quantities(nb)
+        prose = prose_labels([c.source for c in nb.cells if c.cell_type == "markdown"], values)
+        order = {k: f"{i:05d}" for i, k in enumerate(prose)}
+        mine: dict[str, dict[str, str]] = {}
+        for key in values:
+            if key in known:
+                q, variant = known[key]
+                what = _INTERNAL.sub("", QUANTITIES[q].what) if q in QUANTITIES else q
+                said = prose[key][1] if key in prose else "the quantity's value"
+                mine[key] = {"group": what[:1].upper() + what[1:],
+                             "label": f"{variant}: {said}" if variant else said,
+                             "order": order.get(key, "99999")}
+            elif key.endswith("-status") and key.removesuffix("-status") in claims:
+                claim = claims[key.removesuffix("-status")]
+                chapter = claim.get("chapter") or ""
+                mine[key] = {"group": f"Status of the claims treated in “{titles.get(chapter, chapter)}”",
+                             "label": _claim_label(claim),
+                             "order": "50000" + chapter}
+            elif key in claims and key not in prose:  # a claim's computed value, glued under its id
+                mine[key] = {"group": "Computed values of the claims", "label": _claim_label(claims[key]),
+                             "order": "60000"}
+            elif key in prose:
+                section, sentence = prose[key]
+                mine[key] = {"group": section or titles[name], "label": sentence, "order": order[key]}
+        out[name] = mine
+    return out
+
+
+#: A reader's text in a Markdown table cell or list: one line, whole, ``|`` escaped and ``<`` written as
+#: an entity (a reason's ``<claim id>`` is text, not an HTML tag).
+TEMPLATES.filters["reader_cell"] = lambda text: (" ".join(str(text).split()).replace("|", "\\|")
+                                                 .replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def _reader_html(text: object) -> str:
+    """A reader's text of the changelog as HTML: escaped, one line, ``**value**`` in bold
+    (``<strong>``), a ``` `key` ``` in code."""
+    import html
+
+    escaped = html.escape(" ".join(str(text).split()), quote=False)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped))
+
+
+TEMPLATES.filters["reader_html"] = _reader_html
+
+
+def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, dict[str, str]],
+                       labels: dict[str, dict[str, dict[str, str]]], titles: dict[str, str] | None = None) -> list[dict]:
+    """The changes ``rows`` (``(chapter, key, before, after)`` of :func:`diff_numbers`) grouped for the
+    changelog: one entry per chapter (``chapter``, ``title``, ``why``: the reason ``told`` gives for the
+    chapter's changes as a whole, its ``"*"``; ``counts``), each holding its ``moved``, ``added`` and
+    ``removed`` numbers as groups of one quantity or section (``group``, ``rows``, ``why_column``: whether
+    any row has a reason of its own), in the order the chapter shows them. A row holds ``label`` (the
+    reader's label of :func:`number_labels` with ``{value}`` filled by the row's value, in bold; None when
+    the number has none), ``key``, ``before``, ``after`` and ``why``: the reason ``told`` gives for that
+    number alone (the chapter's reason is said once, not on every row). A number without a label is in
+    the group "Other numbers", last."""
+    titles = titles or {}
+    chapters: dict[str, dict] = {}
+    for chapter, key, before, after in rows:
+        entry = chapters.setdefault(chapter, {"chapter": chapter, "title": titles.get(chapter, chapter),
+                                              "why": str((told.get(chapter) or {}).get("*") or ""),
+                                              "moved": {}, "added": {}, "removed": {}})
+        kind = "added" if before == "(new)" else "removed" if after == "(removed)" else "moved"
+        info = (labels.get(chapter) or {}).get(key)
+        value = before if kind == "removed" else after
+        label = info["label"].replace("{value}", f"**{value}**") if info else None
+        if label and "{value}" not in info["label"] and kind != "moved":  # a quantity's label: its value after it
+            label += f": **{value}**"
+        group = (info["order"], info["group"]) if info else ("~", "Other numbers")
+        entry[kind].setdefault(group, []).append({"label": label, "key": key, "before": before, "after": after,
+                                                  "why": str((told.get(chapter) or {}).get(key) or "")})
+    out = []
+    book_order = list(titles)
+    for entry in sorted(chapters.values(), key=lambda e: (book_order.index(e["chapter"]) if e["chapter"] in book_order
+                                                           else len(book_order), e["chapter"])):
+        entry["counts"] = {k: sum(len(r) for r in entry[k].values()) for k in ("moved", "added", "removed")}
+        for kind in ("moved", "added", "removed"):
+            groups: dict[str, list[dict]] = {}
+            for (_, name), rs in sorted(entry[kind].items()):
+                groups.setdefault(name, []).extend(rs)
+            entry[kind] = [{"group": g, "rows": rs, "why_column": any(r["why"] for r in rs)} for g, rs in groups.items()]
+        out.append(entry)
+    return out
