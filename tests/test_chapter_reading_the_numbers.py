@@ -23,7 +23,28 @@ def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
 
 def test_figures_keep_their_export_names(ch):
     assert {f.name for f in ch.figures.values()} == {"measured-gpt-oss-120b-gb200-8192-1024",
-                                                     "power-bases-gpt-oss-120b-gb200"}
+                                                     "power-bases-gpt-oss-120b-gb200", "headline-ratios",
+                                                     "e2e-split-gpt-oss-120b-8192-1024"}
+
+
+def test_the_seeds_figures_f3_and_f5_worked_by_hand(ch):
+    """F3: each printed range and the ratio the published numbers give (85,448 / 44,960 = 1.901 per watt;
+    1.80 / 1.03 = 1.748 E2E); F5: each E2E split into decode, (mean OSL - 1) x TBT = 920.5 x 0.69 ms =
+    0.6351 s for Jalapeño and 920.5 x 1.87 ms = 1.721 s for GB200, and the rest (1.03 - 0.6351 = 0.3949 s)."""
+    ratios = charts.figure_data(charts._stable_spec(ch.figures["headline_ratios"].chart.to_dict()))
+    points = ratios.filter(pl.col("drawn as") == "point")
+    per_watt = points.filter(pl.col("ratio") == "per-watt throughput, gpt-oss").row(0, named=True)
+    assert per_watt["recomputed (x)"] == pytest.approx(85448 / 44960, abs=5e-4)
+    assert (per_watt["printed low (x)"], per_watt["printed high (x)"]) == (1.5, 1.9)
+    e2e = points.filter(pl.col("ratio") == "E2E latency, gpt-oss").row(0, named=True)
+    assert e2e["recomputed (x)"] == pytest.approx(1.80 / 1.03, abs=5e-4) and e2e["printed high (x)"] == 3.6
+    assert ratios.height == 2 * 5  # five ratios, each a printed range and a point; the % row restates E2E
+    split = charts.figure_data(charts._stable_spec(ch.figures["e2e_split"].chart.to_dict()))
+    seconds = {(r["chip"], r["part"].split(":")[0]): r["seconds"] for r in split.iter_rows(named=True)}
+    # as the page shows them: the display rule keeps four or five significant digits
+    assert seconds[("Jalapeño", "decode")] == pytest.approx(920.5 * 0.69e-3, rel=5e-4)
+    assert seconds[("GB200", "decode")] == pytest.approx(920.5 * 1.87e-3, rel=5e-4)
+    assert seconds[("Jalapeño", "the rest")] == pytest.approx(1.03 - 920.5 * 0.69e-3, rel=5e-4)
 
 
 def test_the_published_gb200_figures_are_rebuilt_from_the_raw_points(ch):

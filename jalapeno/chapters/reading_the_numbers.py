@@ -141,6 +141,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
     ch.quote("n_ratios", ratios.height)
     ch.tables["ratios"] = ratios
+    ch.add_figure("headline_ratios", headline_ratios(ratios), "headline-ratios")
 
     # Per watt under three power bases
     bases = comparison.power_basis_table(summary, jalapeno_sustained_w=jalapeno_sustained_w,
@@ -174,6 +175,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_decode", j["decode_s"], "{:.2f}")
     ch.quote("ttft_ratio", j["implied_ttft_s"] / summary.ttft_s, "{:.1f}")
     ch.tables["e2e"] = dec
+    ch.add_figure("e2e_split", e2e_split(dec, model), f"e2e-split-{model}-{isl}-{osl}")
     _e2e_readings(ch, baseline=baseline, e2e_reading=e2e_reading)
 
     # Every claim of the seeds
@@ -314,3 +316,55 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
     return charts.explorable(chart,
                              charts.Knob("jalapeno_sustained_w", sustained, jalapeno_sustained_w, "Jalapeño sustained power (W)"),
                              charts.Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))
+
+
+#: The two marks of :func:`headline_ratios`, as its legend names them.
+PRINTED_RANGE = "range the seeds print"
+RECOMPUTED = "recomputed from their numbers"
+
+
+def headline_ratios(ratios: pl.DataFrame) -> alt.LayerChart:
+    """The seeds' headline ratios (a row each of :func:`jalapeno.comparison.headline_ratio_arithmetic`:
+    ``ratio``, ``computed``, ``published_low``, ``published_high``): the range each prints (a bar from its
+    low to its high end, with a tick at each) and the ratio the published per-model numbers give (a point).
+    The E2E reduction in % is left out: it restates the E2E range in other units."""
+    df = ratios.filter(~pl.col("ratio").str.contains("%")).select(
+        "ratio", pl.col("computed").cast(pl.Float64).alias("recomputed_x"), pl.col("published_low").alias("printed_low_x"),
+        pl.col("published_high").alias("printed_high_x"))
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[PRINTED_RANGE, RECOMPUTED],
+                                                             range=[charts.OTHER_COLOUR, charts.CHIP_COLOURS["jalapeno"]]),
+                       legend=alt.Legend(orient="bottom", direction="vertical"))
+    y = alt.Y("ratio:N", title=None, sort=df["ratio"].to_list(), axis=alt.Axis(labelLimit=220))
+    tooltip = ["ratio:N", alt.Tooltip("printed_low_x:Q", title="printed low (x)"),
+               alt.Tooltip("printed_high_x:Q", title="printed high (x)"), alt.Tooltip("recomputed_x:Q", title="recomputed (x)")]
+    base = alt.Chart(df.with_columns(series=pl.lit(PRINTED_RANGE))).encode(y=y, color=colour, tooltip=tooltip)
+    x = alt.X("printed_low_x:Q", axis=alt.Axis(title="Jalapeño / baseline (x)"), scale=alt.Scale(zero=False))
+    printed = base.mark_bar(height=8, opacity=0.35).encode(x=x, x2="printed_high_x:Q")
+    ends = [base.mark_tick(thickness=2, size=16).encode(x=alt.X(f"{end}:Q")) for end in ("printed_low_x", "printed_high_x")]
+    recomputed = alt.Chart(df.with_columns(series=pl.lit(RECOMPUTED))).mark_point(filled=True, size=70, opacity=1).encode(
+        x=alt.X("recomputed_x:Q"), y=y, color=colour, tooltip=tooltip)
+    return alt.layer(printed, *ends, recomputed).properties(
+        # the long row labels narrow the plot: the title starts at the chart's left edge, not over the plot
+        title=alt.TitleParams(charts.wrap_title("Headline ratios: printed range and recomputed value"), anchor="start",
+                              frame="bounds"))
+
+
+def e2e_split(dec: pl.DataFrame, model: str) -> alt.Chart:
+    """Each chip's published E2E latency split in two (rows of :func:`jalapeno.comparison.e2e_decomposition`:
+    ``chip``, ``e2e_s``, ``tbt_ms``, ``mean_osl``, ``decode_s``, ``implied_ttft_s``): its decode, the
+    benchmark's mean output length times the published TBT, and what that leaves for the first token (the
+    implied TTFT), stacked in the order of the colour's domain; ``model`` names the workload in the title."""
+    parts = {"decode_s": "decode: mean OSL x TBT", "implied_ttft_s": "the rest: implied TTFT"}
+    df = pl.concat([dec.select(pl.col("chip").map_elements(display.header, return_dtype=pl.String), pl.lit(label).alias("part"),
+                               pl.col(col).alias("seconds_s"), "tbt_ms", "mean_osl", pl.col("e2e_s").alias("published_e2e_s"))
+                    for col, label in parts.items()])
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("chip:N", title=None, sort=None),
+        x=alt.X("seconds_s:Q", axis=alt.Axis(title="published E2E latency (s)"), stack="zero"),
+        color=alt.Color("part:N", title=None, sort=list(parts.values()),
+                        scale=alt.Scale(domain=list(parts.values()), range=[charts.SERIES_COLOURS[0], charts.SERIES_COLOURS[2]]),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),
+        tooltip=["chip:N", "part:N", alt.Tooltip("seconds_s:Q", title="seconds", format=".3f"),
+                 alt.Tooltip("published_e2e_s:Q", title="published E2E (s)"), alt.Tooltip("tbt_ms:Q", title="published TBT (ms)"),
+                 alt.Tooltip("mean_osl:Q", title="mean output tokens", format=".1f")],
+    ).properties(title=f"{model}: each published E2E, split into decode and the rest")
