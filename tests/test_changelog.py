@@ -94,3 +94,13 @@ def test_the_committed_book_labels_a_shared_quantity_and_every_reason_is_whole()
                 as_html = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
                 as_markdown = text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
                 assert as_html in page or as_markdown in page, (version, chapter, reason)
+
+
+def test_a_versions_count_is_written_as_a_reader_writes_it(monkeypatch):
+    """1,234 numbers (thousands separated), in 1 chapter (singular)."""
+    many = {"0.1.0": {"ch": {f"n{i}": str(i) for i in range(1234)}}}
+    monkeypatch.setattr(pages, "published_numbers", lambda: many)
+    monkeypatch.setattr(pages, "reasons", lambda v: {})
+    monkeypatch.setattr(pages, "number_labels", lambda: {})
+    monkeypatch.setattr(pages, "chapter_titles", lambda: {"ch": "A chapter"})
+    assert "1,234 numbers in 1 chapter recorded." in pages.changelog_page(many["0.1.0"], None, False)
