@@ -425,6 +425,8 @@ def test_the_figures_page_lists_the_seeds_figures_and_links_each_counterpart(boo
     text = _html.unescape(text_of(out / "figures.html")).replace("\u2019", "'")  # Sphinx's smart quotes
     assert all(f"F{i} (Seed" in text for i in range(1, 17)) and "not in this build" not in text
     assert re.search(r"name: roofline ?; chapter: Roofline ?; answers the seeds' F8\b", text)
+    # a seed's words in its own corner brackets, so the quote marks inside one (F15) stay paired
+    assert "(「延迟-吞吐曲线在极低延迟区间极其陡峭」)" in text and "Locality is king" in text
 
 
 def test_a_cold_builds_expected_times_name_only_chapters():
