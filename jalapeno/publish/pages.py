@@ -22,15 +22,13 @@ import polars as pl
 import yaml
 
 from .. import charts, display, measured, specs
-from ..chapters.quantities import RECORD
+from ..chapters.quantities import QUANTITIES, RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
-from ..data import REPO_ROOT, data_dir, model_constant, seed_citations, seed_figures, seeds_table
+from ..data import REPO_ROOT, claims_table, data_dir, model_constant, seed_citations, seed_figures, seeds_table
 from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
-from ..chapters.quantities import QUANTITIES  # the changelog's labels (number_labels)
-from ..data import claims_table  # the changelog's labels (number_labels)
 
 GLUE_MIME = "application/papermill.record/text/markdown"
 
@@ -289,18 +287,22 @@ def add_chart_data(nb: nbformat.NotebookNode, drawn: dict[str, dict[str, str]]) 
     regenerates them (``chart-data.html``). Only here, at staging: in a notebook's output the SVG's text
     would depend on the fonts the executing machine has. Raises BuildError naming a chart no exported
     figure draws (a chart shown other than by :func:`jalapeno.publish.notebook.figure` has no files to link)."""
+    for data, html in html_outputs(nb):
+        for element in _CHART_DIV.findall(html):
+            if element not in drawn:
+                raise BuildError(f"chart {element} has no exported figure: show it with "
+                                 "jalapeno.publish.notebook.figure, which writes its files")
+        data["text/html"] = html + "".join(render("chart-data.html", figure=drawn[e]) for e in _CHART_DIV.findall(html))
+
+
+def html_outputs(nb: nbformat.NotebookNode):
+    """``(data, html)`` of every output of ``nb`` that has an HTML form: its ``data`` dict (to write a new
+    ``text/html`` into) and that HTML as one text (a stored list of lines joined)."""
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             html = out.get("data", {}).get("text/html")
-            if not html:
-                continue
-            html = "".join(html) if isinstance(html, list) else html
-            for element in _CHART_DIV.findall(html):
-                if element not in drawn:
-                    raise BuildError(f"chart {element} has no exported figure: show it with "
-                                     "jalapeno.publish.notebook.figure, which writes its files")
-            out["data"]["text/html"] = html + "".join(
-                render("chart-data.html", figure=drawn[e]) for e in _CHART_DIV.findall(html))
+            if html:
+                yield out["data"], "".join(html) if isinstance(html, list) else html
 
 
 _SVG_TITLE = re.compile(r'role-title-text"[^>]*>\s*<text[^>]*>(.*?)</text>', re.S)
@@ -834,14 +836,9 @@ def label_notebook_tables(nb: nbformat.NotebookNode) -> None:
     """Label the body cells of every table (:func:`label_table_cells`) in the HTML outputs of ``nb``, in
     place: done on the staged copy of a chapter, never on the committed notebook (whose outputs nbval
     compares)."""
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            data = o.get("data", {})
-            if "text/html" in data:
-                text = data["text/html"]
-                text = "".join(text) if isinstance(text, list) else text
-                if "jalapeno-table" in text:
-                    data["text/html"] = label_table_cells(text)
+    for data, html in html_outputs(nb):
+        if "jalapeno-table" in html:
+            data["text/html"] = label_table_cells(html)
 
 
 # ---- the changelog, grouped by chapter and quantity -------------------------------------------------
