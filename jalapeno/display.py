@@ -147,12 +147,31 @@ def formatted(value: object, fmt: str = "{}", noise: float = DISPLAY_NOISE) -> s
     return before + text + after
 
 
+#: Below this magnitude a table cell shows a bound (``< 0.0001``), not digits: fixed point stops here.
+SMALLEST_CELL = 1e-4
+
+#: From this magnitude a table cell is written in powers of ten (``4.5 × 10¹⁵``), not in full.
+LARGEST_CELL = 1e15
+
+_EXPONENT = re.compile(r"(-?[0-9](?:\.[0-9]+)?)e([+-])0*([0-9]+)")
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(text: str) -> str:
+    """``text`` with every number in a computer's exponent form written as a reader writes it:
+    ``6.5e+27x`` -> ``6.5 × 10²⁷x``, ``1.234e-04`` -> ``1.234 × 10⁻⁴``."""
+    return _EXPONENT.sub(lambda m: f"{m.group(1)} × 10" + (("-" if m.group(2) == "-" else "") + m.group(3))
+                         .translate(_SUPERSCRIPT), text)
+
+
 def cell(value: object, digits: int = 4) -> str:
     """A number as a table cell: an integer exactly, with thousands separators (``1,048,576``); a float
     to ``digits`` significant digits (at most :data:`DIGITS`; fewer where :data:`DISPLAY_NOISE` could
-    flip the last, :func:`stable_digits`: ``281.25`` -> ``281``), with thousands separators below 1e7 and in
-    scientific notation from 1e7 or below 1e-3 (``4.719e+07``, ``0.0001234`` -> ``1.234e-04``); None as
-    an empty text. A whole-number float below 1e7 is shown without decimals."""
+    flip the last, :func:`stable_digits`: ``281.25`` -> ``281``), in fixed point with thousands separators
+    (``47,190,000``, ``0.0001235``), as a bound below :data:`SMALLEST_CELL` (``< 0.0001``, ``> −0.0001``:
+    a column that needs smaller numbers is shown in a smaller unit, :func:`column_unit`) and in powers
+    of ten from :data:`LARGEST_CELL` (``4.5 × 10¹⁵``); None as an empty text. A whole-number float is
+    shown without decimals. Never a computer's exponent form (``4.719e+07``)."""
     value = plain(value)
     if value is None:
         return ""
@@ -165,8 +184,10 @@ def cell(value: object, digits: int = 4) -> str:
     shown_digits = stable_digits(float(value), min(digits, DIGITS)) if value else 1
     x = significant(float(value), shown_digits)
     ax = abs(x)
-    if ax and (ax >= 1e7 or ax < 1e-3):
-        return f"{x:.{shown_digits - 1}e}"
+    if ax and ax < SMALLEST_CELL:
+        return f"< {SMALLEST_CELL:f}".rstrip("0") if x > 0 else f"> −{SMALLEST_CELL:f}".rstrip("0")
+    if ax >= LARGEST_CELL:
+        return scientific(f"{x:.{shown_digits - 1}e}")
     if x.is_integer():
         return f"{x:,.0f}"
     places = max(shown_digits - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
@@ -185,6 +206,18 @@ class number:
 
     def __format__(self, spec: str) -> str:
         return formatted(self.value, "{:" + spec + "}" if spec else "{}")
+
+
+#: The reader's names of the serving stacks and chip generations the data and the calibration key by
+#: (``dynamo-trt``, ``cdna-4``): the projects' and vendors' own spellings.
+NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trt": "TensorRT-LLM", "dynamo-trt": "Dynamo + TensorRT-LLM",
+         "dynamo-sglang": "Dynamo + SGLang", "atom": "ATOM", "blackwell": "Blackwell", "hopper": "Hopper",
+         "cdna-4": "CDNA 4", "cdna-3": "CDNA 3"}
+
+
+def name(key: str) -> str:
+    """The reader's name of a stack or generation key (:data:`NAMES`), the key itself when it has none."""
+    return NAMES.get(key, key)
 
 
 #: Words for the parts of a column name, the field's standard terms (a part not listed stays as it is).

@@ -49,7 +49,7 @@ from . import agents, cache, data, measured, metrics, network, pareto, specs, su
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
-from .display import formatted, number
+from .display import formatted, number, scientific
 from .errors import DataError, UnknownNameError
 from .metrics import half_ulp, rounds_to
 
@@ -734,7 +734,7 @@ def check_agent_latency_gain_multiplies(c: ClaimsView) -> Result:
     return Result(f"{number(task_ratio):.3g}x", task_ratio > r * (1 + 1e-9),
                   f"agents task model, {steps} dependent calls each {number(r):g}x faster (fixed latencies, no tool time): "
                   f"the task is {number(task_ratio):.3g}x faster, the per-call ratio itself, not {number(r):g}^{steps} = "
-                  f"{number(r ** steps):.2g}x; the saving is {steps} x the per-call saving ({number(ex['saving_s']):.4g} s for "
+                  f"{scientific(format(number(r ** steps), '.2g'))}x; the saving is {steps} x the per-call saving ({number(ex['saving_s']):.4g} s for "
                   f"{number(_REFERENCE_CALL_S):g} s calls): it adds up over the steps, it does not multiply the gain. Only "
                   "timeouts and retries (the agents chapter's timeout sweep) make a task's latency grow faster than its steps")
 

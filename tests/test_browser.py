@@ -3,10 +3,14 @@
 Every page is served from 127.0.0.1 and opened: no console error, every chart drawn by vega-embed as an
 SVG with marks, no request to any other host (each one is recorded and aborted, so nothing leaves the
 machine); the sidebar navigates, the search page finds a known word, the explorable figure's slider
-changes its marks. At a desktop (1,440 px) and a phone (390 px) viewport width, on every chart of every
-page, no two tick labels of an axis and no two labels of a legend overlap, and no chart is wider than its
-container; a screenshot of every page at both widths goes to build/screenshots/ for review. A
-deliberately broken page and a deliberately crowded chart show the checker failing.
+changes its marks. At a desktop (1,440 px) and a phone (390 px) viewport width, on every page: no
+sideways scroll; on every chart no two texts overlap (tick labels, titles, text marks), none reaches out
+of the chart or is cut short, no chart is wider than its container, and each has its CSV link below it;
+no table cell, caption or chart text is a Python literal (None, True, a quoted string, a [list]); no
+number is in exponent form (2.0261e+07) and no year is written as a count (2,026). A capture of the
+viewport (``<page>-<width>.png``, where layout is judged) and of the full page (``<page>-<width>-full.png``)
+of every page at both widths goes to build/screenshots/ for review. A deliberately broken page, a
+deliberately crowded chart and a page of machine output show the checker failing.
 
 The site is the session's one build of the book (the ``built_book`` fixture of conftest.py, shared with
 the build tests), or taken from JALAPENO_BROWSER_SITE (a folder a full
@@ -73,6 +77,60 @@ LAYOUT_JS = """() => [...document.querySelectorAll('div.jalapeno-chart')].map(el
 })"""
 
 
+#: In the page: what a reader would see as machine output or broken layout, at the viewport's width: the
+#: page wider than the screen; a chart's text reaching out of its SVG or cut short by Vega (a label
+#: ending in an ellipsis); two visible texts of one chart overlapping (tick labels, titles, text marks);
+#: a table cell, caption, summary or chart text whose whole text is a Python literal (None, True, False,
+#: nan, a quoted string, a [list]); a number in exponent form (2.0261e+07) or a year of the 2020s with a
+#: thousands separator (2,026) anywhere in the text; a chart without its CSV link below it.
+READING_JS = """() => {
+    const problems = [];
+    const doc = document.documentElement;
+    if (doc.scrollWidth > window.innerWidth + 1)
+        problems.push('page scrolls sideways: ' + doc.scrollWidth + ' px wide at ' + window.innerWidth + ' px');
+    const literal = /^(None|True|False|nan|NaN|'[^']*'|"[^"]*"|\\[.*\\])$/;
+    const shown = el => { const b = el.getBoundingClientRect(); return b.width > 0 && b.height > 0; };
+    for (const el of document.querySelectorAll('article td, article th, article caption, article figcaption,'
+                                                 + ' article summary, article dd, div.jalapeno-chart text')) {
+        const t = el.textContent.trim();
+        if (literal.test(t)) problems.push('a Python literal as a whole ' + el.tagName.toLowerCase() + ': ' + t);
+    }
+    const body = document.querySelector('article') ? document.querySelector('article').innerText : '';
+    for (const m of body.matchAll(/[0-9]\\.[0-9]+e[+-][0-9]+[^\\n]{0,24}/g))
+        problems.push('a number in exponent form: "' + m[0] + '"');
+    for (const m of body.matchAll(/(^|[^0-9.,])(2,02[0-9])(?![0-9,])[^\\n]{0,16}/g))
+        problems.push('a year of the 2020s with a thousands separator: "' + m[0].trim() + '"');
+    for (const el of document.querySelectorAll('div.jalapeno-chart')) {
+        const svg = el.querySelector('svg.marks');
+        if (!svg) continue;
+        const frame = svg.getBoundingClientRect();
+        const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim() !== '' && shown(t)
+            && getComputedStyle(t).opacity !== '0' && t.getAttribute('opacity') !== '0'
+            && (t.getAttribute('fill-opacity') || '1') !== '0');
+        const boxes = texts.map(t => t.getBoundingClientRect());
+        texts.forEach((t, i) => {
+            const b = boxes[i];
+            if (b.left < frame.left - 1 || b.right > frame.right + 1 || b.top < frame.top - 1 || b.bottom > frame.bottom + 1)
+                problems.push('chart ' + el.id + ': text "' + t.textContent + '" reaches out of the chart');
+            if (t.textContent.trim().endsWith('\u2026'))
+                problems.push('chart ' + el.id + ': text "' + t.textContent + '" is cut short');
+        });
+        for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+            const a = boxes[i], b = boxes[j];
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 1 && h > 1) problems.push('chart ' + el.id + ': texts "' + texts[i].textContent + '" and "'
+                                               + texts[j].textContent + '" overlap');
+        }
+        const holder = el.closest('div.output') || el.parentElement;
+        const charts = holder.querySelectorAll('div.jalapeno-chart').length;
+        const links = holder.querySelectorAll('p.jalapeno-chart-data a[href$=".csv"]').length;
+        if (links < charts) problems.push('chart ' + el.id + ': no link to its CSV below it');
+    }
+    return [...new Set(problems)];
+}"""
+
+
 def _browser_or_skip():
     try:
         from playwright.sync_api import sync_playwright
@@ -123,12 +181,23 @@ def check_layout(page, path: str) -> list[str]:
     return problems
 
 
+def check_reading(page, path: str) -> list[str]:
+    """What a reader of the open page would meet as machine output or broken layout at the context's
+    viewport width (:data:`READING_JS`): sideways scroll, a chart's text reaching out of it, cut short or
+    overlapping another, a Python literal as a whole cell, caption or chart text, a number in exponent form
+    or a year written as a count, a chart without its CSV link."""
+    return [f"{path}: {p}" for p in page.evaluate(READING_JS)]
+
+
 def check_page(context, base: str, path: str, screenshot: Path | None = None, timeout_ms: int = 15000,
-               layout: bool = True) -> list[str]:
+               layout: bool = True, reading: bool = False) -> list[str]:
     """Open ``base + path`` and return every problem found: console errors and uncaught exceptions,
     requests to anything but ``base``'s host (aborted), failed or 4xx/5xx local requests, charts that
-    vega-embed did not draw or that have no marks, and (``layout``) the problems of :func:`check_layout`
-    at the context's viewport width."""
+    vega-embed did not draw or that have no marks, (``layout``) the problems of :func:`check_layout`
+    and (``reading``) those of :func:`check_reading`, at the context's viewport width. With
+    ``screenshot`` (``<name>.png``), a capture of the viewport there and of the full page beside it
+    (``<name>-full.png``; a full-page capture can draw a chart at another width: judge layout at the
+    viewport's)."""
     problems: list[str] = []
     page = context.new_page()
 
@@ -160,9 +229,12 @@ def check_page(context, base: str, path: str, screenshot: Path | None = None, ti
                 problems.append(f"{path}: chart {chart['id']} has no marks")
         if layout:
             problems += check_layout(page, path)
+        if reading:
+            problems += check_reading(page, path)
         if screenshot:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=True)
+            page.screenshot(path=str(screenshot))
+            page.screenshot(path=str(screenshot.with_name(screenshot.stem + "-full.png")), full_page=True)
     finally:
         page.close()
     return problems
@@ -201,8 +273,13 @@ def context(browser):
     ctx.close()
 
 
+def shot_name(path: str) -> str:
+    """The screenshot name of a page of the site: its path without ``.html``, folders joined by ``-``."""
+    return path.removesuffix(".html").replace("/", "-")
+
+
 @pytest.mark.parametrize("device", list(WIDTHS))
-def test_every_page_loads_cleanly_and_every_chart_fits(site, browser, device):
+def test_every_page_loads_cleanly_and_reads_as_a_reader_writes_it(site, browser, device):
     out, url = site
     pages = sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if "_static" not in p.parts)
     assert {"index.html", "intro.html", "search.html", "figures.html", "chapters/roofline.html"} <= set(pages)
@@ -210,14 +287,14 @@ def test_every_page_loads_cleanly_and_every_chart_fits(site, browser, device):
     ctx = _context(browser, width)
     problems = []
     try:
-        for path in pages:  # a full-page screenshot of each chapter, for a reviewer (the changelog's alone takes 6 s)
-            shot = SCREENSHOTS / f"{Path(path).stem}-{width}.png" if path.startswith("chapters/") else None
-            problems += check_page(ctx, url, path, shot)
+        for path in pages:
+            problems += check_page(ctx, url, path, SCREENSHOTS / f"{shot_name(path)}-{width}.png", reading=True)
     finally:
         ctx.close()
     assert problems == []
-    for name in scenarios.notebook_names():
-        assert (SCREENSHOTS / f"{name}-{width}.png").stat().st_size > 20_000
+    for path in pages:  # a capture at the viewport's size and of the full page, of every page
+        for suffix in ("", "-full"):
+            assert (SCREENSHOTS / f"{shot_name(path)}-{width}{suffix}.png").stat().st_size > 5_000
 
 
 def test_charts_are_interactive_with_marks(site, context):
@@ -370,6 +447,58 @@ def test_checker_reports_overlapping_labels_and_an_overflowing_chart(browser, tm
     assert "overflows its" in text
 
 
+def _unreadable_site(folder: Path) -> None:
+    """Two pages as the book writes them: ``good.html``, a table, a sentence and a chart with its CSV link
+    as a reader writes them; ``bad.html``, the machine output the reading check must name, one of each."""
+    import altair as alt
+    import polars as pl
+
+    (folder / "_static").mkdir(parents=True)
+    (folder / "_static" / "vega-bundle.js").write_text(pages.runtime_script())
+    labels = pl.DataFrame({"x": [1.0, 1.0, 10.0], "y": [1.0, 1.0, 1.0],
+                           "label": ["first label", "second label", "a label running off the right edge"]})
+    crowded = alt.Chart(labels).mark_text(align="left").encode(x="x:Q", y="y:Q", text="label:N").properties(
+        width=300, autosize=alt.AutoSizeParams(type="none"))  # drawn as it is: a label past the edge is cut off
+    tidy = charts.fit_width(alt.Chart(pl.DataFrame({"x": [1, 2, 3]})).mark_point().encode(x="x:Q"))
+    with alt.theme.enable(charts.THEME):
+        tidy_html, crowded_html = (charts._render(c.to_dict())["text/html"] for c in (tidy, crowded))
+    link = '<p class="jalapeno-chart-data">Data: <a href="x.csv">x.csv</a></p>'
+    (folder / "_static" / "jalapeno.css").write_text((ROOT / "book" / "_static" / "jalapeno.css").read_text())
+    head = ('<!doctype html><html><head><meta name="viewport" content="width=device-width">'
+            '<link rel="stylesheet" href="_static/jalapeno.css"><script src="_static/vega-bundle.js"></script>'
+            '</head><body><article style="max-width: 358px">')
+    (folder / "good.html").write_text(
+        head + "<table><tr><th>run date</th><td>2026-08-25</td><td>yes</td><td>fp8</td><td>1,024/1,024, 8,192/1,024</td>"
+        "</tr></table><p>A 2,048-token prompt in 2026, 47,190,000 bytes, 6.5 × 10²⁷x.</p>"
+        f'<div class="output">{tidy_html}{link}</div></article></body></html>')
+    (folder / "bad.html").write_text(
+        head + "<table><tr><td>None</td><td>True</td><td>'fp8'</td><td>[1024, 8192]</td></tr></table>"
+        "<figure><figcaption>False</figcaption></figure><p>run 2.0261e+07 date (YYYYMMDD), results of 2,026.</p>"
+        f'<div style="width: 1200px">a line wider than a phone</div><div class="output">{crowded_html}</div>'
+        "</article></body></html>")
+
+
+def test_reading_checker_names_each_kind_of_machine_output(browser, tmp_path):
+    _unreadable_site(tmp_path)
+    ctx = _context(browser, WIDTHS["phone"])
+    try:
+        with Site(tmp_path) as s:
+            assert check_page(ctx, s.url, "good.html", timeout_ms=10000, reading=True) == []
+            problems = check_page(ctx, s.url, "bad.html", timeout_ms=10000, layout=False, reading=True)
+    finally:
+        ctx.close()
+    text = "\n".join(problems)
+    for literal in ("None", "True", "'fp8'", "[1024, 8192]"):
+        assert f"a Python literal as a whole td: {literal}" in text
+    assert "a Python literal as a whole figcaption: False" in text
+    assert 'a number in exponent form: "2.0261e+07 date (YYYYMMDD)' in text
+    assert 'a year of the 2020s with a thousands separator: "2,026' in text
+    assert "page scrolls sideways" in text
+    assert 'texts "first label" and "second label" overlap' in text
+    assert 'text "a label running off the right edge" reaches out of the chart' in text
+    assert "no link to its CSV below it" in text
+
+
 def test_the_raw_bundle_would_break_the_book(browser, context, tmp_path):
     """Why the book wraps the chart runtime: loaded as is next to Sphinx's doctools.js (which declares
     a global ``_``), the bundle throws and no chart becomes interactive."""
@@ -419,20 +548,16 @@ def test_the_verdict_page_opens_with_the_answer_on_one_screen(site, browser):
     assert verdict["mtp_ratio"] in screen and verdict["perf_confirm"] in screen, screen
 
 
-def test_no_page_scrolls_sideways_on_a_phone_and_wide_tables_stack(site, browser):
-    """At 390 px no page is wider than the screen (long code spans, file names and addresses wrap; a wide
-    Markdown table scrolls in its own box), and a table with labelled cells (a chapter's, the changelog's)
-    stacks: each cell a block led by its column's header (``data-label``); at 1,440 px it is a table."""
+def test_wide_tables_stack_on_a_phone(site, browser):
+    """A table with labelled cells (a chapter's, the changelog's) stacks at 390 px: each cell a block led
+    by its column's header (``data-label``); at 1,440 px it is a table. (That no page scrolls sideways at
+    either width is the every-page test's.)"""
     out, url = site
-    widths, cells = {}, {}
+    cells = {}
     for device in ("phone", "desktop"):
         ctx = _context(browser, WIDTHS[device])
         page = ctx.new_page()
         try:
-            for path in ("data.html", "figures.html", "references.html", "changelog.html", "chapters/roofline.html",
-                         "chapters/claims.html"):
-                page.goto(url + path, wait_until="load")
-                widths[device, path] = page.evaluate("() => document.documentElement.scrollWidth")
             for path, table in (("chapters/roofline.html", "div.jalapeno-table"), ("changelog.html", "table.jalapeno-reflow")):
                 page.goto(url + path, wait_until="load")
                 page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -442,7 +567,6 @@ def test_no_page_scrolls_sideways_on_a_phone_and_wide_tables_stack(site, browser
                     return [getComputedStyle(td).display, getComputedStyle(td, '::before').content, td.dataset.label]; }}""")
         finally:
             ctx.close()
-    assert {k: w for k, w in widths.items() if w > WIDTHS[k[0]]} == {}
     for (device, path), (display, before, label) in cells.items():
         if device == "phone":
             assert (display, before) == ("block", f'"{label}: "'), path

@@ -223,3 +223,15 @@ def test_the_worked_example_meets_the_published_and_measured_peaks(ch):
 def test_an_unknown_worked_point_is_refused():
     with pytest.raises(jp.UnknownNameError, match="'median'"):
         subject.worked_configurations("median")
+
+
+def test_constants_table_in_reader_words_and_microseconds():
+    stored = pl.DataFrame({"parameter": ["eta_mem", "alpha_s", "tau_s:dynamo-trt@blackwell", "tau_s:atom"],
+                           "value": [0.9, 3.324e-06, 4.1648e-05, 8.1539e-05],
+                           "unit": ["fraction", "s", "s per layer per step", "s per layer per step"]})
+    t = chapter.constants_table(stored)
+    assert t["constant"].to_list() == [
+        "η_mem: share of peak HBM bandwidth reached", "α: fixed time of a decode step",
+        "τ: per-layer overhead, Dynamo + TensorRT-LLM on Blackwell", "τ: per-layer overhead, ATOM on another generation"]
+    assert t["unit"].to_list() == ["fraction", "µs", "µs per layer per step", "µs per layer per step"]
+    assert t["value"].to_list() == pytest.approx([0.9, 3.324, 41.648, 81.539], rel=1e-12)

@@ -63,12 +63,22 @@ def test_formatted_with_noise_refuses_a_free_format():
 
 @pytest.mark.parametrize("value, text", [
     (20260825, "20,260,825"), (47185920, "47,185,920"),   # integers exact (bytes of a message)
-    (47185920.0, "4.719e+07"), (1234.5678, "1,235"), (0.000123456, "1.235e-04"), (12.346, "12.35"),
+    (47185920.0, "47,190,000"), (1234.5678, "1,235"), (0.000123456, "0.0001235"), (12.346, "12.35"),
+    (0.0008133, "0.0008133"), (1.766e-05, "< 0.0001"), (-7.9e-07, "> −0.0001"),  # a bound below 1e-4
+    (4.5224e15, "4.522 × 10¹⁵"),   # powers of ten from 1e15, never 4.522e+15
     (12.345, "12.3"), (281.25, "281"),   # on a rounding boundary: a digit last bits decide is not shown
     (3.0, "3"), (None, ""),
 ])
 def test_cell_hand_worked(value, text):
     assert display.cell(value) == text
+
+
+@pytest.mark.parametrize("text, reader", [
+    ("not 3.6^50 = 6.5e+27x", "not 3.6^50 = 6.5 × 10²⁷x"), ("1.234e-04 s", "1.234 × 10⁻⁴ s"),
+    ("-2e+10", "-2 × 10¹⁰"), ("1,235 and 2.5", "1,235 and 2.5"),
+])
+def test_scientific_writes_an_exponent_as_a_reader_does(text, reader):
+    assert display.scientific(text) == reader
 
 
 @pytest.mark.parametrize("text, n", [("4,522,400", 5), ("0.0012", 2), ("4.5224e+15", 5),

@@ -25,6 +25,7 @@ below the book machinery (:mod:`jalapeno.publish`); importing it imports no chap
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -85,6 +86,20 @@ class Parameter:
         low = -math.inf if self.low is None else self.low
         high = math.inf if self.high is None else self.high
         return (low < x if self.low_open else low <= x) and (x < high if self.high_open else x <= high)
+
+    @property
+    def unset(self) -> str:
+        """What a ``None`` value stands for, as the declaration's ``doc`` says it (``(None: its rated TDP)``
+        -> ``its rated TDP``); empty when it does not say."""
+        said = re.search(r"\(None: ([^)]*)\)", self.doc)
+        return said.group(1) if said else ""
+
+    def shown(self, value: object) -> str:
+        """A value of this parameter as a reader writes it (:func:`jalapeno.display.text`); ``None`` as what
+        it stands for (``unset: its rated TDP``, :attr:`unset`)."""
+        if value is None and self.unset:
+            return f"unset: {self.unset}"
+        return display.text(value)
 
     @property
     def interval(self) -> str:

@@ -14,7 +14,7 @@ import math
 import altair as alt
 import polars as pl
 
-from .. import calibration, charts, data, measured, schemes, serving, specs, subject
+from .. import calibration, charts, data, display, measured, schemes, serving, specs, subject
 from ..display import number, plain
 from ..errors import UnknownNameError
 from ..metrics import mean_request_length
@@ -137,7 +137,7 @@ def _schemes(ch: Chapter) -> None:
     ch.quote("mla_prior", calibration.PRIORS["mla_layer_factor"], "{:.2f}")
     labels = {n: s.label for n, s in schemes.SCHEMES.items()}
     ch.tables["holdout"] = errors.select(
-        pl.col("scheme").replace_strict(labels), "fold", "series", pl.col("stack").alias("stack predicted with"),
+        pl.col("scheme").replace_strict(labels), "fold", "series", pl.col("stack").replace_strict(display.NAMES, default=pl.col("stack")).alias("stack predicted with"),
         "points", (100 * pl.col("frontier_distance")).alias("frontier distance (%)"), "held_at_prior")
 
 
@@ -176,7 +176,33 @@ def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> N
     ch.quote("mla_factor", eff.mla_layer_factor, "{:.2f}")
     ch.quote("mla_lo", calibration.BOUNDS["mla_layer_factor"][0], "{:g}")
     ch.quote("mla_hi", calibration.BOUNDS["mla_layer_factor"][1], "{:g}")
-    ch.tables["constants"] = calibration.stored_table()
+    ch.tables["constants"] = constants_table(calibration.stored_table())
+
+
+#: What each stored constant of the serving model is, in the chapter's words and symbols.
+CONSTANT_WORDS = {"eta_mem": "η_mem: share of peak HBM bandwidth reached", "eta_compute": "η_compute: share of peak "
+                  "FLOP/s reached in decode", "eta_prefill": "η_prefill: share of peak FLOP/s reached in prefill",
+                  "alpha_s": "α: fixed time of a decode step", "beta_s": "β: time per sequence per layer",
+                  "mla_layer_factor": "MLA layer factor: an MLA layer's overhead over a GQA layer's",
+                  "tau_s": "τ: per-layer overhead"}
+
+
+def constants_table(stored: pl.DataFrame) -> pl.DataFrame:
+    """The stored constants (``parameter``, ``value``, ``unit``: :func:`jalapeno.calibration.stored_table`)
+    as a reader reads them: what each is (:data:`CONSTANT_WORDS`; an overhead ``tau_s:STACK@GENERATION`` by
+    its stack's and generation's names, :func:`jalapeno.display.name`; a stack's without a generation is
+    the one for a generation it was not fitted on), its value, its unit; a time in
+    microseconds (``s per layer per step`` -> ``µs per layer per step``, the value times 1e6), for display only."""
+    rows = []
+    for key, value, unit in stored.iter_rows():
+        base, _, scope = key.partition(":")
+        stack, _, generation = scope.partition("@")
+        what = CONSTANT_WORDS[base] + (f", {display.name(stack)}" if stack else "") + (
+            f" on {display.name(generation)}" if generation else " on another generation" if stack else "")
+        if unit == "s" or unit.startswith("s "):
+            value, unit = value * 1e6, "µs" + unit[1:]
+        rows.append((what, value, unit))
+    return pl.DataFrame(rows, schema=["constant", "value", "unit"], orient="row")
 
 
 #: The operating point of the chapter's worked example (:data:`jalapeno.subject.WORKED_POINTS`).

@@ -411,7 +411,7 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
              quantity="jalapeno-gptoss-single-user-tok-s")
     ch.quote("sys_band_pct", 100 * calibration.BAND_LEVEL, "{:.0f}")
     ch.add_figure("system_frontiers", system_frontiers(
-        banded_systems(fronts, focus_model, gpu_chip), f"{focus_model.display_name}: three ways to build an inference system"),
+        banded_systems(fronts, focus_model, gpu_chip), charts.wrap_title(f"{focus_model.display_name}: three ways to build an inference system")),
         "systems-frontiers")
 
 
@@ -540,8 +540,14 @@ def topology_hops(sweep: pl.DataFrame, systems: pl.DataFrame | None = None) -> a
     if systems is not None:
         pts = long(systems, ["system", "chips"])
         base = alt.Chart(pts).encode(x=x, y=y, tooltip=["system:N", "chips:Q", alt.Tooltip("hops:Q", format=".2f")])
-        layers += [base.mark_point(shape="diamond", size=90, filled=True, color="black"),
-                   base.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(text="system:N")]
+        # one label per drawn point (systems of one size and hop count share it: GB200 and GB300 NVL72), set
+        # to the left of the points in the right half of the axis so that none runs off a phone's chart
+        named = pts.group_by("metric", "chips", "hops", maintain_order=True).agg(pl.col("system").str.join(", "))
+        middle = math.sqrt(float(lines["chips"].min()) * float(lines["chips"].max()))
+        layers.append(base.mark_point(shape="diamond", size=90, filled=True, color="black"))
+        for align, dx, side in (("left", 7, pl.col("chips") < middle), ("right", -7, pl.col("chips") >= middle)):
+            layers.append(alt.Chart(named.filter(side)).mark_text(align=align, dx=dx, dy=-7, fontSize=10).encode(
+                x=x, y=y, text="system:N"))
     return charts.explorable(alt.layer(*layers).properties(title="Worst and average path length grow differently with size"),
                              charts.Knob("metric", ("diameter", "average"), "diameter", "hop count", kind="select"))
 
@@ -560,8 +566,12 @@ def collective_times(df: pl.DataFrame, marks: pl.DataFrame | None = None) -> alt
     layers = [lines]
     if marks is not None:
         base = alt.Chart(marks).encode(x=x)
+        last = marks["message_bytes"].max()  # the rightmost rule's label to its left, inside the chart, a line lower
         layers += [base.mark_rule(strokeDash=[4, 3], color="#555555"),
-                   base.mark_text(align="left", dx=4, y=8, fontSize=10, color="#555555").encode(text="label:N")]
+                   alt.Chart(marks.filter(pl.col("message_bytes") < last)).encode(x=x).mark_text(
+                       align="left", dx=4, y=8, fontSize=10, color="#555555").encode(text="label:N"),
+                   alt.Chart(marks.filter(pl.col("message_bytes") == last)).encode(x=x).mark_text(
+                       align="right", dx=-4, y=22, fontSize=10, color="#555555").encode(text="label:N")]
     collectives = tuple(dict.fromkeys(df["collective"].to_list()))
     return charts.explorable(alt.layer(*layers).properties(title="Small messages pay hops, large ones pay bandwidth"),
                              charts.Knob("collective", collectives, collectives[0], "collective", kind="select"))
@@ -606,7 +616,7 @@ def lpu_scaling(df: pl.DataFrame) -> alt.VConcatChart:
     return alt.vconcat(left, right).properties(title=charts.wrap_title("Adding LPUs to one model: every hop is paid per token", 36))
 
 
-def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart | alt.LayerChart:
+def system_frontiers(df: pl.DataFrame, title: str | list[str]) -> alt.Chart | alt.LayerChart:
     """Throughput per chip against interactivity, one frontier per ``system`` (log-log): rows of
     :func:`jalapeno.systems.system_frontiers`. With ``throughput_tok_s_chip_low``/``_high`` and
     ``band_scheme`` (:func:`banded_systems`, null where a frontier has no band) each band is a light area
@@ -632,7 +642,7 @@ def system_frontiers(df: pl.DataFrame, title: str) -> alt.Chart | alt.LayerChart
         y2="throughput_tok_s_chip_high:Q", color=color, detail="system:N", tooltip=tooltip)
     names = "; ".join(sorted(df["band_scheme"].drop_nulls().unique().to_list()))
     subtitle = (f"shaded: each serving-model frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
-                f"{names} (the LPU's upper bound: none)")
+                f"{names}; the LPU's upper bound has no band")
     return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
 
 

@@ -38,7 +38,8 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
         raise UnknownNameError("parameter", unknown[0], list(defaults))
     effective = check_chapter(path.stem, {k: namespace[k] for k in defaults if k in namespace})
     charts.setup()
-    table(pl.DataFrame({"parameter": list(effective), "value": [text(v) for v in effective.values()],
+    shown = {p.name: p.shown for p in params.declaration(path)}
+    table(pl.DataFrame({"parameter": list(effective), "value": [shown[k](v) for k, v in effective.items()],
                         "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))
     return effective
 

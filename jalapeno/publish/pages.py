@@ -61,7 +61,7 @@ TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).wit
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                trim_blocks=True, lstrip_blocks=True)
 #: A value in a Markdown table as a reader writes it (:func:`jalapeno.display.text`), ``|`` escaped.
-TEMPLATES.filters["md_value"] = lambda v: display.text(v).replace("|", "\\|")
+TEMPLATES.filters["md_cell"] = lambda v: str(v).replace("|", "\\|")
 #: A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped.
 TEMPLATES.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
 TEMPLATES.filters["bibtex_name"] = lambda name: "{" + name + "}"
@@ -118,6 +118,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
     for name, values in runs.items():
         nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        fold_parameters(nb)  # before the prose's glossary links: a term's first use is in the page's reading
+        quiet_one_liners(nb)
         stage_prose(nb, src / "glossary.md")  # glossary links and typeset formulas, in the staged copy only
         titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
         defaults = params.declared(notebook_path(name))
@@ -126,7 +128,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = insert_after_title(first.source, render(
-                "banner.md", title=title, description=text, rows=[(k, values[k], defaults[k]) for k in defaults if k in values],
+                "banner.md", title=title, description=text, rows=banner_rows(name, values),
                 command=build_command([name], scenario, own, out, default_out)))
         drawn: dict[str, dict[str, str]] = {}  # element id on the page -> the figure it draws
         for svg in sorted((entries[name] / "figures").glob("*.svg")):
@@ -144,7 +146,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     if changed:
         intro = src / "intro.md"
         text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
-        rows = sorted((f"{n}: {k}", v, params.declared(notebook_path(n))[k]) for n, vals in runs.items() for k, v in vals.items())
+        rows = sorted((f"{n}: {k}", v, d) for n, vals in runs.items() for k, v, d in banner_rows(n, vals))
         chosen = [] if len(runs) == len(notebook_names()) else list(runs)
         intro.write_text(insert_after_title(intro.read_text(), render(
             "banner.md", title=title, description=text, rows=rows,
@@ -164,6 +166,14 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "vega-bundle.js").write_text(runtime_script())
     return Staged(figures, numbers)
+
+
+def banner_rows(name: str, values: dict[str, object]) -> list[tuple[str, str, str]]:
+    """The rows of a banner for notebook ``name`` run with ``values``: each parameter given, in its
+    declaration's order, with this build's value and its default as a reader writes them
+    (:meth:`jalapeno.chapters.Parameter.shown`: ``unset: its rated TDP`` for a ``None``)."""
+    return [(p.name, p.shown(values[p.name]), p.shown(p.default)) for p in params.declaration(notebook_path(name))
+            if p.name in values]
 
 
 def keep_chapters(toc_path: Path, chosen: list[str]) -> None:
@@ -278,6 +288,47 @@ def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario
     answers = {f["name"]: [r["id"] for r in rows if any(c["name"] == f["name"] for c in r["counterparts"])] for f in figures}
     return render("figures.md", figures=[{**f, "seed_figures": answers[f["name"]]} for f in figures], titles=titles,
                   scenario=scenario, seed_figures=rows)
+
+
+#: A code cell's line that only shows a result: a table or a figure (jalapeno.publish.notebook).
+_SHOW_LINE = re.compile(r"(table|figure|display)\(.*\)")
+
+
+def quiet_one_liners(nb: nbformat.NotebookNode) -> None:
+    """In the staged chapter ``nb``, a code cell that only shows its results (each line a ``table(...)``,
+    ``figure(...)`` or ``display(...)`` call) loses its code toggle: its ``hide-input`` becomes
+    ``remove-input``, so a toggle stays only where the code says something (the setup cell: how to
+    compute the chapter from Python)."""
+    for c in nb.cells:
+        tags = c.get("metadata", {}).get("tags", [])
+        lines = [line for line in c.source.splitlines() if line.strip()]
+        if c.cell_type == "code" and "hide-input" in tags and lines and all(_SHOW_LINE.fullmatch(x) for x in lines):
+            c.metadata["tags"] = ["remove-input" if x == "hide-input" else x for x in tags]
+
+
+def fold_parameters(nb: nbformat.NotebookNode) -> None:
+    """In the staged chapter ``nb``, the parameter table its setup cell shows
+    (:func:`jalapeno.publish.notebook.setup`) and the paragraph before it that defines the parameters
+    (a markdown cell opening ``Parameters:``, rendered as CommonMark) folded into one
+    ``<details class="jalapeno-parameters">`` whose summary says how many values are changed (open when
+    some are), so that a chapter opens with its results. A notebook without that table is left as it is."""
+    from markdown_it import MarkdownIt
+
+    at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "setup(globals()" in c.source), None)
+    if at is None:
+        return
+    out = next((o for o in nb.cells[at].get("outputs", []) if "jalapeno-table" in "".join(o.get("data", {}).get("text/html", ""))), None)
+    if out is None:
+        return
+    table = "".join(out["data"]["text/html"])
+    words = next((i for i in range(at) if nb.cells[i].cell_type == "markdown" and nb.cells[i].source.startswith("Parameters:")), None)
+    intro = "" if words is None else MarkdownIt("commonmark").render(nb.cells[words].source)
+    changed = len(re.findall(r">changed</td>", table))
+    summary = "This chapter's parameters: " + (f"{changed} changed" if changed else "all at their defaults")
+    out["data"]["text/html"] = (f'<details class="jalapeno-parameters"{" open" if changed else ""}><summary>{summary}</summary>'
+                                f"{intro}{table}</details>")
+    if words is not None:
+        del nb.cells[words]
 
 
 def add_chart_data(nb: nbformat.NotebookNode, drawn: dict[str, dict[str, str]]) -> None:
