@@ -444,15 +444,15 @@ SECTION_CLAIMS = {
 
 def section_claims(registry: pl.DataFrame, section: str) -> pl.DataFrame:
     """The rows of the claims registry (:func:`jalapeno.registry.claims`) a section qualifies, in the order
-    of :data:`SECTION_CLAIMS`: ``claim_id``, ``claimed`` (the value as the article states it, a date as a
-    date), ``chapter``, ``status``.
+    of :data:`SECTION_CLAIMS`: ``claim_id``, ``quantity`` (what the claim measures, in words), ``claimed``
+    (the value as the article states it, a date as a date), ``chapter``, ``status``.
     UnknownNameError for an unknown section."""
     if section not in SECTION_CLAIMS:
         raise UnknownNameError("section", section, list(SECTION_CLAIMS))
     ids = list(SECTION_CLAIMS[section])
     order = pl.DataFrame({"claim_id": ids, "_i": list(range(len(ids)))})
     return (registry.join(order, on="claim_id").sort("_i")
-            .select("claim_id", "claimed", "chapter", "status"))
+            .select("claim_id", "quantity", "claimed", "chapter", "status"))
 
 
 def per_watt_specs(chips: dict[str, ChipSpec | str], precision: str = "fp4") -> pl.DataFrame:

@@ -204,9 +204,11 @@ def test_section_claims_exist():
     for section, cs in caveats.SECTION_CLAIMS.items():
         assert set(cs) <= ids, section
     reg = pl.DataFrame({"claim_id": ["ai-kernel-speedup", "x"], "claimed": ["1.5–1.8x", "1x"],
+                        "quantity": ["speed of AI-generated kernels", "y"],
                         "chapter": ["caveats", "x"], "status": ["modeled", "open"]})
     shown = caveats.section_claims(reg, "kernels")
     assert shown["claim_id"].to_list() == ["ai-kernel-speedup"] and shown["claimed"].to_list() == ["1.5–1.8x"]
+    assert shown["quantity"].to_list() == ["speed of AI-generated kernels"]   # what it measures, in words
     with pytest.raises(jp.UnknownNameError, match="valid sections: vera-rubin"):
         caveats.section_claims(reg, "rubin")
 

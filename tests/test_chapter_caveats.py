@@ -87,7 +87,7 @@ def test_public_data_table_in_the_seeds_order(ch):
 def test_three_lines_table_quotes_the_chapters_numbers(ch):
     t = ch.tables["three-lines"]
     got = t["what the chapter computes"].to_list()
-    vr = ch.tables["vera-rubin"].filter(ch.tables["vera-rubin"]["metric"] == "per_kw_at_peak")
+    vr = ch.tables["vera-rubin"].filter(ch.tables["vera-rubin"]["metric"] == "per kW at peak")
     lo, hi = 100 * vr["remaining"].min(), 100 * vr["remaining"].max()
     assert f"{lo:.0f}–{hi:.0f} % of the per-watt advantage at peak is left" in got[0]
     assert f"ahead in {ch.numbers['vr_behind']} of {ch.numbers['vr_pairs']}" in got[0]
@@ -96,3 +96,21 @@ def test_three_lines_table_quotes_the_chapters_numbers(ch):
     assert ch.values["hbm_stacks_gw"] == pytest.approx(6 * ch.values["hbm_chips_gw"] / 1e6)   # six stacks a chip
     assert f"{ch.numbers['hbm_stacks_gw']} million stacks" in got[2]
     assert f"{ch.numbers['hbm_share_gw']} % of the 2026 HBM forecast" in got[2]
+
+
+def test_shown_tables_name_chips_models_and_ratios_in_words(ch):
+    """No chip or model key, kind-of-ratio key or claim id in a cell or header of the tables this adds words to."""
+    vr = ch.tables["vera-rubin"]
+    assert set(vr["metric"]) == {"per kW at peak", "single user", "E2E", "matched"}
+    assert set(vr["model"]) == {"gpt-oss-120b", "DeepSeek-R1-0528", "Kimi K2.5"}
+    assert "NVIDIA GB200 (Blackwell GPU in GB200 NVL72)" in set(vr["baseline"])
+    pws = ch.tables["per-watt-specs"]["chip"].to_list()
+    assert pws[0] == "OpenAI Jalapeño" and pws[1] == "NVIDIA Rubin GPU (Vera Rubin NVL72, formerly NVL144), pessimistic case"
+    assert ch.tables["hbm"]["chip"][0] == "OpenAI Jalapeño"
+    k = ch.tables["kernels"]
+    assert "whole-step speedup, blocks 1.5x faster" in k.columns and "whole-step speedup, blocks 1.8x faster" in k.columns
+    f = ch.values["k_share_bt"] / 100                    # Amdahl at the best TBT, as the prose quotes it
+    assert k["whole-step speedup, blocks 1.5x faster"][0] == pytest.approx(1 / ((1 - f) + f / 1.5), rel=1e-3)
+    biz = ch.tables["business"]
+    assert biz["claims (as printed)"][0] == "92 billion USD; 96 %"     # seed 004's consensus and growth
+    assert "quantity" in ch.tables["claims-kernels"].columns

@@ -115,9 +115,25 @@ def _check(models, chips, cases, scenario, basis, profile) -> None:
     agents.profile(profile)
 
 
+def _chip_name(label: str) -> str:
+    """A chip of a shown table by its name in ``chips.csv`` (``gb200`` -> ``NVIDIA GB200 (...)``); a Vera Rubin
+    case's label (``vera-rubin central``) as the chip's name and its case."""
+    key, _, case = label.partition(" ")
+    name = specs.chip(key).display_name
+    return f"{name}, {case} case" if case else name
+
+
+#: How a shown table names the keys of its columns (the figures keep the keys): chips and models by their
+#: names in ``chips.csv`` and ``models.csv``, a kind of ratio (:data:`jalapeno.caveats.METRICS`) in words.
+READER_NAMES = {"chip": _chip_name, "baseline": _chip_name, "model": lambda m: specs.model(m).display_name,
+                "metric": display.header}
+
+
 def _shown(df: pl.DataFrame) -> pl.DataFrame:
-    """A table as the chapter shows it: NaN (a ratio with no published figure) as an empty cell."""
-    return df.fill_nan(None)
+    """A table as the chapter shows it: NaN (a ratio with no published figure) as an empty cell, and the keys
+    of :data:`READER_NAMES`' columns in a reader's words."""
+    return df.fill_nan(None).with_columns(pl.col(c).map_elements(f, return_dtype=pl.String)
+                                          for c, f in READER_NAMES.items() if c in df.columns)
 
 
 def _qualifies(ch: Chapter, reg: pl.DataFrame, section: str) -> None:
@@ -260,7 +276,8 @@ def _kernels(ch, reg, model, fit, scenario) -> None:
     front = subject.jalapeno_frontier(model, scenario, fit=fit)
     kt = caveats.kernel_speedup_table(model, subject.jalapeno_chip(scenario), front, eff=fit.efficiency,
                                       stack="jalapeno", speedups=speedups)
-    ch.tables["kernels"] = _shown(kt)
+    ch.tables["kernels"] = _shown(kt).rename(
+        {f"step_speedup_{s:g}": f"whole-step speedup, blocks {display.formatted(s, '{:g}')}x faster" for s in speedups})
     pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
                                pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
     ch.add_figure("amdahl", amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
@@ -332,7 +349,10 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
 def _business(ch, reg) -> None:
     _qualifies(ch, reg, "business")
     biz = caveats.business_table()
-    ch.tables["business"] = _shown(biz)
+    printed = dict(zip(reg["claim_id"], reg["claimed"]))
+    ch.tables["business"] = _shown(biz).with_columns(pl.col("claims").map_elements(
+        lambda ids: "; ".join(printed[c.strip()] for c in ids.split(";")), return_dtype=pl.String)
+        .alias("claims (as printed)")).select("topic", "claims (as printed)", "implication", "implied", "unit", "from")
     implied = {topic: biz.filter(pl.col("topic") == topic)["implied"]
                for topic in ("NVIDIA quarter", "financing", "margins", "inference cost")}
     ch.quote("bz_growth", implied["NVIDIA quarter"][0], "{:.0f}")
