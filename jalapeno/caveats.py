@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from . import calibration, measured, metrics, pareto, power, serving, specs, subject
-from .data import claim_value, fact, whatif
+from .data import claim_value, fact, seed_public_data_questions, whatif
 from .errors import UnknownNameError
 from .metrics import mean_request_length
 from .specs import ChipSpec, ModelSpec
@@ -444,15 +444,15 @@ SECTION_CLAIMS = {
 
 def section_claims(registry: pl.DataFrame, section: str) -> pl.DataFrame:
     """The rows of the claims registry (:func:`jalapeno.registry.claims`) a section qualifies, in the order
-    of :data:`SECTION_CLAIMS`: ``claim_id``, ``claimed`` (the value as the article states it, a date as a
-    date), ``chapter``, ``status``.
+    of :data:`SECTION_CLAIMS`: ``claim_id``, ``quantity`` (what the claim measures, in words), ``claimed``
+    (the value as the article states it, a date as a date), ``chapter``, ``status``.
     UnknownNameError for an unknown section."""
     if section not in SECTION_CLAIMS:
         raise UnknownNameError("section", section, list(SECTION_CLAIMS))
     ids = list(SECTION_CLAIMS[section])
     order = pl.DataFrame({"claim_id": ids, "_i": list(range(len(ids)))})
     return (registry.join(order, on="claim_id").sort("_i")
-            .select("claim_id", "claimed", "chapter", "status"))
+            .select("claim_id", "quantity", "claimed", "chapter", "status"))
 
 
 def per_watt_specs(chips: dict[str, ChipSpec | str], precision: str = "fp4") -> pl.DataFrame:
@@ -468,4 +468,90 @@ def per_watt_specs(chips: dict[str, ChipSpec | str], precision: str = "fp4") -> 
         rows.append({"chip": label, "tdp_w": c.tdp_w, "hbm_tb_s_per_kw": c.hbm_bandwidth_bytes_per_s / 1e12 / kw,
                      "pflops_per_kw": c.peak_flops_per_s(precision) / 1e15 / kw,
                      "hbm_gb_per_kw": (c.hbm_capacity_bytes or float("nan")) / 1e9 / kw})
+    return pl.DataFrame(rows)
+
+
+# ---- what the seeds say the public data cannot answer ----------------------------------------------------
+
+#: Where the caveats chapter treats each row of seed 003's table of what the public information can and
+#: cannot answer (``data/seed_public_data_questions.csv``, by its ``question``): the section of the chapter
+#: (its heading, or the registry's table of claims nothing public can check) and the registry's claims on
+#: the row's subject (a test checks that every id exists).
+PUBLIC_DATA_TREATMENT = {
+    "basis-of-comparison": ("Rated, sustained, all-in: whose watts are counted",
+                            ("jalapeno-tdp", "jalapeno-sustained-power", "gb200-tdp")),
+    "performance-range": ("One workload shape: 8k/1k",
+                          ("inferencex-fixed-sequence-lengths", "long-context-kv-movement-unverified")),
+    "software-maturity": ("What cannot be checked",
+                          ("model-port-count", "model-port-months", "caveat-software-maturity",
+                           "caveat-operations-at-scale")),
+    "availability": ("What cannot be checked",
+                     ("jalapeno-deployment-year", "jalapeno-scale-rollout-year", "jalapeno-production-qualification",
+                      "first-batch-own-capacity")),
+}
+
+#: The three lines seed 004 says its score sheet does not print (跑分表没写的三行字), in its order: how the
+#: book names each line, and the registry's claims that carry the seed's words for it (their ``quote``).
+THREE_LINES = (
+    ("the comparison stops at GB300, the last generation, not Vera Rubin",
+     ("vera-rubin-early-shipping", "jalapeno-hbm-vs-gb300")),
+    ("inference only: training is untouched",
+     ("caveat-inference-only", "cuda-training-moat", "richard-ho-needs-nvidia", "nvidia-openai-financing-guarantee")),
+    ("the real bottleneck is HBM4, which chip makers and NVIDIA fight for",
+     ("jalapeno-hbm4-stacks", "hbm-presold-through-year", "hbm-tightest-supply-year", "hbm4-shared-by-asics-and-gpus")),
+)
+
+
+def claim_reading(row: dict) -> str:
+    """A registry row (:func:`jalapeno.registry.claims`) in a reader's words: what the claim measures
+    (``quantity``, without the flags' ``1 = stated``) and, unless the claim is a stated flag, its value as
+    the article states it (``claimed``): ``open models ported outside the production plan: 3``."""
+    words = row["quantity"].replace(" (1 = stated)", "").replace("; 1 = stated)", ")")
+    return words if row["unit"] == "flag" else f"{words}: {row['claimed']}"
+
+
+def _readings(registry: pl.DataFrame, ids) -> pl.DataFrame:
+    """The registry's rows of ``ids`` in that order; UnknownNameError for an id the registry lacks."""
+    rows = {r["claim_id"]: r for r in registry.filter(pl.col("claim_id").is_in(list(ids))).iter_rows(named=True)}
+    for cid in ids:
+        if cid not in rows:
+            raise UnknownNameError("claim", cid, sorted(registry["claim_id"]))
+    return [rows[c] for c in ids]
+
+
+def public_data_questions(registry: pl.DataFrame) -> pl.DataFrame:
+    """Seed 003's table of what the public information can and cannot answer yet
+    (:func:`jalapeno.data.seed_public_data_questions`, in the seed's order), with where the caveats chapter
+    treats each row (:data:`PUBLIC_DATA_TREATMENT`). One row per question: ``question`` (key),
+    ``question_en``, ``answers_en``, ``cannot_answer_en``, ``row_zh`` (the seed's three cells as printed,
+    separated by `` | ``), ``section`` (the chapter's heading), ``claims`` (the registry's claims on it by
+    :func:`claim_reading`, each with its status, separated by ``; ``), ``n_not_checkable`` (how many of them
+    nothing public can check). UnknownNameError for a question :data:`PUBLIC_DATA_TREATMENT` lacks."""
+    rows = []
+    for q in seed_public_data_questions().iter_rows(named=True):
+        if q["question"] not in PUBLIC_DATA_TREATMENT:
+            raise UnknownNameError("question", q["question"], list(PUBLIC_DATA_TREATMENT))
+        section, ids = PUBLIC_DATA_TREATMENT[q["question"]]
+        claims = _readings(registry, ids)
+        rows.append({"question": q["question"], "question_en": q["question_en"], "answers_en": q["answers_en"],
+                     "cannot_answer_en": q["cannot_answer_en"],
+                     "row_zh": " | ".join((q["question_zh"], q["answers_zh"], q["cannot_answer_zh"])),
+                     "section": section,
+                     "claims": "; ".join(f"{claim_reading(c)} ({c['status']})" for c in claims),
+                     "n_not_checkable": sum(c["status"] == "not checkable" for c in claims)})
+    return pl.DataFrame(rows)
+
+
+def three_lines(registry: pl.DataFrame) -> pl.DataFrame:
+    """The three lines seed 004's score sheet does not print (:data:`THREE_LINES`, in the seed's order): one
+    row per line, ``line`` (the book's name for it), ``quote`` (the seed's words: its claims' ``quote``,
+    separated by `` … ``), ``claims`` (:func:`claim_reading` of each with its status, separated by ``; ``),
+    ``n_claims``, ``n_not_checkable``. UnknownNameError for a claim id the registry lacks."""
+    rows = []
+    for line, ids in THREE_LINES:
+        claims = _readings(registry, ids)
+        quotes = list(dict.fromkeys(c["quote"] for c in claims))  # two claims may share one phrase
+        rows.append({"line": line, "quote": " … ".join(quotes),
+                     "claims": "; ".join(f"{claim_reading(c)} ({c['status']})" for c in claims),
+                     "n_claims": len(claims), "n_not_checkable": sum(c["status"] == "not checkable" for c in claims)})
     return pl.DataFrame(rows)

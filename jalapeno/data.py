@@ -199,6 +199,12 @@ SCHEMAS["seed_figures.csv"] = {
     "figure": _c(required=True), "seeds": _c(required=True), "describes": _c(required=True), "quote": _c(),
     "counterparts": _c(), "gap": _c(),
 }
+SCHEMAS["seed_public_data_questions.csv"] = {
+    "question": _c(required=True), "seed_line": _c("int", True, plausible=(1, 1e4), unit="line"),
+    "question_zh": _c(required=True), "question_en": _c(required=True),
+    "answers_zh": _c(required=True), "answers_en": _c(required=True),
+    "cannot_answer_zh": _c(required=True), "cannot_answer_en": _c(required=True), "seeds": _c(required=True),
+}
 #: What ``seeds.csv`` holds in ``outlet`` for an article that names no publication or author.
 OUTLET_NOT_STATED = "not stated"
 
@@ -414,6 +420,7 @@ SCHEMAS["system_specs.csv"] = {
 KEYS["systems.csv"] = ("system",)
 KEYS["seeds.csv"] = ("seed",)
 KEYS["seed_figures.csv"] = ("figure",)
+KEYS["seed_public_data_questions.csv"] = ("question",)
 KEYS["system_specs.csv"] = ("system", "quantity")
 
 
@@ -602,6 +609,22 @@ def seed_figures() -> pl.DataFrame:
                         f"seed {unknown[0]!r} is not in seeds.csv; valid seeds: {', '.join(sorted(known))}")
         if not r["counterparts"] and not r["gap"]:
             raise _fail(data_dir() / "seed_figures.csv", i, "gap", r["gap"], "a figure without counterparts says why")
+    return df
+
+
+def seed_public_data_questions() -> pl.DataFrame:
+    """``seed_public_data_questions.csv``: the rows, in the seed's order, of seed 003's table of what the
+    public information can and cannot answer yet: ``question`` (key), ``seed_line`` (the seed's line the row
+    is printed on), each cell as printed (``question_zh``, ``answers_zh``, ``cannot_answer_zh``) and in
+    English (``*_en``), ``seeds`` (the seed's file name: its source). DataError naming the row of a seed
+    ``seeds.csv`` lacks."""
+    df = load("seed_public_data_questions.csv")
+    known = set(seeds_table()["seed"])
+    for i, r in enumerate(df.iter_rows(named=True)):
+        unknown = [x for x in r["seeds"].split(";") if x not in known]
+        if unknown:
+            raise _fail(data_dir() / "seed_public_data_questions.csv", i, "seeds", r["seeds"],
+                        f"seed {unknown[0]!r} is not in seeds.csv; valid seeds: {', '.join(sorted(known))}")
     return df
 
 

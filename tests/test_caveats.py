@@ -204,9 +204,11 @@ def test_section_claims_exist():
     for section, cs in caveats.SECTION_CLAIMS.items():
         assert set(cs) <= ids, section
     reg = pl.DataFrame({"claim_id": ["ai-kernel-speedup", "x"], "claimed": ["1.5–1.8x", "1x"],
+                        "quantity": ["speed of AI-generated kernels", "y"],
                         "chapter": ["caveats", "x"], "status": ["modeled", "open"]})
     shown = caveats.section_claims(reg, "kernels")
     assert shown["claim_id"].to_list() == ["ai-kernel-speedup"] and shown["claimed"].to_list() == ["1.5–1.8x"]
+    assert shown["quantity"].to_list() == ["speed of AI-generated kernels"]   # what it measures, in words
     with pytest.raises(jp.UnknownNameError, match="valid sections: vera-rubin"):
         caveats.section_claims(reg, "rubin")
 
@@ -226,3 +228,63 @@ def test_a_public_fact_can_make_a_check_fail(edit_data):
     assert not r.agrees and r.computed == "26 years"
     edit_data("public_facts.csv", "nvidia_q2_fy2026_revenue,46700000000,", "nvidia_q2_fy2026_revenue,40000000000,")
     assert not registry.CHECKS["nvidia-revenue-yoy-growth"]().agrees
+
+
+# ---- what the seeds say the public data cannot answer --------------------------------------------------------
+
+#: Lines 15 to 18 of seed 003 (003_243afe2b3792c736.txt), as printed: its table's four rows.
+SEED_003_ROWS = (
+    "| 比较口径 | 相同公开模型、指定输入输出长度、公开功率归一化 | 整机电力、冷却、主机与网络是否完全计入 |",
+    "| 性能范围 | 覆盖高吞吐与低延迟操作点 | 所有上下文长度、并发形态和模型结构是否延续优势 |",
+    "| 软件成熟度 | 三个非原始计划模型在两个月内完成高性能移植 | 大规模生产调度、故障恢复和长期稳定性 |",
+    "| 可获得性 | 计划在 2026 年底前部署到 OpenAI 基础设施 | 外部客户何时、以何种产品和价格获得收益 |",
+)
+
+
+def test_seed_003_table_is_transcribed_as_printed():
+    q = data.seed_public_data_questions()
+    assert q["question"].to_list() == ["basis-of-comparison", "performance-range", "software-maturity", "availability"]
+    assert q["seed_line"].to_list() == [15, 16, 17, 18]
+    assert set(q["seeds"]) == {"003_243afe2b3792c736.txt"}
+    for r, line in zip(q.iter_rows(named=True), SEED_003_ROWS):
+        assert f"| {r['question_zh']} | {r['answers_zh']} | {r['cannot_answer_zh']} |" == line
+
+
+def test_public_data_questions_treated_where_the_chapter_says():
+    reg = registry.claims()
+    pd = caveats.public_data_questions(reg)
+    assert [f"| {r} |" for r in pd["row_zh"]] == list(SEED_003_ROWS)
+    assert pd["question_en"].to_list() == ["basis of comparison", "range of performance", "software maturity",
+                                           "availability"]
+    assert set(caveats.PUBLIC_DATA_TREATMENT) == set(pd["question"])
+    # the software and availability rows rest on claims nothing public checks, shown by value, not by id
+    sw, av = pd.row(2, named=True), pd.row(3, named=True)
+    assert sw["n_not_checkable"] == 4 and av["n_not_checkable"] == 4
+    assert "open models ported outside the production plan: 3 (not checkable)" in sw["claims"]
+    assert "2 months (not checkable)" in sw["claims"]
+    assert "end of 2026, small volume first): 2026 (not checkable)" in av["claims"]
+    assert not any("model-port" in c or "jalapeno-deployment" in c for c in pd["claims"])
+    assert pd["section"][0] == "Rated, sustained, all-in: whose watts are counted"
+
+
+def test_three_lines_of_seed_004():
+    seed_004 = ("第一行：对比对象停在GB300。Vera Rubin已进入初期出货，Jalapeño的HBM容量和峰值算力都没压过GB300，更不用说Rubin。",
+                "第二行：只干推理，不碰训练。CUDA在训练侧的护城河至今没有ASIC能撼动。而且就在公布跑分一周前的8月17日，"
+                "OpenAI刚接受英伟达高达1050亿美元的数据中心融资担保。知乎OpenAI芯片负责人Richard Ho的原话是："
+                "“英伟达是很好的合作伙伴，我们依然需要大量英伟达芯片。”",
+                "第三行：真正的瓶颈是HBM4。Jalapeño每颗配6颗HBM4、共216GB，而三星、SK海力士、美光的HBM产能已预售至2027年，"
+                "SK海力士CEO警告2027年供应最紧张。知乎讽刺的是，自研芯片的公司和英伟达抢的是同一批内存。")
+    tl = caveats.three_lines(registry.claims())
+    assert tl.height == 3
+    for quote, line in zip(tl["quote"], seed_004):   # every phrase is the seed's, on its own line
+        assert all(part in line for part in quote.split(" … ")), quote
+    assert "HBM4 stacks per chip: 6 (consistent)" in tl["claims"][2]
+    assert tl["n_not_checkable"].to_list() == [1, 4, 3]
+    with pytest.raises(jp.UnknownNameError, match="'no-such-claim'"):
+        caveats._readings(registry.claims(), ["no-such-claim"])
+
+
+def test_claim_reading_drops_the_flag_convention():
+    assert caveats.claim_reading({"quantity": "x is stated (1 = stated)", "unit": "flag", "claimed": "yes"}) == "x is stated"
+    assert caveats.claim_reading({"quantity": "y (Richard Ho; 1 = stated)", "unit": "flag", "claimed": "yes"}) == "y (Richard Ho)"
+    assert caveats.claim_reading({"quantity": "months", "unit": "months", "claimed": "2 months"}) == "months: 2 months"

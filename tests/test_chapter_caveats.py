@@ -67,3 +67,50 @@ def test_bad_parameters_are_named(defaults):
         chapter.compute(**{**defaults, "vera_rubin_cases": ["best"]})
     with pytest.raises(UnknownNameError, match="'wall'"):
         chapter.compute(**{**defaults, "hbm_power_basis": "wall"})
+
+
+def test_public_data_table_in_the_seeds_order(ch):
+    t = ch.tables["public-data"]
+    assert t.columns == ["question", "what the public data answers", "what it cannot answer yet",
+                         "the seed's row, as printed", "where this chapter treats it", "what the chapter finds",
+                         "claims registered (status)"]
+    assert t["question"].to_list() == ["basis of comparison", "range of performance", "software maturity", "availability"]
+    assert t["the seed's row, as printed"][0] == "比较口径 | 相同公开模型、指定输入输出长度、公开功率归一化 | 整机电力、冷却、主机与网络是否完全计入"
+    assert t["the seed's row, as printed"][3] == "可获得性 | 计划在 2026 年底前部署到 OpenAI 基础设施 | 外部客户何时、以何种产品和价格获得收益"
+    # the first two rows quote the chapter's own numbers: the rated ratio is the published 85,448 / 44,960
+    assert f"{85_448 / 44_960:.2f}x on rated TDP" in t["what the chapter finds"][0]
+    assert f"{ch.numbers['pb_per']}x with a GB200's host and network per chip" in t["what the chapter finds"][0]
+    assert f"{ch.numbers['sh_worst_r']}x ({ch.numbers['sh_worst']})" in t["what the chapter finds"][1]
+    assert t["what the chapter finds"][2] == "nothing public checks it: 4 of its 4 claims are not checkable"
+
+
+def test_three_lines_table_quotes_the_chapters_numbers(ch):
+    t = ch.tables["three-lines"]
+    got = t["what the chapter computes"].to_list()
+    vr = ch.tables["vera-rubin"].filter(ch.tables["vera-rubin"]["metric"] == "per kW at peak")
+    lo, hi = 100 * vr["remaining"].min(), 100 * vr["remaining"].max()
+    assert f"{lo:.0f}–{hi:.0f} % of the per-watt advantage at peak is left" in got[0]
+    assert f"ahead in {ch.numbers['vr_behind']} of {ch.numbers['vr_pairs']}" in got[0]
+    assert "1.2 quarters" in got[1]                     # 105 / 85.4 billion USD = 1.23
+    assert got[2].startswith("36 GB per stack")         # 216 GB / 6 stacks, seed 004
+    assert ch.values["hbm_stacks_gw"] == pytest.approx(6 * ch.values["hbm_chips_gw"] / 1e6)   # six stacks a chip
+    assert f"{ch.numbers['hbm_stacks_gw']} million stacks" in got[2]
+    assert f"{ch.numbers['hbm_share_gw']} % of the 2026 HBM forecast" in got[2]
+
+
+def test_shown_tables_name_chips_models_and_ratios_in_words(ch):
+    """No chip or model key, kind-of-ratio key or claim id in a cell or header of the tables this adds words to."""
+    vr = ch.tables["vera-rubin"]
+    assert set(vr["metric"]) == {"per kW at peak", "single user", "E2E", "matched"}
+    assert set(vr["model"]) == {"gpt-oss-120b", "DeepSeek-R1-0528", "Kimi K2.5"}
+    assert "NVIDIA GB200 (Blackwell GPU in GB200 NVL72)" in set(vr["baseline"])
+    pws = ch.tables["per-watt-specs"]["chip"].to_list()
+    assert pws[0] == "OpenAI Jalapeño" and pws[1] == "NVIDIA Rubin GPU (Vera Rubin NVL72, formerly NVL144), pessimistic case"
+    assert ch.tables["hbm"]["chip"][0] == "OpenAI Jalapeño"
+    k = ch.tables["kernels"]
+    assert "whole-step speedup, blocks 1.5x faster" in k.columns and "whole-step speedup, blocks 1.8x faster" in k.columns
+    f = ch.values["k_share_bt"] / 100                    # Amdahl at the best TBT, as the prose quotes it
+    assert k["whole-step speedup, blocks 1.5x faster"][0] == pytest.approx(1 / ((1 - f) + f / 1.5), rel=1e-3)
+    biz = ch.tables["business"]
+    assert biz["claims (as printed)"][0] == "92 billion USD; 96 %"     # seed 004's consensus and growth
+    assert "quantity" in ch.tables["claims-kernels"].columns

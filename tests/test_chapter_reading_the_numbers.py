@@ -125,3 +125,19 @@ def test_power_bases_explorable_draws_a_precomputed_grid():
     assert at == pytest.approx(85_448 * 0.7 / 1.225)
     with pytest.raises(ValueError, match="not on its grid"):
         chapter.power_bases_explorable(grid, jalapeno_sustained_w=551.0, jalapeno_allin_w=1225.0)
+
+
+def test_tables_name_claims_and_chips_in_a_readers_words(ch):
+    """Each side of a ratio as the seeds print it (85,448 / 44,960 tok/s/kW, seed 000), each chip by its short
+    name, the values Jalapeño is fitted to by value: no claim id or chip key in a cell."""
+    r = ch.tables["ratios"]
+    assert r["numerator"][0] == "Jalapeño: 85,448 tok/s/kW" and r["denominator"][0] == "GB200: 44,960 tok/s/kW"
+    assert r["numerator"][2] == "GB200: 1.87 ms" and r["denominator"][2] == "Jalapeño: 0.69 ms"
+    assert r["denominator"][5] is None                     # the % row restates one printed range
+    assert ch.tables["e2e"]["chip"].to_list() == ["Jalapeño", "GB200"]
+    fitted = ch.tables["e2e_readings"]["jalapeno_fitted_to"].to_list()
+    assert fitted[0] == "three: 0.69 ms (gpt-oss-120b), 85,448 tok/s/kW (gpt-oss-120b), 700 tok/s/user (DeepSeek-R1-0528)"
+    assert "1.03 s (gpt-oss-120b)" in fitted[1]
+    ids = set(jp.claims()["claim_id"])
+    cells = r["numerator"].to_list() + r["denominator"].to_list() + fitted
+    assert not [c for c in cells if c and any(i in c for i in ids)]

@@ -4,7 +4,9 @@
 :func:`compute` returns the chapter's quoted numbers, tables and figures. Table slots: ``claims-<section>``
 for each section of :data:`jalapeno.caveats.SECTION_CLAIMS` (the registry rows it qualifies),
 ``vera-rubin``, ``per-watt-specs``, ``power-bases``, ``shape-sweep``, ``baselines``, ``kernels``, ``hbm``,
-``pareto-shape``, ``business``, ``not-reproducible``. Figure slots: ``vera-rubin-remaining``,
+``pareto-shape``, ``business``, ``not-reproducible``, ``public-data`` (seed 003's table of what the public
+data can and cannot answer, with where the chapter treats each row), ``three-lines`` (the three lines seed
+004's score sheet does not print, with the number the chapter computes for each). Figure slots: ``vera-rubin-remaining``,
 ``power-bases``, ``shape-sweep``, ``amdahl``, ``hbm-per-gw``, ``pareto-shape``.
 """
 
@@ -89,6 +91,8 @@ def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_case
     _hbm(ch, reg, hbm_chips, hbm_power_basis, hbm_supply_share, pue_used)
     _pareto_shape(ch, reg, models, fit, scenario, max_chips)
     _business(ch, reg)
+    _public_data(ch, reg)
+    _three_lines(ch, reg)
     rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not checkable"))
     ch.quote("n_unverifiable", rest.height)
     ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "claimed", "quantity", "check"))
@@ -111,9 +115,25 @@ def _check(models, chips, cases, scenario, basis, profile) -> None:
     agents.profile(profile)
 
 
+def _chip_name(label: str) -> str:
+    """A chip of a shown table by its name in ``chips.csv`` (``gb200`` -> ``NVIDIA GB200 (...)``); a Vera Rubin
+    case's label (``vera-rubin central``) as the chip's name and its case."""
+    key, _, case = label.partition(" ")
+    name = specs.chip(key).display_name
+    return f"{name}, {case} case" if case else name
+
+
+#: How a shown table names the keys of its columns (the figures keep the keys): chips and models by their
+#: names in ``chips.csv`` and ``models.csv``, a kind of ratio (:data:`jalapeno.caveats.METRICS`) in words.
+READER_NAMES = {"chip": _chip_name, "baseline": _chip_name, "model": lambda m: specs.model(m).display_name,
+                "metric": display.header}
+
+
 def _shown(df: pl.DataFrame) -> pl.DataFrame:
-    """A table as the chapter shows it: NaN (a ratio with no published figure) as an empty cell."""
-    return df.fill_nan(None)
+    """A table as the chapter shows it: NaN (a ratio with no published figure) as an empty cell, and the keys
+    of :data:`READER_NAMES`' columns in a reader's words."""
+    return df.fill_nan(None).with_columns(pl.col(c).map_elements(f, return_dtype=pl.String)
+                                          for c, f in READER_NAMES.items() if c in df.columns)
 
 
 def _qualifies(ch: Chapter, reg: pl.DataFrame, section: str) -> None:
@@ -256,7 +276,8 @@ def _kernels(ch, reg, model, fit, scenario) -> None:
     front = subject.jalapeno_frontier(model, scenario, fit=fit)
     kt = caveats.kernel_speedup_table(model, subject.jalapeno_chip(scenario), front, eff=fit.efficiency,
                                       stack="jalapeno", speedups=speedups)
-    ch.tables["kernels"] = _shown(kt)
+    ch.tables["kernels"] = _shown(kt).rename(
+        {f"step_speedup_{s:g}": f"whole-step speedup, blocks {display.formatted(s, '{:g}')}x faster" for s in speedups})
     pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
                                pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
     ch.add_figure("amdahl", amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
@@ -328,7 +349,10 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
 def _business(ch, reg) -> None:
     _qualifies(ch, reg, "business")
     biz = caveats.business_table()
-    ch.tables["business"] = _shown(biz)
+    printed = dict(zip(reg["claim_id"], reg["claimed"]))
+    ch.tables["business"] = _shown(biz).with_columns(pl.col("claims").map_elements(
+        lambda ids: "; ".join(printed[c.strip()] for c in ids.split(";")), return_dtype=pl.String)
+        .alias("claims (as printed)")).select("topic", "claims (as printed)", "implication", "implied", "unit", "from")
     implied = {topic: biz.filter(pl.col("topic") == topic)["implied"]
                for topic in ("NVIDIA quarter", "financing", "margins", "inference cost")}
     ch.quote("bz_growth", implied["NVIDIA quarter"][0], "{:.0f}")
@@ -340,6 +364,60 @@ def _business(ch, reg) -> None:
     ch.quote("bz_margin_watt_lo", implied["margins"][3], "{:.0f}")
     ch.quote("bz_life_lo", implied["inference cost"][0], "{:.0f}")
     ch.quote("bz_life_hi", implied["inference cost"][1], "{:.0f}")
+
+
+def _public_data(ch, reg) -> None:
+    """Seed 003's four questions (:func:`jalapeno.caveats.public_data_questions`) with what this chapter
+    finds on each: the power bases and the shape sweep for the first two (their quoted numbers), the
+    registry's not-checkable claims for the last two."""
+    n = ch.numbers
+    found = {
+        "basis-of-comparison": (f"per-watt ratio {n['pb_rated']}x on rated TDP, {n['pb_sus_both']}x on sustained "
+                                f"power for both, {n['pb_per']}x with a GB200's host and network per chip, "
+                                f"{n['pb_fac']}x at the facility"),
+        "performance-range": (f"per-watt advantage at peak from {n['sh_worst_r']}x ({n['sh_worst']}) to "
+                              f"{n['sh_best_r']}x ({n['sh_best']}), single-user from {n['sh_su_worst_r']}x to "
+                              f"{n['sh_su_best_r']}x, over the ISL/OSL shapes modeled"),
+    }
+    pd = caveats.public_data_questions(reg)
+    rows = []
+    for r in pd.iter_rows(named=True):
+        total = len(caveats.PUBLIC_DATA_TREATMENT[r["question"]][1])
+        rows.append(found.get(r["question"], f"nothing public checks it: {r['n_not_checkable']} of its {total} "
+                                             "claims are not checkable"))
+    ch.tables["public-data"] = pd.select(
+        pl.col("question_en").alias("question"), pl.col("answers_en").alias("what the public data answers"),
+        pl.col("cannot_answer_en").alias("what it cannot answer yet"),
+        pl.col("row_zh").alias("the seed's row, as printed"),
+        pl.col("section").alias("where this chapter treats it"),
+        pl.Series("what the chapter finds", rows, dtype=pl.Utf8),
+        pl.col("claims").alias("claims registered (status)"))
+
+
+def _three_lines(ch, reg) -> None:
+    """Seed 004's three unprinted lines (:func:`jalapeno.caveats.three_lines`) with the numbers this chapter
+    computes for each: the advantage left against the modeled Vera Rubin, what is and is not checkable on
+    training, the HBM4 supply arithmetic."""
+    n = ch.numbers
+    tl = caveats.three_lines(reg)
+    training = tl.row(1, named=True)
+    computed = [
+        (f"against the modeled Vera Rubin {n['vr_perkw_remaining_min']}–{n['vr_perkw_remaining_max']} % of the "
+         f"per-watt advantage at peak is left, and Rubin comes out ahead in {n['vr_behind']} of {n['vr_pairs']} "
+         f"model and case pairs; {n['vr_su_remaining_min']}–{n['vr_su_remaining_max']} % of the single-user "
+         "advantage is left"),
+        (f"nothing on training: no training result of any chip is in the book's data, and "
+         f"{training['n_not_checkable']} of the line's {training['n_claims']} claims are not checkable; what "
+         f"arithmetic can say is that the financing guarantee is {n['bz_fin_q']} quarters of NVIDIA's expected "
+         "data-centre revenue"),
+        (f"{n['hbm_per_stack']} GB per stack; a gigawatt of Jalapeño at {n['hbm_basis']} power is "
+         f"{n['hbm_stacks_gw']} million stacks, {n['hbm_share_gw']} % of the 2026 HBM forecast; "
+         f"{n['hbm_share']} % of a year's HBM builds {n['hbm_chips_year']} chips ({n['hbm_gw_year']} GW)"),
+    ]
+    ch.tables["three-lines"] = tl.select(
+        pl.col("line").alias("the line the score sheet does not print"), pl.col("quote").alias("the seed's words"),
+        pl.Series("what the chapter computes", computed, dtype=pl.Utf8),
+        pl.col("claims").alias("claims registered (status)"))
 
 
 # ---- figures ----

@@ -16,6 +16,7 @@ import polars as pl
 from .. import charts, comparison, display, measured, metrics, registry, specs, subject
 from ..data import cite_seeds, claim_value
 from ..display import number
+from ..errors import UnknownNameError
 from . import Chapter, Parameter
 from .claims import key as status_key
 
@@ -67,6 +68,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     power."""
     subject.check_e2e_reading(e2e_reading)
     ch = Chapter()
+    claims = registry.claims()
+    printed = {r["claim_id"]: r for r in claims.iter_rows(named=True)}
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
     ch.quote("b_name", specs.chip(baseline).display_name)
     ch.quote("b_label", specs.chip(baseline).chip.upper())
@@ -140,7 +143,10 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              quantity="gptoss-e2e-ratio-published")
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
     ch.quote("n_ratios", ratios.height)
-    ch.tables["ratios"] = ratios
+    # each side of a ratio as the seeds print it, not by its claim id
+    ch.tables["ratios"] = ratios.with_columns(
+        pl.col(side).map_elements(lambda cid: _as_printed(printed[cid]) if cid else None, return_dtype=pl.String)
+        for side in ("numerator", "denominator"))
     ch.add_figure("headline_ratios", headline_ratios(ratios), "headline-ratios")
 
     # Per watt under three power bases
@@ -174,12 +180,12 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("g_single_conc", gb200.single_conc)
     ch.quote("j_decode", j["decode_s"], "{:.2f}")
     ch.quote("ttft_ratio", j["implied_ttft_s"] / summary.ttft_s, "{:.1f}")
-    ch.tables["e2e"] = dec
+    # each chip by its short name, as the figure names it (display.header: Jalapeño, GB200)
+    ch.tables["e2e"] = dec.with_columns(pl.col("chip").map_elements(display.header, return_dtype=pl.String))
     ch.add_figure("e2e_split", e2e_split(dec, model), f"e2e-split-{model}-{isl}-{osl}")
-    _e2e_readings(ch, baseline=baseline, e2e_reading=e2e_reading)
+    _e2e_readings(ch, baseline=baseline, e2e_reading=e2e_reading, printed=printed)
 
     # Every claim of the seeds
-    claims = registry.claims()
     counts = registry.status_counts(claims)
     for status, n in counts.items():
         ch.quote(status_key(status), n)
@@ -196,7 +202,26 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     return ch
 
 
-def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str) -> None:
+def _as_printed(claim: dict) -> str:
+    """A registry row (:func:`jalapeno.registry.claims`) as a reader reads it: whose number it is and its value
+    as the article states it (``Jalapeño: 85,448 tok/s/kW``); a ratio as its printed range (``the printed
+    1.7–3.6x``)."""
+    if claim["unit"] == "x":
+        return f"the printed {claim['claimed']}"
+    try:  # a chip by its short name (display.header: Jalapeño, GB200)
+        who = display.header(specs.chip(claim["subject"]).chip)
+    except UnknownNameError:  # a subject that is no chip of chips.csv, e.g. "comparison system (GB200/GB300)"
+        who = claim["subject"]
+    return f"{who}: {claim['claimed']}"
+
+
+def _fitted_to(ids, printed: dict) -> str:
+    """The published values Jalapeño's constants are fitted to (claim ids ``ids``), each as the article states
+    it with its model: ``0.69 ms (gpt-oss-120b), 700 tok/s/user (DeepSeek-R1)``."""
+    return ", ".join(f"{printed[c]['claimed']} ({specs.model(printed[c]['model']).display_name})" for c in ids)
+
+
+def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict) -> None:
     """The two readings of Jalapeño's published E2E (:data:`jalapeno.subject.E2E_READINGS`), each with what
     it implies, and which this build uses: the ``separate`` reading's consistency check
     (:func:`jalapeno.subject.e2e_consistency`) and the ``one-point`` reading's latency outside the chip of
@@ -244,9 +269,9 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str) -> None:
         f"the default book reads them as two configurations"))
     check = (f"a check: met at {fitted(sep['interactivity_tok_s_user'], '{:,.0f}')} tok/s/user" if sep["found"]
              else "a check: not met on the frontier")
-    readings = {"separate": ("separate configurations", "three: " + ", ".join(subject.fit_claims("separate")),
+    readings = {"separate": ("separate configurations", "three: " + _fitted_to(subject.fit_claims("separate"), printed),
                              0.0, 0.0, check),
-                "one-point": ("one configuration", "four: " + ", ".join(subject.fit_claims("one-point")),
+                "one-point": ("one configuration", "four: " + _fitted_to(subject.fit_claims("one-point"), printed),
                               one["jalapeno"], one[baseline], "a fit target: reproduced by construction")}
     ch.tables["e2e_readings"] = pl.DataFrame([
         {"reading": r, "e2e_and_tbt": v[0], "jalapeno_fitted_to": v[1], "jalapeno_outside_ms": v[2],
