@@ -484,3 +484,43 @@ def test_a_block_whose_chapter_was_not_built_says_so():
     intro = pages.quote_chapters((ROOT / "book" / "intro.md").read_text(), {"roofline": {}}, "book/intro.md")
     assert "<!-- jalapeno:" not in intro and "The short answer" not in intro
     assert "The verdict chapter was not built" in intro
+
+
+# ---- staging: a chapter opens with its results -------------------------------------------------------
+
+def _staged_chapter(changed: bool) -> nbformat.NotebookNode:
+    table = ('<div class="jalapeno-table"><table><tr><td>baseline</td><td>gb200</td><td>default</td></tr>'
+             f'<tr><td>run_id</td><td>auto</td><td>{"changed" if changed else "default"}</td></tr></table></div>')
+    setup = nbformat.v4.new_code_cell('P = setup(globals(), "x")\nch = chapter.compute(**P)',
+                                      outputs=[nbformat.v4.new_output("display_data", {"text/html": table})])
+    setup.metadata["tags"] = ["hide-input"]
+    one_liner = nbformat.v4.new_code_cell('table(ch.tables["a"])\nfigure(ch, "b")')
+    one_liner.metadata["tags"] = ["hide-input"]
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Title\n\nThe chapter's question."),
+        nbformat.v4.new_markdown_cell("Parameters: `baseline` is a chip of `data/chips.csv`."), setup,
+        nbformat.v4.new_markdown_cell("## The first result"), one_liner])
+
+
+@pytest.mark.parametrize("changed, summary", [(False, "This chapter's parameters: all at their defaults"),
+                                              (True, "This chapter's parameters: 1 changed")])
+def test_staging_folds_a_chapters_parameters_with_their_definitions(changed, summary):
+    nb = _staged_chapter(changed)
+    pages.fold_parameters(nb)
+    assert [c.source.split("\n")[0] for c in nb.cells if c.cell_type == "markdown"] == ["# Title", "## The first result"]
+    html = nb.cells[1].outputs[0]["data"]["text/html"]
+    opening = '<details class="jalapeno-parameters" open>' if changed else '<details class="jalapeno-parameters">'
+    assert html.startswith(f"{opening}<summary>{summary}</summary><p>Parameters: <code>baseline</code> is a chip of "
+                           "<code>data/chips.csv</code>.</p>\n<div class=\"jalapeno-table\">")
+    assert html.endswith("</table></div></details>")
+
+
+def test_staging_keeps_a_code_toggle_only_where_the_code_says_something():
+    nb = _staged_chapter(False)
+    pages.quiet_one_liners(nb)
+    assert [c.metadata.get("tags") for c in nb.cells if c.cell_type == "code"] == [["hide-input"], ["remove-input"]]
+
+
+def test_a_banner_shows_an_unset_parameter_as_what_it_stands_for():
+    rows = pages.banner_rows("reading-the-numbers", {"baseline_power_w": 1400.0, "baseline": "gb300"})
+    assert rows == [("baseline", "gb300", "gb200"), ("baseline_power_w", "1,400", "unset: its rated TDP")]

@@ -222,3 +222,13 @@ def test_the_built_glossary_shows_mathml_and_loads_no_mathjax(site):
 def test_a_chapter_formula_is_typeset_in_the_built_page(site):
     roofline = (site / "chapters" / "roofline.html").read_text()
     assert "<math " in roofline and "max(W/BW, F/C)" not in roofline
+
+
+def test_a_term_first_used_inside_a_glued_sentence_is_linked_there():
+    values = {"at": "a point at 952 tok/s/user (a TPOT of 1.05 ms)", "ratio": "53.7"}
+    text = "The ratio {glue:md}`ratio` holds at {glue:md}`at`; the TPOT there is short."
+    inlined = pages.inline_glued_terms(text, values, {"TPOT": "glossary-tpot"})
+    assert inlined == "The ratio {glue:md}`ratio` holds at a point at 952 tok/s/user (a TPOT of 1.05 ms); the TPOT there is short."
+    assert pages.link_glossary([inlined], {"TPOT": "glossary-tpot"}) == [
+        "The ratio {glue:md}`ratio` holds at a point at 952 tok/s/user (a {ref}`TPOT <glossary-tpot>` of 1.05 ms); "
+        "the TPOT there is short."]

@@ -209,3 +209,13 @@ def test_params_without_a_notebook_names_the_notebooks(capsys):
 
     assert cli.main(["params"]) == 2
     assert f"params needs a notebook name; notebooks: {', '.join(NOTEBOOKS)}" in capsys.readouterr().err
+
+
+def test_every_unset_default_says_what_it_stands_for():
+    """A parameter whose default is None says in its doc what None means (``(None: ...)``), so that a
+    banner or parameter table shows ``unset: its rated TDP``, never a bare ``none``."""
+    unset = {(n, p.name): p.shown(None) for n in scenarios.notebook_names()
+             for p in params.declaration(scenarios.notebook_path(n)) if p.default is None}
+    assert unset == {("reading-the-numbers", "baseline_power_w"): "unset: its rated TDP",
+                     ("reading-the-numbers", "jalapeno_allin_w"): "unset: its TDP times the baseline's all-in / TDP",
+                     ("systems", "jalapeno_scale_up_tb_s"): "unset: the scenario's"}

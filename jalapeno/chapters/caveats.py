@@ -464,7 +464,7 @@ def remaining_share(df: pl.DataFrame) -> alt.Chart:
         pl.format("{} · {}", pl.col("model"), pl.col("metric")).alias("comparison"))
     return alt.Chart(data).mark_point(filled=True, size=70).encode(
         y=alt.Y("comparison:N", title=None, sort=None),
-        x=alt.X("remaining:Q", title="advantage left against Vera Rubin / against the published baseline",
+        x=alt.X("remaining:Q", title=charts.wrap_title("advantage left against Vera Rubin / against the published baseline"),
                 scale=alt.Scale(type="log")),
         color=charts.series_color(["pessimistic", "central", "optimistic"], "case", "Vera Rubin"),
         shape=alt.Shape("case:N", title="Vera Rubin", scale=alt.Scale(domain=["pessimistic", "central", "optimistic"])),
