@@ -194,6 +194,53 @@ def cell(value: object, digits: int = 4) -> str:
     return f"{x:,.{places}f}"
 
 
+#: Words for the powers of a thousand a reader writes a large count in (``92 billion USD``).
+LARGE_WORDS = ((1e12, "trillion"), (1e9, "billion"))
+
+#: The units :func:`quantity` writes in words round the number (a year, a date, a flag), not after it.
+WORDED_UNITS = ("year", "fiscal year", "date (YYYYMMDD)", "flag")
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _as_written(x: float) -> str:
+    """``x`` to at most :data:`DIGITS` significant digits, no trailing zeros, with thousands separators,
+    never in exponent form (``53.7``, ``3,400``, ``0.25``)."""
+    r = significant(x, DIGITS)
+    return f"{int(r):,}" if r.is_integer() else f"{r:,}"
+
+
+def quantity(value: object, unit: str = "") -> str:
+    """A published value with its unit (a claim's ``value`` and ``unit`` of ``data/claims.csv``) as a reader
+    writes it: a year as a year (``2026``, ``fiscal year 2027``), a date ``YYYYMMDD`` as a date
+    (``25 August 2026``), a flag as ``stated`` / ``not stated``, a ratio with its ``x`` (``53.7x``), a
+    count from a billion in words (``92 billion USD``, ``1.2 trillion params``), any other number to at
+    most :data:`DIGITS` significant digits without trailing zeros, followed by its unit (``count`` shows
+    none). A text is shown as it is.
+    Raises ValueError for a date that is no ``YYYYMMDD``."""
+    value = plain(value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return " ".join(filter(None, (str(value), unit)))
+    if unit in ("year", "fiscal year"):
+        return f"{int(x)}" if unit == "year" else f"fiscal year {int(x)}"
+    if unit == "date (YYYYMMDD)":
+        digits = f"{int(x):08d}"
+        year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:])
+        if not (1 <= month <= 12 and 1 <= day <= 31) or x != int(x):
+            raise ValueError(f"{value!r} is not a date YYYYMMDD")
+        return f"{day} {_MONTHS[month - 1]} {year}"
+    if unit == "flag":
+        return "stated" if x else "not stated"
+    big = next(((f, w) for f, w in LARGE_WORDS if abs(x) >= f), None)
+    shown = _as_written(x / big[0]) + f" {big[1]}" if big else _as_written(x)
+    if unit == "x":
+        return shown + "x"
+    return " ".join(filter(None, (shown, "" if unit == "count" else unit)))
+
+
 class number:
     """A number to write into a sentence under the display rule: ``f"{number(x):,.0f} tok/s"`` formats
     ``x`` as :func:`formatted` does (at most :data:`DIGITS` significant digits for a float, an integer

@@ -95,11 +95,6 @@ READING_JS = """() => {
         const t = el.textContent.trim();
         if (literal.test(t)) problems.push('a Python literal as a whole ' + el.tagName.toLowerCase() + ': ' + t);
     }
-    const body = document.querySelector('article') ? document.querySelector('article').innerText : '';
-    for (const m of body.matchAll(/[0-9]\\.[0-9]+e[+-][0-9]+[^\\n]{0,24}/g))
-        problems.push('a number in exponent form: "' + m[0] + '"');
-    for (const m of body.matchAll(/(^|[^0-9.,])(2,02[0-9])(?![0-9,])[^\\n]{0,16}/g))
-        problems.push('a year of the 2020s with a thousands separator: "' + m[0].trim() + '"');
     for (const el of document.querySelectorAll('div.jalapeno-chart')) {
         const svg = el.querySelector('svg.marks');
         if (!svg) continue;
@@ -127,6 +122,12 @@ READING_JS = """() => {
         const links = holder.querySelectorAll('p.jalapeno-chart-data a[href$=".csv"]').length;
         if (links < charts) problems.push('chart ' + el.id + ': no link to its CSV below it');
     }
+    document.querySelectorAll('article details').forEach(d => d.open = true);  // folded text is read too
+    const body = document.querySelector('article') ? document.querySelector('article').innerText : '';
+    for (const m of body.matchAll(/[0-9]\\.[0-9]+e[+-][0-9]+[^\\n]{0,24}/g))
+        problems.push('a number in exponent form: "' + m[0] + '"');
+    for (const m of body.matchAll(/(^|[^0-9.,])(2,02[0-9])(?![0-9,])[^\\n]{0,16}/g))
+        problems.push('a year of the 2020s with a thousands separator: "' + m[0].trim() + '"');
     return [...new Set(problems)];
 }"""
 
@@ -229,12 +230,12 @@ def check_page(context, base: str, path: str, screenshot: Path | None = None, ti
                 problems.append(f"{path}: chart {chart['id']} has no marks")
         if layout:
             problems += check_layout(page, path)
-        if reading:
-            problems += check_reading(page, path)
-        if screenshot:
+        if screenshot:  # as the page opens, before the reading check unfolds its folded parts
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot))
             page.screenshot(path=str(screenshot.with_name(screenshot.stem + "-full.png")), full_page=True)
+        if reading:
+            problems += check_reading(page, path)
     finally:
         page.close()
     return problems

@@ -184,3 +184,19 @@ def test_a_column_of_seconds_or_bytes_reads_in_its_unit(monkeypatch):
     assert "hop latency (µs)" in shown[0] and ">1.388<" in shown[0] and "e-0" not in shown[0].split("</style>")[-1]
     notebook.table(pl.DataFrame({"message_bytes": [5760, 47185920]}))
     assert "message (MB)" in shown[1] and ">47.19<" in shown[1] and ">0.005760<" in shown[1]
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (2026, "year", "2026"), (2027, "fiscal year", "fiscal year 2027"), (20260825, "date (YYYYMMDD)", "25 August 2026"),
+    (20260826.0, "date (YYYYMMDD)", "26 August 2026"), (1, "flag", "stated"), (0, "flag", "not stated"),
+    (9.2e10, "USD", "92 billion USD"), (8.54e10, "USD", "85.4 billion USD"), (1.2e11, "params", "120 billion params"),
+    (1.2e12, "params", "1.2 trillion params"), (53.7, "x", "53.7x"), (38, "%", "38 %"), (5, "count", "5"),
+    (44960.0, "tok/s/kW", "44,960 tok/s/kW"), (0.0012, "s", "0.0012 s"), ("GB300", "generation", "GB300 generation"),
+])
+def test_quantity_as_a_reader_writes_it(value, unit, text):
+    assert display.quantity(value, unit) == text
+
+
+def test_quantity_refuses_a_date_that_is_none():
+    with pytest.raises(ValueError, match="20261325"):
+        display.quantity(20261325, "date (YYYYMMDD)")

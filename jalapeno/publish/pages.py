@@ -991,14 +991,15 @@ def _claim_label(claim: dict[str, object]) -> str:
     """A claim of ``data/claims.csv`` (a row of :func:`jalapeno.data.claims_table`) in a reader's words: its
     quantity and the value published for it (``latency saved per step in the example, published as
     200 ms``), the value by the display rule."""
-    def shown(v: object) -> str:
-        try:
-            return formatted(float(v), "{:,g}")
-        except (TypeError, ValueError):
-            return str(v)
-    value = "–".join(shown(v) for v in (claim.get("value"), claim.get("value_high")) if v is not None and v != "")
-    unit = "" if claim.get("unit") in (None, "", "count") else str(claim.get("unit"))
-    published = f", published as {value}{'x' if unit == 'x' else ' ' + unit if unit else ''}" if value else ""
+    unit = str(claim.get("unit") or "")
+    values = [v for v in (claim.get("value"), claim.get("value_high")) if v is not None and v != ""]
+    if len(values) == 2:  # a range: a number's unit once, after the second value (18–36 months, 1.5–1.8x)
+        low = display.quantity(values[0], unit)
+        value = f"{low.removesuffix(' ' + unit).removesuffix('x') if unit not in display.WORDED_UNITS else low}–" \
+                f"{display.quantity(values[1], unit)}"
+    else:
+        value = display.quantity(values[0], unit) if values else ""
+    published = f", published as {value}" if value else ""
     return (claim.get("quantity") or str(claim.get("claim_id"))) + published
 
 
