@@ -2,7 +2,9 @@
 frontier it rests on, the factor identity of each ratio, the sentences it chooses, its refusals, and every
 key and slot the notebook uses."""
 
+import json
 import math
+import re
 
 import chapter_sources
 import polars as pl
@@ -221,3 +223,43 @@ def test_the_tolerance_criterion_is_counted_beside_the_bands(ch):
     assert ch.values["n_close_central"] == int((central["deviation"].abs() <= 0.15).sum())
     assert ch.values["n_agree"] == int((ch.tables["ratio_bands"]["verdict"] == "agrees").sum())
     assert ch.numbers["tolerance_pct"] == "15"
+
+
+def _markdown_cells() -> list[tuple[int, str, list[dict]]]:
+    from jalapeno.publish import scenarios
+    cells = json.loads(scenarios.notebook_path(NAME).read_text())["cells"]
+    return [(i, "".join(c["source"]), cells) for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
+
+
+def test_the_takeaways_come_first_and_answer_the_three_ratios(ch):
+    first = _markdown_cells()[0][1]
+    assert ":::{admonition} Takeaways\n:class: tip\n" in first and first.index("Takeaways") < first.index("This chapter")
+    box = first[first.index(":::{admonition}"):first.index(":::\n", first.index(":class:"))]
+    bullets = [line for line in box.splitlines() if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 4
+    keys = set(re.findall(r"\{glue:md\}`([^`]+)`", box))
+    # what 53.7x, 104.3x and 56x measure, each against its band, the MTP condition, the steepness
+    assert {"gpt_pub", "deepseek_pub", "kimi_pub", "gpt_band", "deepseek_band", "kimi_band", "q_mtp_seeds",
+            "q_mtp_seeds_verdict", "gpt_steep", "ratio_end"} <= keys
+    names = r"\{glue:md\}`[^`]+`|gpt-oss-120b|DeepSeek-R1|Kimi K2\.5|GB\d00|FP4"
+    assert not re.search(r"\d", re.sub(names, "", box))  # no number typed by hand
+    # the central scenario's values the bullets quote (0.9.0): 53.7x in 114x (37x-363x), MTP at 169 tok/s/user
+    # disagrees with 104.3x
+    assert (ch.numbers["gpt_band"], ch.numbers["q_mtp_seeds_verdict"]) == ("114x (37x–363x)", "disagrees")
+
+
+def test_a_sentence_ending_in_a_colon_is_followed_by_what_it_introduces():
+    for i, text, cells in _markdown_cells():
+        if text.rstrip().endswith(":"):
+            assert cells[i + 1]["cell_type"] == "code" and ("table(" in "".join(cells[i + 1]["source"])
+                                                           or "figure(" in "".join(cells[i + 1]["source"])), text[-80:]
+
+
+def test_the_prose_names_no_package_internals(ch):
+    prose = "\n".join(text for _, text, _ in _markdown_cells())
+    quoted = {k: ch.numbers[k] for k in re.findall(r"\{glue:md\}`([^`]+)`", prose)}
+    for where, text in [("prose", prose), *quoted.items()]:
+        assert not re.search(r"`jalapeno\.|jalapeno\.[a-z_]+\.[A-Za-z_]", text), where
+    # the E2E sentence in reader words, next to the one published under fit_e2e (kept as it was)
+    assert ch.numbers["e2e_check"].startswith("The published E2E (1.03 s) is not fitted")
+    assert "jalapeno.subject" in ch.numbers["fit_e2e"] and "jalapeno." not in ch.numbers["e2e_check"]
