@@ -263,3 +263,72 @@ def test_the_prose_names_no_package_internals(ch):
     # the E2E sentence in reader words, next to the one published under fit_e2e (kept as it was)
     assert ch.numbers["e2e_check"].startswith("The published E2E (1.03 s) is not fitted")
     assert "jalapeno.subject" in ch.numbers["fit_e2e"] and "jalapeno." not in ch.numbers["e2e_check"]
+
+
+# ---- the published operating points on the frontier figures (seeds' figure f1) ------------------------
+
+def test_the_published_points_are_the_seeds_numbers_each_with_one_coordinate():
+    from jalapeno import pareto
+    # seed 000: Jalapeño 85,448 vs GB200 44,960 tok/s/kW at rated TDP; single user 1,459 vs 535 tok/s
+    # (1 / 0.69 ms and 1 / 1.87 ms, as seed 000 prints them); seeds 001/004: DeepSeek-R1 about 700 tok/s
+    # against the comparison system's about 169; Kimi K2.5: ratios only
+    want = {"gpt-oss-120b": {("jalapeno", None, 85448.0), ("jalapeno", 1459.0, None), ("gb200", None, 44960.0),
+                             ("gb200", 535.0, None)},
+            "deepseek-r1": {("jalapeno", 700.0, None), ("gb300", 169.0, None)}, "kimi-k2.5": set()}
+    for m, points in want.items():
+        p = pareto.published_points(m)
+        assert set(p.select("chip", "interactivity_tok_s_user", "tok_s_per_kw").iter_rows()) == points, m
+        # a per-kW point is at the basis it was published on; a speed has none
+        assert (p["power_basis"].is_null() == p["tok_s_per_kw"].is_null()).all()
+        assert set(p["power_basis"].drop_nulls()) <= {"rated"}
+    assert pareto.published_points("deepseek-r1").filter(pl.col("chip") == "gb300")["seeds"].item() == "seed 001"
+    with pytest.raises(UnknownNameError, match="gpt-oss-120b"):
+        pareto.published_points("llama-3-70b")
+
+
+def _published_rows(ch, model: str) -> list[dict]:
+    spec = ch.figures[f"frontiers-{model}"].chart.to_dict()
+    (rows,) = spec["datasets"].values()  # one dataset: the figure's CSV keeps its columns (test_build)
+    return [r for r in rows if r.get("published") == chapter.PUBLISHED_LABEL]
+
+
+def test_the_frontier_figures_mark_the_published_points_after_their_frontiers(ch):
+    for m, want in (("gpt-oss-120b", {("jalapeno", None, 85448), ("jalapeno", 1459, None), ("gb200", None, 44960),
+                                      ("gb200", 535, None)}),
+                    ("deepseek-r1", {("jalapeno", 700, None), ("gb300", 169, None)}), ("kimi-k2.5", set())):
+        got = {(r["chip"], r["interactivity_tok_s_user"], r["tok_s_per_kw"]) for r in _published_rows(ch, m)}
+        assert {(c, x and round(x), y and round(y)) for c, x, y in got} == want, m
+        spec = ch.figures[f"frontiers-{m}"].chart.to_dict()
+        marks = [layer["mark"]["type"] for layer in spec["layer"]]
+        # the band and the line first, as before; then a line and a diamond per coordinate
+        assert marks == (["area", "line", "rule", "point", "rule", "point"] if want else ["area", "line"]), m
+        assert [p["name"] for p in spec["params"]] == ["knob_power_basis", "knob_scenario"]
+        if want:  # the frontier line leaves the published rows out; the diamonds carry the legend entry
+            assert "!isValid(datum.published)" in json.dumps(spec["layer"][1]["transform"])
+            assert spec["layer"][3]["encoding"]["shape"]["scale"]["domain"] == [chapter.PUBLISHED_LABEL]
+    # a published throughput per kW is drawn at rated power only; a speed under every basis
+    rows = _published_rows(ch, "gpt-oss-120b")
+    assert {r["power_basis"] for r in rows if r["tok_s_per_kw"]} == {"rated"}
+    assert all(r["power_basis"] is None for r in rows if r["interactivity_tok_s_user"])
+    from jalapeno import charts
+    header = charts.figure_csv(ch.figures["frontiers-gpt-oss-120b"].chart.to_dict()).splitlines()[0]
+    assert header.startswith("chip,model,interactivity (tok/s/user),throughput per kW") and "tok_s" not in header
+    assert ch.numbers["pub_marked"].startswith("The figures of gpt-oss-120b and DeepSeek-R1 mark")
+    # GB200's measured gpt-oss-120b frontier ends within 1 % of its published marks (53,952 tok/s/GPU on 1.2 kW)
+    assert ch.values["meas_gb200_kw"] == pytest.approx(44960, rel=0.01)
+    assert ch.values["meas_gb200_su"] == pytest.approx(535, rel=0.01)
+
+
+def test_another_workload_marks_no_published_point():
+    from jalapeno.chapters import Chapter
+    assert chapter.published_marks(["gpt-oss-120b", "deepseek-r1"], ["gb200", "gb300"], isl=8192, osl=1024).height == 6
+    assert chapter.published_marks(["gpt-oss-120b"], ["gb300"], isl=8192, osl=1024)["chip"].to_list() == ["jalapeno"] * 2
+    none = chapter.published_marks(["gpt-oss-120b", "deepseek-r1"], ["gb200", "gb300"], isl=4096, osl=1024)
+    assert none.is_empty()
+    c = Chapter()
+    chapter._published_quotes(c, none, ["gpt-oss-120b", "deepseek-r1"], isl=4096, osl=1024)
+    assert c.numbers["pub_marked"] == ("This build draws its frontiers at 4,096/1,024 tokens, so no figure marks the "
+                                       "operating points OpenAI published, all at 8,192/1,024 tokens")
+    df = pl.DataFrame({"chip": ["gb200", "gb200"], "interactivity_tok_s_user": [10.0, 50], "tok_s_per_kw": [2.0, 1],
+                       "line": ["gb200, measured"] * 2})
+    assert chapter.frontiers(df, published=none).to_dict()["mark"]["type"] == "line"  # nothing to mark: one view
