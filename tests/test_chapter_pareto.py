@@ -332,3 +332,9 @@ def test_another_workload_marks_no_published_point():
     df = pl.DataFrame({"chip": ["gb200", "gb200"], "interactivity_tok_s_user": [10.0, 50], "tok_s_per_kw": [2.0, 1],
                        "line": ["gb200, measured"] * 2})
     assert chapter.frontiers(df, published=none).to_dict()["mark"]["type"] == "line"  # nothing to mark: one view
+
+
+def test_the_gb300_checks_quote_the_interactivity_each_is_taken_at(ch):
+    # InferenceX (data/gb300_points.csv): GB300 and GB200 FP4 against H100 at 116 tok/s/user; GB300 FP4 with
+    # MTP against without at 150 tok/s/user, 21x
+    assert (ch.numbers["chk_116_at"], ch.numbers["chk_mtp_at"], ch.numbers["chk_mtp_pub"]) == ("116", "150", "21")

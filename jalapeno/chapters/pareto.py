@@ -539,6 +539,8 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
                       ("chk_mtp", "GB300 FP4 with MTP / without, at 150 tok/s/user")):
         ch.quote(f"{key}_pub", by[name]["public_value"], "{:.2f}" if by[name]["public_value"] < 10 else "{:.0f}")
         ch.quote(f"{key}_mod", by[name]["modeled_value"], "{:.2f}" if by[name]["modeled_value"] < 10 else "{:.0f}")
+        if key in ("chk_116", "chk_mtp"):  # the interactivity each check is taken at (tok/s/user)
+            ch.quote(f"{key}_at", by[name]["at_interactivity_tok_s_user"], "{:.0f}")
     table = baselines.ratios_by_assumption(models, power_basis=power_basis, fits={"central": fits["central"]})
     rows = []
     for r in table.iter_rows(named=True):
