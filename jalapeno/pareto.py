@@ -181,7 +181,8 @@ PUBLISHED_POINTS = {
                      ("gptoss-gb200-tok-per-kw", "gb200", "GB200's peak throughput per kW (rated TDP)"),
                      ("gptoss-gb200-single-user", "gb200", "GB200's single-user speed (1 / its minimum TBT)")),
     "deepseek-r1": (("dsr1-jalapeno-single-user", "jalapeno", "Jalapeño's single-user speed"),
-                    ("dsr1-baseline-single-user", "gb300", "the comparison system's single-user speed (drawn as GB300, seed 004's baseline)")),
+                    ("dsr1-baseline-single-user", "gb300",
+                     "the comparison system's single-user speed (drawn as GB300, seed 004's baseline)")),
     "kimi-k2.5": ()}
 
 #: The unit of a published point's claim and the frontier column it gives (the other stays empty).

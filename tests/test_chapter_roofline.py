@@ -166,7 +166,8 @@ def test_the_fraction_figure_marks_the_seeds_169_beside_the_measured_151(ch):
     assert spec["layer"][1]["encoding"]["shape"]["scale"]["domain"] == ["169 tok/s/user"]
     # without the row (GB200 not drawn) there is nothing to mark: the bars alone
     frac = ch.tables["fraction"]
-    assert chapter.fraction_of_bound(frac.filter(pl.col("chip") != "gb200"), seeds_speed=169).to_dict()["mark"]["type"] == "bar"
+    bars = chapter.fraction_of_bound(frac.filter(pl.col("chip") != "gb200"), seeds_speed=169).to_dict()
+    assert bars["mark"]["type"] == "bar"
 
 
 def test_the_roofline_axis_title_is_in_two_lines(ch):

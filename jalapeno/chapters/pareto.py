@@ -526,9 +526,10 @@ SET_KEYS = {"benchmark FP4 endpoint": "q_end", "FP8 only": "q_fp8", "MTP": "q_mt
 
 
 def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, power_basis) -> None:
-    """The 104.3x question: the GB300 checks (table ``gb300_checks``), each published ratio under each
-    named baseline assumption set with its band and verdict (table ``assumption_ratios``) and DeepSeek-R1's
-    ratio against the baseline's fastest interactivity (figure ``ratio-vs-fastest``)."""
+    """What the DeepSeek-R1 ratio hinges on (the 104.3x question): the GB300 checks (table ``gb300_checks``),
+    each published ratio under each named baseline assumption set with its band and verdict (table
+    ``assumption_ratios``) and DeepSeek-R1's ratio against the baseline's fastest interactivity (figure
+    ``ratio-vs-fastest``)."""
     checks = baselines.gb300_checks()
     ch.tables["gb300_checks"] = checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
                                               "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None)
@@ -638,7 +639,8 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
         color=charts.chip_color(chips, legend=charts.LINE_LEGEND),
         strokeDash=charts.source_dash(),
         detail="line:N", order="interactivity_tok_s_user:Q", tooltip=tooltip)
-    marks = _published_layers(df, x, alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")), chips) if marked else []
+    y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
+    marks = _published_layers(df, x, y_enc, chips) if marked else []
     note = ("thin lines, diamonds: OpenAI's published points (each gives one coordinate)"
             if marked else None)
     if not banded:
