@@ -20,7 +20,7 @@ import inspect
 import numpy as np
 import polars as pl
 
-from . import calibration, measured, metrics, power, serving, specs
+from . import calibration, data, measured, metrics, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec, ModelSpec
 
@@ -169,6 +169,51 @@ PUBLISHED_RATIOS = {"gpt-oss-120b": ("gptoss-matched-tbt-ratio", "gb200"),
                     "kimi-k2.5": ("kimi-matched-tbt-ratio", "gb300")}
 
 BASELINE_HOW = ("auto", "measured", "transferred", "modeled")
+
+#: The operating points OpenAI published (as the seeds print them) on each model's frontier chart: claim id,
+#: the chip it is of and its words. Each has one coordinate only: a peak throughput per kW of rated TDP
+#: without the interactivity it was reached at, or a single-user speed (1 / minimum TBT, tok/s/user)
+#: without its throughput. Seed 004 names GB300 as DeepSeek-R1's comparison system (the baseline of
+#: :data:`PUBLISHED_RATIOS`); for Kimi K2.5 the seeds print ratios only, so it has none.
+PUBLISHED_POINTS = {
+    "gpt-oss-120b": (("gptoss-jalapeno-tok-per-kw", "jalapeno", "Jalapeño's peak throughput per kW (rated TDP)"),
+                     ("gptoss-jalapeno-single-user", "jalapeno", "Jalapeño's single-user speed (1 / its minimum TBT)"),
+                     ("gptoss-gb200-tok-per-kw", "gb200", "GB200's peak throughput per kW (rated TDP)"),
+                     ("gptoss-gb200-single-user", "gb200", "GB200's single-user speed (1 / its minimum TBT)")),
+    "deepseek-r1": (("dsr1-jalapeno-single-user", "jalapeno", "Jalapeño's single-user speed"),
+                    ("dsr1-baseline-single-user", "gb300",
+                     "the comparison system's single-user speed (drawn as GB300, seed 004's baseline)")),
+    "kimi-k2.5": ()}
+
+#: The unit of a published point's claim and the frontier column it gives (the other stays empty).
+_POINT_AXES = {"tok/s/kW": "tok_s_per_kw", "tok/s/user": "interactivity_tok_s_user"}
+
+
+def published_points(model: str) -> pl.DataFrame:
+    """The operating points OpenAI published for ``model`` (:data:`PUBLISHED_POINTS`, values from
+    ``claims.csv`` in the claim's unit), one row each: ``chip``, ``model``, ``interactivity_tok_s_user``
+    (tok/s/user) and ``tok_s_per_kw`` (tok/s/kW, input + output tokens), exactly one of the two given
+    (the other null: not published), ``power_basis`` (``rated`` on a per-kW row, the basis it was
+    published on; null on a speed row, which no power basis changes), ``point`` (its words), ``claim_id``
+    and ``seeds`` (``seeds 000, 004``). All at the published workload (8k/1k, claims ``workload-isl`` and
+    ``workload-osl``). Empty for a model with none; UnknownNameError for a model not in
+    :data:`PUBLISHED_POINTS`."""
+    if model not in PUBLISHED_POINTS:
+        raise UnknownNameError("model with a published ratio", model, list(PUBLISHED_POINTS))
+    claims = data.claims_table()
+    rows = []
+    for claim_id, chip, words in PUBLISHED_POINTS[model]:
+        c = claims.filter(pl.col("claim_id") == claim_id).row(0, named=True)
+        column = _POINT_AXES[c["unit"]]
+        seeds = sorted({s.split("_", 1)[0] for s in c["seeds"].split(";")})
+        rows.append({"chip": chip, "model": model,
+                     "interactivity_tok_s_user": c["value"] if column == "interactivity_tok_s_user" else None,
+                     "tok_s_per_kw": c["value"] if column == "tok_s_per_kw" else None,
+                     "power_basis": "rated" if column == "tok_s_per_kw" else None, "point": words,
+                     "claim_id": claim_id, "seeds": ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(seeds)})
+    schema = {"chip": pl.Utf8, "model": pl.Utf8, "interactivity_tok_s_user": pl.Float64, "tok_s_per_kw": pl.Float64,
+              "power_basis": pl.Utf8, "point": pl.Utf8, "claim_id": pl.Utf8, "seeds": pl.Utf8}
+    return pl.DataFrame(rows, schema=schema)
 
 
 def transferred_frontier(model: str, chip: str, *, source_model: str, source_chip: str, isl: int = 8192,

@@ -2,7 +2,9 @@
 frontier it rests on, the factor identity of each ratio, the sentences it chooses, its refusals, and every
 key and slot the notebook uses."""
 
+import json
 import math
+import re
 
 import chapter_sources
 import polars as pl
@@ -221,3 +223,118 @@ def test_the_tolerance_criterion_is_counted_beside_the_bands(ch):
     assert ch.values["n_close_central"] == int((central["deviation"].abs() <= 0.15).sum())
     assert ch.values["n_agree"] == int((ch.tables["ratio_bands"]["verdict"] == "agrees").sum())
     assert ch.numbers["tolerance_pct"] == "15"
+
+
+def _markdown_cells() -> list[tuple[int, str, list[dict]]]:
+    from jalapeno.publish import scenarios
+    cells = json.loads(scenarios.notebook_path(NAME).read_text())["cells"]
+    return [(i, "".join(c["source"]), cells) for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
+
+
+def test_the_takeaways_come_first_and_answer_the_three_ratios(ch):
+    first = _markdown_cells()[0][1]
+    assert ":::{admonition} Takeaways\n:class: tip\n" in first and first.index("Takeaways") < first.index("This chapter")
+    box = first[first.index(":::{admonition}"):first.index(":::\n", first.index(":class:"))]
+    bullets = [line for line in box.splitlines() if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 4
+    keys = set(re.findall(r"\{glue:md\}`([^`]+)`", box))
+    # what 53.7x, 104.3x and 56x measure, each against its band, the MTP condition, the steepness
+    assert {"gpt_pub", "deepseek_pub", "kimi_pub", "gpt_band", "deepseek_band", "kimi_band", "q_mtp_seeds",
+            "q_mtp_seeds_verdict", "gpt_steep", "ratio_end"} <= keys
+    names = r"\{glue:md\}`[^`]+`|gpt-oss-120b|DeepSeek-R1|Kimi K2\.5|GB\d00|FP4"
+    assert not re.search(r"\d", re.sub(names, "", box))  # no number typed by hand
+    # the central scenario's values the bullets quote (0.9.0): 53.7x in 114x (37x-363x), MTP at 169 tok/s/user
+    # disagrees with 104.3x
+    assert (ch.numbers["gpt_band"], ch.numbers["q_mtp_seeds_verdict"]) == ("114x (37x–363x)", "disagrees")
+
+
+def test_a_sentence_ending_in_a_colon_is_followed_by_what_it_introduces():
+    for i, text, cells in _markdown_cells():
+        if text.rstrip().endswith(":"):
+            assert cells[i + 1]["cell_type"] == "code" and ("table(" in "".join(cells[i + 1]["source"])
+                                                           or "figure(" in "".join(cells[i + 1]["source"])), text[-80:]
+
+
+def test_the_prose_names_no_package_internals(ch):
+    prose = "\n".join(text for _, text, _ in _markdown_cells())
+    quoted = {k: ch.numbers[k] for k in re.findall(r"\{glue:md\}`([^`]+)`", prose)}
+    for where, text in [("prose", prose), *quoted.items()]:
+        assert not re.search(r"`jalapeno\.|jalapeno\.[a-z_]+\.[A-Za-z_]", text), where
+    # the E2E sentence in reader words, next to the one published under fit_e2e (kept as it was)
+    assert ch.numbers["e2e_check"].startswith("The published E2E (1.03 s) is not fitted")
+    assert "jalapeno.subject" in ch.numbers["fit_e2e"] and "jalapeno." not in ch.numbers["e2e_check"]
+
+
+# ---- the published operating points on the frontier figures (seeds' figure f1) ------------------------
+
+def test_the_published_points_are_the_seeds_numbers_each_with_one_coordinate():
+    from jalapeno import pareto
+    # seed 000: Jalapeño 85,448 vs GB200 44,960 tok/s/kW at rated TDP; single user 1,459 vs 535 tok/s
+    # (1 / 0.69 ms and 1 / 1.87 ms, as seed 000 prints them); seeds 001/004: DeepSeek-R1 about 700 tok/s
+    # against the comparison system's about 169; Kimi K2.5: ratios only
+    want = {"gpt-oss-120b": {("jalapeno", None, 85448.0), ("jalapeno", 1459.0, None), ("gb200", None, 44960.0),
+                             ("gb200", 535.0, None)},
+            "deepseek-r1": {("jalapeno", 700.0, None), ("gb300", 169.0, None)}, "kimi-k2.5": set()}
+    for m, points in want.items():
+        p = pareto.published_points(m)
+        assert set(p.select("chip", "interactivity_tok_s_user", "tok_s_per_kw").iter_rows()) == points, m
+        # a per-kW point is at the basis it was published on; a speed has none
+        assert (p["power_basis"].is_null() == p["tok_s_per_kw"].is_null()).all()
+        assert set(p["power_basis"].drop_nulls()) <= {"rated"}
+    assert pareto.published_points("deepseek-r1").filter(pl.col("chip") == "gb300")["seeds"].item() == "seed 001"
+    with pytest.raises(UnknownNameError, match="gpt-oss-120b"):
+        pareto.published_points("llama-3-70b")
+
+
+def _published_rows(ch, model: str) -> list[dict]:
+    spec = ch.figures[f"frontiers-{model}"].chart.to_dict()
+    (rows,) = spec["datasets"].values()  # one dataset: the figure's CSV keeps its columns (test_build)
+    return [r for r in rows if r.get("published") == chapter.PUBLISHED_LABEL]
+
+
+def test_the_frontier_figures_mark_the_published_points_after_their_frontiers(ch):
+    for m, want in (("gpt-oss-120b", {("jalapeno", None, 85448), ("jalapeno", 1459, None), ("gb200", None, 44960),
+                                      ("gb200", 535, None)}),
+                    ("deepseek-r1", {("jalapeno", 700, None), ("gb300", 169, None)}), ("kimi-k2.5", set())):
+        got = {(r["chip"], r["interactivity_tok_s_user"], r["tok_s_per_kw"]) for r in _published_rows(ch, m)}
+        assert {(c, x and round(x), y and round(y)) for c, x, y in got} == want, m
+        spec = ch.figures[f"frontiers-{m}"].chart.to_dict()
+        marks = [layer["mark"]["type"] for layer in spec["layer"]]
+        # the band and the line first, as before; then a line and a diamond per coordinate
+        assert marks == (["area", "line", "rule", "point", "rule", "point"] if want else ["area", "line"]), m
+        assert [p["name"] for p in spec["params"]] == ["knob_power_basis", "knob_scenario"]
+        if want:  # the frontier line leaves the published rows out; the diamonds carry the legend entry
+            assert "!isValid(datum.published)" in json.dumps(spec["layer"][1]["transform"])
+            assert spec["layer"][3]["encoding"]["shape"]["scale"]["domain"] == [chapter.PUBLISHED_LABEL]
+    # a published throughput per kW is drawn at rated power only; a speed under every basis
+    rows = _published_rows(ch, "gpt-oss-120b")
+    assert {r["power_basis"] for r in rows if r["tok_s_per_kw"]} == {"rated"}
+    assert all(r["power_basis"] is None for r in rows if r["interactivity_tok_s_user"])
+    from jalapeno import charts
+    header = charts.figure_csv(ch.figures["frontiers-gpt-oss-120b"].chart.to_dict()).splitlines()[0]
+    assert header.startswith("chip,model,interactivity (tok/s/user),throughput per kW") and "tok_s" not in header
+    assert ch.numbers["pub_marked"].startswith("The figures of gpt-oss-120b and DeepSeek-R1 mark")
+    # GB200's measured gpt-oss-120b frontier ends within 1 % of its published marks (53,952 tok/s/GPU on 1.2 kW)
+    assert ch.values["meas_gb200_kw"] == pytest.approx(44960, rel=0.01)
+    assert ch.values["meas_gb200_su"] == pytest.approx(535, rel=0.01)
+
+
+def test_another_workload_marks_no_published_point():
+    from jalapeno.chapters import Chapter
+    assert chapter.published_marks(["gpt-oss-120b", "deepseek-r1"], ["gb200", "gb300"], isl=8192, osl=1024).height == 6
+    assert chapter.published_marks(["gpt-oss-120b"], ["gb300"], isl=8192, osl=1024)["chip"].to_list() == ["jalapeno"] * 2
+    none = chapter.published_marks(["gpt-oss-120b", "deepseek-r1"], ["gb200", "gb300"], isl=4096, osl=1024)
+    assert none.is_empty()
+    c = Chapter()
+    chapter._published_quotes(c, none, ["gpt-oss-120b", "deepseek-r1"], isl=4096, osl=1024)
+    assert c.numbers["pub_marked"] == ("This build draws its frontiers at 4,096/1,024 tokens, so no figure marks the "
+                                       "operating points OpenAI published, all at 8,192/1,024 tokens")
+    df = pl.DataFrame({"chip": ["gb200", "gb200"], "interactivity_tok_s_user": [10.0, 50], "tok_s_per_kw": [2.0, 1],
+                       "line": ["gb200, measured"] * 2})
+    assert chapter.frontiers(df, published=none).to_dict()["mark"]["type"] == "line"  # nothing to mark: one view
+
+
+def test_the_gb300_checks_quote_the_interactivity_each_is_taken_at(ch):
+    # InferenceX (data/gb300_points.csv): GB300 and GB200 FP4 against H100 at 116 tok/s/user; GB300 FP4 with
+    # MTP against without at 150 tok/s/user, 21x
+    assert (ch.numbers["chk_116_at"], ch.numbers["chk_mtp_at"], ch.numbers["chk_mtp_pub"]) == ("116", "150", "21")

@@ -4,6 +4,7 @@ prefill FLOPs, the LPU chip count of the seeds), and every key and slot the note
 import math
 
 import chapter_sources
+import polars as pl
 import pytest
 
 from jalapeno import bounds, specs, subject
@@ -145,3 +146,32 @@ def test_roofline_draws_a_chip_with_the_same_line_as_another_on_top_of_it():
     # GB200 and MI355X have the same peak and bandwidth: MI355X dashed over GB200, so both colours show
     assert drawn == [{"gb200", "jalapeno"}, {"mi355x"}]
     assert spec["layer"][1]["mark"]["strokeDash"]
+
+
+def test_the_fraction_figure_marks_the_seeds_169_beside_the_measured_151(ch):
+    """Seeds 001/004: about 700 against about 169 tok/s/user on DeepSeek-R1; GB200's best measured point
+    without speculative decoding is 151 tok/s/user (InferenceMAX). The figure marks the seeds' 169 over the
+    same bound as GB200's bar, on that bar's row, from the claims (not typed)."""
+    spec = ch.figures["fraction"].chart.to_dict()
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["bar", "point"]  # the bars first, as before
+    (rows,) = spec["datasets"].values()
+    marked = [r for r in rows if r.get("seeds_tok_s_user") is not None]
+    assert [(r["model"], r["chip"]) for r in marked] == [chapter.SEEDS_ROW]
+    (r,) = marked
+    assert r["seeds_tok_s_user"] == 169 and round(r["tok_s_user"]) == 151
+    assert r["seeds_fraction"] == pytest.approx(169 / r["bound_tok_s_user"], rel=1e-12)
+    # the seeds' speed sits above the measured one, over the same bound: 20 % against 18 %
+    assert (ch.numbers["pub_dsr1_baseline_frac"], ch.numbers["g_dsr1_frac"]) == ("20", "18")
+    assert spec["layer"][1]["encoding"]["shape"]["title"] == chapter.SEEDS_LEGEND
+    assert spec["layer"][1]["encoding"]["shape"]["scale"]["domain"] == ["169 tok/s/user"]
+    # without the row (GB200 not drawn) there is nothing to mark: the bars alone
+    frac = ch.tables["fraction"]
+    bars = chapter.fraction_of_bound(frac.filter(pl.col("chip") != "gb200"), seeds_speed=169).to_dict()
+    assert bars["mark"]["type"] == "bar"
+
+
+def test_the_roofline_axis_title_is_in_two_lines(ch):
+    # in one line, 40 characters, it was cut at a phone's 390 px column
+    x = ch.figures["roofline"].chart.to_dict()["layer"][0]["encoding"]["x"]
+    assert x["title"] == ["arithmetic intensity", "(FLOP per HBM byte)"]
+    assert all(len(line) <= 24 for line in x["title"])

@@ -193,6 +193,19 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
         "and a fixed request latency outside the chips is fitted to it ({e2e} s at the fastest point); every "
         "measured chip then carries one too, by the same rule (`jalapeno.subject.outside_chip_latency_s`)".format(
             e2e=display.formatted(claim_value("gptoss-jalapeno-e2e"), "{:.2f}"))))
+    # the same sentence in reader words (no package names), which the prose quotes; ``fit_e2e`` stays as published
+    ch.quote("e2e_check", (
+        "The published E2E ({e2e} s) is not fitted: this build takes the `separate` reading of it (the book's "
+        "default; *Reading the numbers* gives both readings), under which the E2E and the minimum TBT come from "
+        "different configurations, so Jalapeño carries no request latency outside the chip, as no measured chip "
+        "does. It is a consistency check instead: in the central scenario {at}, against {fast} s at the fastest "
+        "point".format(e2e=display.formatted(claim_value("gptoss-jalapeno-e2e"), "{:.2f}"), at=at,
+                       fast=display.formatted(check["fastest_e2e_s"], "{:.2f}", noise=display.FIT_NOISE)))
+        if reading == "separate" else (
+        "This build takes the `one-point` reading of the published E2E (the book's default is `separate`, see "
+        "*Reading the numbers*): with the minimum TBT it is one operating point, and a fixed request latency "
+        "outside the chips is fitted to it ({e2e} s at the fastest point); every measured chip then carries one "
+        "too, fitted by the same rule".format(e2e=display.formatted(claim_value("gptoss-jalapeno-e2e"), "{:.2f}"))))
     lat = (f"{ch.numbers['lat_lo']}–{ch.numbers['lat_hi']} ms")
     ch.quote("lat_text", (
         "Under this reading the request latency is 0 in every scenario") if reading == "separate" else (
@@ -247,12 +260,52 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
     """One explorable frontier figure per model (slot ``frontiers-<model>``)."""
     all_lines = frontier_lines(models, baseline_chips, fits, isl=isl, osl=osl, baseline_max_chips=baseline_max_chips,
                                concurrency_cap=concurrency_cap)
+    published = published_marks(models, baseline_chips, isl=isl, osl=osl)
     for m in models:
         chart = frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
-                                     scenario="central", title=f"{m}: Pareto frontiers")
+                                     scenario="central", title=f"{m}: Pareto frontiers",
+                                     published=published.filter(pl.col("model") == m))
         ch.add_figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
+    _published_quotes(ch, published, models, isl=isl, osl=osl)
     ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
     ch.quote("fixed_levels", ", ".join(f"{number(v):,}" for v in FIXED_LEVELS))
+
+
+def published_marks(models: list[str], baseline_chips: list[str], *, isl: int, osl: int) -> pl.DataFrame:
+    """The published operating points the frontier figures mark (:func:`jalapeno.pareto.published_points`
+    of each model, rows as there), those of Jalapeño and of the chips in ``baseline_chips``; none when the
+    frontiers are drawn at another workload than the published one (``isl``, ``osl`` in tokens against
+    claims ``workload-isl`` and ``workload-osl``)."""
+    frames = [pareto.published_points(m) for m in models]
+    marks = pl.concat(frames).filter(pl.col("chip").is_in(["jalapeno", *baseline_chips]))
+    published = (int(claim_value("workload-isl")), int(claim_value("workload-osl")))
+    return marks if (isl, osl) == published else marks.clear()
+
+
+#: The models' names in the prose.
+MODEL_WORDS = {"gpt-oss-120b": "gpt-oss-120b", "deepseek-r1": "DeepSeek-R1", "kimi-k2.5": "Kimi K2.5"}
+
+
+def _published_quotes(ch: Chapter, published: pl.DataFrame, models: list[str], *, isl: int, osl: int) -> None:
+    """The published values the prose says the frontier figures mark, which figures mark them, and where
+    GB200's measured gpt-oss-120b frontier (the published workload) peaks and ends next to its marks."""
+    ch.quote("pub_gb200_kw", claim_value("gptoss-gb200-tok-per-kw"), "{:,.0f}")
+    ch.quote("pub_j_su", claim_value("gptoss-jalapeno-single-user"), "{:,.0f}")
+    ch.quote("pub_gb200_su", claim_value("gptoss-gb200-single-user"), "{:,.0f}")
+    ch.quote("pub_gb200_tbt", claim_value("gptoss-gb200-tbt"), "{:.2f}")
+    gb200 = pareto.measured_frontier("gpt-oss-120b", "gb200", isl=int(claim_value("workload-isl")),
+                                     osl=int(claim_value("workload-osl")))
+    ch.quote("meas_gb200_kw", gb200["tok_s_per_kw"].max(), "{:,.0f}")
+    ch.quote("meas_gb200_su", gb200["interactivity_tok_s_user"].max(), "{:,.0f}")
+    marked = [MODEL_WORDS.get(m, m) for m in models if m in published["model"].to_list()]
+    shape = f"{number(int(claim_value('workload-isl'))):,}/{number(int(claim_value('workload-osl'))):,} tokens"
+    ch.quote("pub_marked", (
+        "The figures of " + " and ".join(marked) + " mark the operating points OpenAI published (as the seeds "
+        f"print them): each is a thin line across the plot with a diamond where it meets its axis, the legend's "
+        f"*{PUBLISHED_LABEL}*"
+        if marked else
+        f"This build draws its frontiers at {number(isl):,}/{number(osl):,} tokens, so no figure marks the "
+        f"operating points OpenAI published, all at {shape}"))
 
 
 #: The interactivity levels (tok/s/user) at which the chapter reads every frontier's throughput per kW.
@@ -473,9 +526,10 @@ SET_KEYS = {"benchmark FP4 endpoint": "q_end", "FP8 only": "q_fp8", "MTP": "q_mt
 
 
 def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, power_basis) -> None:
-    """The 104.3x question: the GB300 checks (table ``gb300_checks``), each published ratio under each
-    named baseline assumption set with its band and verdict (table ``assumption_ratios``) and DeepSeek-R1's
-    ratio against the baseline's fastest interactivity (figure ``ratio-vs-fastest``)."""
+    """What the DeepSeek-R1 ratio hinges on (the 104.3x question): the GB300 checks (table ``gb300_checks``),
+    each published ratio under each named baseline assumption set with its band and verdict (table
+    ``assumption_ratios``) and DeepSeek-R1's ratio against the baseline's fastest interactivity (figure
+    ``ratio-vs-fastest``)."""
     checks = baselines.gb300_checks()
     ch.tables["gb300_checks"] = checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
                                               "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None)
@@ -486,6 +540,8 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
                       ("chk_mtp", "GB300 FP4 with MTP / without, at 150 tok/s/user")):
         ch.quote(f"{key}_pub", by[name]["public_value"], "{:.2f}" if by[name]["public_value"] < 10 else "{:.0f}")
         ch.quote(f"{key}_mod", by[name]["modeled_value"], "{:.2f}" if by[name]["modeled_value"] < 10 else "{:.0f}")
+        if key in ("chk_116", "chk_mtp"):  # the interactivity each check is taken at (tok/s/user)
+            ch.quote(f"{key}_at", by[name]["at_interactivity_tok_s_user"], "{:.0f}")
     table = baselines.ratios_by_assumption(models, power_basis=power_basis, fits={"central": fits["central"]})
     rows = []
     for r in table.iter_rows(named=True):
@@ -534,19 +590,37 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
 
 # ---- figures ----
 
-def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers") -> alt.Chart | alt.LayerChart:
+#: The legend entry of the published operating points on the frontier figures (:func:`frontiers`).
+PUBLISHED_LABEL = "published (OpenAI)"
+
+
+def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto frontiers",
+              published: pl.DataFrame | None = None) -> alt.Chart | alt.LayerChart:
     """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
     ``gb200, measured``: the chip, then its source), ``interactivity_tok_s_user`` and ``y``. Colour by chip
     (:data:`jalapeno.charts.CHIP_COLOURS`), line style by source (:data:`jalapeno.charts.SOURCE_DASHES`: measured solid, transferred
     dashed, modeled dotted), each line its own ``line``. Raises ValueError for a source that is not one
     of :data:`jalapeno.charts.SOURCES`. With ``<y>_low`` and ``<y>_high`` columns (:func:`frontier_lines`,
     null on measured rows) each other frontier's band is an area under its line, and ``band_scheme`` names
-    its validation scheme in the tooltip and the subtitle (a layered chart)."""
+    its validation scheme in the tooltip and the subtitle (a layered chart).
+
+    ``published`` (rows of :func:`published_marks`, ``y`` ``tok_s_per_kw``; default none) adds the
+    published operating points as layers drawn after the frontiers', in the figure's one dataset (rows
+    with ``published`` set, which the frontier layers leave out): each has one coordinate, so each is a
+    thin line across the plot at it (vertical for a single-user speed, horizontal for a throughput per
+    kW) with a diamond where it meets its axis, coloured by chip, the diamonds under the legend entry
+    :data:`PUBLISHED_LABEL`."""
     sources = {line: line.rsplit(", ", 1)[-1] for line in df["line"].unique().to_list()}
     unknown = sorted(s for s in sources.values() if s not in charts.SOURCES)
     if unknown:
         raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(charts.SOURCES)}")
     df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
+    chips = df["chip"].to_list()
+    marked = published is not None and not published.is_empty() and y == "tok_s_per_kw"
+    if marked:  # one dataset: the figure's CSV keeps the frontiers' columns first, then the published points'
+        df = pl.concat([df, published.select("chip", "model", "interactivity_tok_s_user", "tok_s_per_kw", "power_basis",
+                                             "point", "seeds").with_columns(published=pl.lit(PUBLISHED_LABEL))],
+                       how="diagonal_relaxed")
     x = alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log"))
     y_title = "throughput per kW (input + output tok/s/kW)" if y == "tok_s_per_kw" else y
     low, high = f"{y}_low", f"{y}_high"
@@ -557,13 +631,22 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
                     alt.Tooltip(f"{high}:Q", format=",.0f", title=f"{y} band high"),
                     alt.Tooltip("band_scheme:N", title="band's scheme")]
     # no point overlay: with one, Vega-Lite draws the line-style legend as dots that all look alike
-    lines = alt.Chart(df).mark_line(strokeWidth=2).encode(
+    lines = alt.Chart(df)
+    if marked:
+        lines = lines.transform_filter("!isValid(datum.published)")
+    lines = lines.mark_line(strokeWidth=2).encode(
         x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
+        color=charts.chip_color(chips, legend=charts.LINE_LEGEND),
         strokeDash=charts.source_dash(),
         detail="line:N", order="interactivity_tok_s_user:Q", tooltip=tooltip)
+    y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
+    marks = _published_layers(df, x, y_enc, chips) if marked else []
+    note = ("thin lines, diamonds: OpenAI's published points (each gives one coordinate)"
+            if marked else None)
     if not banded:
-        return lines.properties(title=title)
+        if not marks:
+            return lines.properties(title=title)
+        return alt.layer(lines, *marks).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(note)))
     # each modeled or transferred frontier's band, light and under its line; a measured frontier has none
     names = sorted(df["band_scheme"].drop_nulls().unique().to_list())
     band = alt.Chart(df).transform_filter(f"isValid(datum.{low})").mark_area(opacity=0.12).encode(
@@ -571,17 +654,44 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
         color=charts.chip_color(df["chip"].to_list(), legend=charts.LINE_LEGEND),
         detail="line:N", tooltip=tooltip)
     subtitle = (f"shaded: each modeled frontier's {100 * calibration.BAND_LEVEL:.0f} % band, of validation scheme "
-                + "; ".join(names) + " (a measured frontier has no band)")
-    return alt.layer(band, lines).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
+                + "; ".join(names) + " (a measured frontier has no band)" + (f"; {note}" if note else ""))
+    return alt.layer(band, lines, *marks).properties(title=alt.TitleParams(title, subtitle=charts.wrap_title(subtitle)))
 
 
-def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str) -> alt.Chart:
+def _published_layers(df: pl.DataFrame, x: alt.X, y: alt.Y, chips: list[str]) -> list[alt.Chart]:
+    """The published points of ``df`` (rows with ``published``, :func:`frontiers`) as four layers: a thin
+    vertical line at each single-user speed and a diamond on the x axis, a thin horizontal line at each
+    throughput per kW and a diamond on the y axis; coloured by chip (the scale of ``chips``), the diamonds
+    under the legend entry :data:`PUBLISHED_LABEL`, tooltips in reader units."""
+    color = charts.chip_color(chips, legend=charts.LINE_LEGEND)
+    shape = alt.Shape("published:N", title=None, scale=alt.Scale(domain=[PUBLISHED_LABEL], range=["diamond"]))
+    words = [alt.Tooltip("point:N", title=PUBLISHED_LABEL), alt.Tooltip("seeds:N", title="source")]
+    speed = alt.Chart(df).transform_filter("isValid(datum.published) && isValid(datum.interactivity_tok_s_user)")
+    per_kw = alt.Chart(df).transform_filter("isValid(datum.published) && isValid(datum.tok_s_per_kw)")
+    speed_tip = words + [alt.Tooltip("interactivity_tok_s_user:Q", format=",.0f", title="interactivity (tok/s/user)"),
+                         alt.Tooltip("throughput_not_published:N", title="throughput per kW")]
+    kw_tip = words + [alt.Tooltip("tok_s_per_kw:Q", format=",.0f", title="throughput per kW (tok/s/kW, rated TDP)"),
+                      alt.Tooltip("interactivity_not_published:N", title="interactivity")]
+    speed = speed.transform_calculate(throughput_not_published="'not published'")
+    per_kw = per_kw.transform_calculate(interactivity_not_published="'not published'")
+    rule = {"strokeWidth": 1, "strokeDash": [1, 2], "opacity": 0.9}
+    diamond = {"filled": True, "size": 90, "opacity": 1}
+    return [speed.mark_rule(**rule).encode(x=x, color=color, tooltip=speed_tip),
+            speed.mark_point(**diamond).encode(x=x, y=alt.value("height"), color=color, shape=shape, tooltip=speed_tip),
+            per_kw.mark_rule(**rule).encode(y=y, color=color, tooltip=kw_tip),
+            per_kw.mark_point(**diamond).encode(x=alt.value(0), y=y, color=color, shape=shape, tooltip=kw_tip)]
+
+
+def frontiers_explorable(grid: pl.DataFrame, *, power_basis: str, scenario: str, title: str,
+                         published: pl.DataFrame | None = None) -> alt.Chart:
     """:func:`frontiers` over a precomputed grid with two inputs: the power basis (``power_basis`` column,
     every row) and the scenario of Jalapeño's unknowns (``scenario`` column, empty on baseline rows, so
-    the baselines stay drawn). Starts at ``power_basis`` and ``scenario``."""
+    the baselines stay drawn). Starts at ``power_basis`` and ``scenario``. ``published`` marks the
+    published points (:func:`frontiers`): a published throughput per kW is drawn under its own basis
+    (rated) only, a single-user speed under every basis and scenario."""
     bases = tuple(sorted(grid["power_basis"].unique().to_list(), key=power.POWER_BASES.index))
     scenarios = tuple(s for s in ("low", "central", "high") if s in grid["scenario"].drop_nulls().to_list())
-    return charts.explorable(frontiers(grid, title=title),
+    return charts.explorable(frontiers(grid, title=title, published=published),
                              charts.Knob("power_basis", bases, power_basis, "power basis", kind="select"),
                              charts.Knob("scenario", scenarios, scenario, "Jalapeño unknowns", kind="select"))
 

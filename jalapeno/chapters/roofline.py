@@ -8,13 +8,14 @@ Every bound is the serving evaluator at the speed of light (:mod:`jalapeno.bound
 
 from __future__ import annotations
 
+import json
 import math
 
 import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import bounds, charts, comparison, pareto, serving, specs, subject
+from .. import bounds, charts, comparison, display, pareto, serving, specs, subject
 from ..data import claim_value
 from ..display import plain
 from ..metrics import mean_request_length
@@ -206,8 +207,14 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
              variant="speed of light")
     ch.quote("pub_dsr1_baseline", claim_value("dsr1-baseline-single-user"), "{:.0f}",
              quantity="dsr1-comparison-single-user-tok-s")
+    # the seeds' DeepSeek-R1 comparison system (seed 001: about 169 tok/s/user) beside GB200's measured best
+    seeds_row = row(*SEEDS_ROW)
+    ch.quote("pub_dsr1_baseline_frac", 100 * claim_value("dsr1-baseline-single-user")
+             / seeds_row.get("bound_tok_s_user", math.nan), "{:.0f}")
+    ch.quote("g_dsr1_frac", 100 * seeds_row["fraction_of_bound"], "{:.0f}")
     ch.tables["fraction"] = frac
-    ch.add_figure("fraction", fraction_of_bound(frac), "fraction-of-roofline")
+    ch.add_figure("fraction", fraction_of_bound(frac, seeds_speed=claim_value("dsr1-baseline-single-user")),
+                  "fraction-of-roofline")
 
     # The prefill bound
     ch.quote("prefill_ms", 1e3 * bounds.prefill_time_s(focus_m, focus_c, context_tokens,
@@ -249,7 +256,8 @@ def roofline(curves: pl.DataFrame, points: pl.DataFrame) -> alt.LayerChart:
     """Roofline lines (:func:`jalapeno.bounds.roofline_curves`) with the phases of one model on one
     chip (:func:`jalapeno.bounds.phase_points`) as labelled points."""
     color = charts.chip_color(curves["chip"].to_list() + points["chip"].to_list(), legend=charts.LINE_LEGEND)
-    x = alt.X("intensity_flop_per_byte:Q", title="arithmetic intensity (FLOP per HBM byte)", scale=alt.Scale(type="log"))
+    # the axis title in two lines: in one it is cut at a phone's 390 px column
+    x = alt.X("intensity_flop_per_byte:Q", title=["arithmetic intensity", "(FLOP per HBM byte)"], scale=alt.Scale(type="log"))
     y = alt.Y("attainable_flops_per_s:Q", title="attainable FLOP/s", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     # A chip whose roofline is the same line as an earlier chip's (GB200 and MI355X) is drawn dashed on top
     # of it, so both colours show instead of the later one hiding the earlier.
@@ -281,14 +289,43 @@ def batch_sweep(sweep: pl.DataFrame, model: str) -> alt.Chart:
     ).properties(title=f"{model}: speed-of-light decode as the batch grows (one chip each)")
 
 
-def fraction_of_bound(df: pl.DataFrame) -> alt.Chart:
+#: The row of :func:`fraction_of_bound` the seeds' comparison-system speed is marked on (model, chip).
+SEEDS_ROW = ("deepseek-r1", "gb200")
+
+#: The legend title of that mark: the seeds' figure, not a measurement.
+SEEDS_LEGEND = "seeds' comparison system"
+
+
+def fraction_of_bound(df: pl.DataFrame, seeds_speed: float | None = None) -> alt.Chart | alt.LayerChart:
     """Best single-user speed as a fraction of the batch-1 roofline bound
-    (:func:`jalapeno.comparison.published_vs_roofline`)."""
-    return alt.Chart(df).mark_bar().encode(
+    (:func:`jalapeno.comparison.published_vs_roofline`). With ``seeds_speed`` (tok/s/user: the seeds'
+    DeepSeek-R1 comparison system, claim ``dsr1-baseline-single-user``) a black diamond on the
+    :data:`SEEDS_ROW` row marks that speed over the same bound (columns ``seeds_tok_s_user`` and
+    ``seeds_fraction`` of the figure's one dataset, empty on the other rows), next to the measured bar;
+    no diamond when that row is not drawn."""
+    label = "datum.model + ' on ' + datum.chip"
+    at = (pl.col("model") == SEEDS_ROW[0]) & (pl.col("chip") == SEEDS_ROW[1])
+    marked = seeds_speed is not None and df.filter(at).height > 0
+    if marked:
+        df = df.with_columns(seeds_tok_s_user=pl.when(at).then(pl.lit(float(seeds_speed))).otherwise(None),
+                             seeds_fraction=pl.when(at).then(seeds_speed / pl.col("bound_tok_s_user")).otherwise(None))
+    x_title = "single-user speed / speed-of-light bound"
+    bars = alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:N", title=None, sort=None),
-        x=alt.X("fraction_of_bound:Q", title="single-user speed / speed-of-light bound", axis=alt.Axis(format="%")),
+        x=alt.X("fraction_of_bound:Q", title=x_title, axis=alt.Axis(format="%")),
         color=charts.chip_color(df["chip"].to_list()),
         tooltip=["model:N", "chip:N", "source:N", alt.Tooltip("tok_s_user:Q", format=",.0f"),
                  alt.Tooltip("bound_tok_s_user:Q", format=",.0f"), alt.Tooltip("fraction_of_bound:Q", format=".0%")],
-    ).transform_calculate(label="datum.model + ' on ' + datum.chip").properties(
-        title="How close each best single-user speed comes to its roofline")
+    ).transform_calculate(label=label)
+    title = "How close each best single-user speed comes to its roofline"
+    if not marked:
+        return bars.properties(title=title)
+    name = f"{display.formatted(seeds_speed, '{:,.0f}')} tok/s/user"  # under the legend title SEEDS_LEGEND
+    seeds = alt.Chart(df).transform_calculate(label=label, seeds=json.dumps(name)).transform_filter(
+        "isValid(datum.seeds_fraction)").mark_point(filled=True, size=110, color="black").encode(
+        y=alt.Y("label:N", title=None, sort=None), x=alt.X("seeds_fraction:Q", title=x_title),
+        shape=alt.Shape("seeds:N", title=SEEDS_LEGEND, scale=alt.Scale(domain=[name], range=["diamond"])),
+        tooltip=[alt.Tooltip("seeds:N", title=SEEDS_LEGEND),
+                 alt.Tooltip("seeds_tok_s_user:Q", format=",.0f", title="seeds' single-user speed (tok/s/user)"),
+                 alt.Tooltip("seeds_fraction:Q", format=".0%", title="over the same bound")])
+    return alt.layer(bars, seeds).properties(title=title)
