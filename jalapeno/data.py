@@ -597,7 +597,7 @@ def cite_seeds(cell: str) -> str:
 def seed_figures() -> pl.DataFrame:
     """``seed_figures.csv``: each figure or table a seed describes or implies (``figure``: ``f1``, ``f2``,
     ...), the seeds that describe it (file names separated by ``;``), what it shows, the seed's words
-    (``quote``), the book's figures that answer it (``counterparts``: figure names separated by ``;``) and
+    (``quote``), the book's figures that answer it (``counterparts``: figure names, or ``chapter#section-anchor`` for a table, separated by ``;``) and
     what they do not show (``gap``). DataError naming the row of a seed ``seeds.csv`` lacks, or of a
     figure with no counterpart and no ``gap`` saying why."""
     df = load("seed_figures.csv")

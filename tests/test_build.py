@@ -416,10 +416,17 @@ def test_the_figures_page_lists_the_seeds_figures_and_links_each_counterpart(boo
     out, _ = book
     built = {p.stem for p in (out / "figures").glob("*.svg")}
     rows = data.seed_figures()
-    named = {c for r in rows.iter_rows(named=True) for c in (r["counterparts"] or "").split(";") if c}
+    every = {c for r in rows.iter_rows(named=True) for c in (r["counterparts"] or "").split(";") if c}
+    named, sections = {c for c in every if "#" not in c}, {c for c in every if "#" in c}
     assert named and named - built == set()
     page = (out / "figures.html").read_text()
     assert all(f'href="#figure-{c}"' in page for c in named) and all(f'id="figure-{c}"' in page for c in built)
+    # a table the seed prints is answered by a chapter's section: linked to it, and the section is there
+    assert sections == {"caveats#what-the-public-data-can-and-cannot-answer"}
+    for c in sections:
+        chapter, anchor = c.split("#")
+        assert f'href="chapters/{chapter}.html#{anchor}"' in page
+        assert f'id="{anchor}"' in (out / "chapters" / f"{chapter}.html").read_text()
     import html as _html
 
     text = _html.unescape(text_of(out / "figures.html")).replace("\u2019", "'")  # Sphinx's smart quotes

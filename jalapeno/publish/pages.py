@@ -274,6 +274,19 @@ FIGURE_FILES = (".svg", ".png", ".csv", ".vl.json")
 _CHART_DIV = re.compile(r'<div id="(fig-[0-9a-f]{12})" class="jalapeno-chart"></div>')
 
 
+def counterpart(name: str, built: set[str], titles: dict[str, str]) -> dict[str, object]:
+    """One counterpart of a seed's figure on the Figures page: a figure of this build (``name`` in
+    ``built``: linked to its entry) or a chapter's section (``chapter#anchor``, for a table the seed prints:
+    linked to the section of the built chapter, labelled by its heading's words); ``built`` False when
+    this build lacks it."""
+    chapter, _, anchor = name.partition("#")
+    if not anchor:
+        return {"name": name, "built": name in built, "href": f"#figure-{name}", "label": name}
+    words = anchor.replace("-", " ")
+    return {"name": name, "built": chapter in titles, "href": f"chapters/{chapter}.html#{anchor}",
+            "label": f"{titles.get(chapter, chapter)}, the section {words[0].upper() + words[1:]}"}
+
+
 def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario: Scenario | None) -> str:
     """The Figures page (template ``figures.md``): first the figures the seeds describe
     (:func:`jalapeno.data.seed_figures`, each with its seeds' citations and links to the figures of this
@@ -283,7 +296,7 @@ def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario
     built = {f["name"] for f in figures}
     rows = [{"id": r["figure"].upper(), "cited": "; ".join(cites[x] for x in r["seeds"].split(";")),
              "describes": r["describes"], "quote": r["quote"], "gap": r["gap"],
-             "counterparts": [{"name": c, "built": c in built} for c in (r["counterparts"] or "").split(";") if c]}
+             "counterparts": [counterpart(c, built, titles) for c in (r["counterparts"] or "").split(";") if c]}
             for r in seed_figures().iter_rows(named=True)]
     answers = {f["name"]: [r["id"] for r in rows if any(c["name"] == f["name"] for c in r["counterparts"])] for f in figures}
     return render("figures.md", figures=[{**f, "seed_figures": answers[f["name"]]} for f in figures], titles=titles,
