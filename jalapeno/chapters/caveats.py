@@ -123,7 +123,7 @@ def _chip_name(label: str) -> str:
     return f"{name}, {case} case" if case else name
 
 
-#: How a shown table names the keys of its columns (the figures keep the keys): chips and models by their
+#: How a shown table names the keys of its columns (the figures name kinds of ratio the same way): chips and models by their
 #: names in ``chips.csv`` and ``models.csv``, a kind of ratio (:data:`jalapeno.caveats.METRICS`) in words.
 READER_NAMES = {"chip": _chip_name, "baseline": _chip_name, "model": lambda m: specs.model(m).display_name,
                 "metric": display.header}
@@ -237,7 +237,7 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
                              max_chips=max_chips)
     ch.tables["shape-sweep"] = _shown(sw)
     long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
-                      value_name="ratio")
+                      value_name="ratio").with_columns(pl.col("metric").map_elements(display.header, return_dtype=pl.String))
     ch.add_figure("shape-sweep", ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
                                             "ISL/OSL"), f"caveats-shape-sweep-{model}-{baseline}")
     for metric, key in (("per_kw_at_peak", "sh"), ("single_user", "sh_su")):
@@ -460,11 +460,11 @@ def ratio_bars(df: pl.DataFrame, x: str, title: str, x_title: str | None = None)
 def remaining_share(df: pl.DataFrame) -> alt.Chart:
     """Share of each published advantage left against Vera Rubin (:func:`jalapeno.caveats.vera_rubin_table`:
     ``model``, ``metric``, ``case``, ``remaining``), one point per case."""
-    data = df.select("model", "metric", "case", "remaining").with_columns(
+    data = df.select("model", pl.col("metric").map_elements(display.header, return_dtype=pl.String), "case", "remaining").with_columns(
         pl.format("{} · {}", pl.col("model"), pl.col("metric")).alias("comparison"))
     return alt.Chart(data).mark_point(filled=True, size=70).encode(
         y=alt.Y("comparison:N", title=None, sort=None),
-        x=alt.X("remaining:Q", title=charts.wrap_title("advantage left against Vera Rubin / against the published baseline"),
+        x=alt.X("remaining:Q", title=charts.wrap_title("advantage left against Vera Rubin / against the published baseline", 24),
                 scale=alt.Scale(type="log")),
         color=charts.series_color(["pessimistic", "central", "optimistic"], "case", "Vera Rubin"),
         shape=alt.Shape("case:N", title="Vera Rubin", scale=alt.Scale(domain=["pessimistic", "central", "optimistic"])),

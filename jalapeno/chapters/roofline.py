@@ -309,7 +309,7 @@ def fraction_of_bound(df: pl.DataFrame, seeds_speed: float | None = None) -> alt
     if marked:
         df = df.with_columns(seeds_tok_s_user=pl.when(at).then(pl.lit(float(seeds_speed))).otherwise(None),
                              seeds_fraction=pl.when(at).then(seeds_speed / pl.col("bound_tok_s_user")).otherwise(None))
-    x_title = "single-user speed / speed-of-light bound"
+    x_title = ["single-user speed /", "speed-of-light bound"]  # two lines: one is wider than a phone's plot
     bars = alt.Chart(df).mark_bar().encode(
         y=alt.Y("label:N", title=None, sort=None),
         x=alt.X("fraction_of_bound:Q", title=x_title, axis=alt.Axis(format="%")),
