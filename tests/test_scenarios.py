@@ -90,9 +90,11 @@ def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built,
         banner = banner_of(site / "chapters" / f"{chapter}.html")
         assert f"Scenario: {name}" in banner
         assert f"--scenario scenarios/{name}.yml" in banner
-        defaults = params.declared(scenarios.notebook_path(chapter))
-        for key, value in values.items():
-            assert f"{key} {display.text(value)} {display.text(defaults[key])}" in banner
+        declared = {p.name: p for p in params.declaration(scenarios.notebook_path(chapter))}
+        for key, value in values.items():  # as a reader writes them: an unset default as what it stands for
+            p = declared[key]
+            assert f"{key} {display.text(value)} {p.shown(p.default)}" in banner
+            assert p.default is not None or f"{key} {display.text(value)} unset: " in banner
         if not values:
             assert "takes none of these parameters" in banner
     intro = banner_of(site / "intro.html")
