@@ -2,9 +2,10 @@
 worked by hand, the power and price it uses, its refusals, and every key and slot the notebook uses."""
 
 import chapter_sources
+import polars as pl
 import pytest
 
-from jalapeno import data
+from jalapeno import charts, data
 from jalapeno.chapters import agents as chapter
 from jalapeno.errors import UnknownNameError
 from jalapeno.metrics import mean_request_length
@@ -21,7 +22,8 @@ def test_every_slot_the_notebook_shows_is_computed(ch):
     chapter_sources.check_slots(NAME, ch)
     assert {f.name for f in ch.figures.values()} == {"agent-task-latency-gpt-oss-120b-gb200",
                                                      "agent-steps-gpt-oss-120b-gb200",
-                                                     "agent-timeouts-gpt-oss-120b-gb200"}
+                                                     "agent-timeouts-gpt-oss-120b-gb200",
+                                                     "agent-task-efficiency-gpt-oss-120b-gb200"}
 
 
 def test_the_seeds_arithmetic(ch):
@@ -91,3 +93,48 @@ def test_the_timeout_prose_names_the_chip_its_figure_shows_ahead(ch):
     assert j != b
     assert ch.numbers["to_gap_leader"] == ("Jalapeño" if j > b else "GB200")
     assert ch.numbers["to_gap_verdict"].startswith(ch.numbers["to_gap_leader"])
+
+
+def test_the_task_efficiency_figure_draws_first_pass_rate_times_tasks_completed(ch, defaults):
+    # seed 003: effective task efficiency E = first-pass rate p x tasks completed per kWh N, N = completion
+    # rate c / energy of a started task W. Hand-worked from the economics table's own columns for
+    # short-tool-loop on Jalapeño (facility basis, 100 tok/s/user): W = 745.29 + 958.23 + 340.70 J =
+    # 2,044.2 J = 5.6784e-4 kWh, c = 0.99976, so N = 0.99976 / 5.6784e-4 = 1,760.6 tasks/kWh; p = 0.54548,
+    # so E = 0.54548 x 1,760.6 = 960.4 tasks/kWh
+    econ = ch.tables["economics"]
+    row = econ.filter((pl.col("profile") == "short-tool-loop") & (pl.col("server") == "jalapeno")).row(0, named=True)
+    kwh = (row["energy_accelerator_j"] + row["energy_host_network_j"] + row["energy_cooling_j"]) / 3.6e6
+    assert kwh == pytest.approx(5.6784e-4, rel=1e-4)
+    assert row["completed_tasks_per_kwh"] == pytest.approx(row["completion_rate"] / kwh, rel=1e-12)
+    assert row["completed_tasks_per_kwh"] == pytest.approx(1760.6, rel=1e-4)
+    assert row["first_pass_rate"] == pytest.approx(0.54548, rel=1e-4)
+    spec = ch.figures["task-efficiency"].chart.to_dict()
+    drawn = pl.DataFrame(next(iter(spec["datasets"].values())))
+    fig = drawn.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
+    assert fig["effective_tasks_per_kwh"] == pytest.approx(0.54548 * 1760.6, rel=2e-4)  # 960.4
+    assert fig["effective_tasks_per_kwh"] == pytest.approx(row["effective_tasks_per_kwh"], rel=1e-12)
+    # every row of the figure: its E is its p x N, and equals the table's effective task efficiency
+    assert (drawn["effective_tasks_per_kwh"] - drawn["first_pass_rate"] * drawn["completed_tasks_per_kwh"]).abs().max() < 1e-9
+    assert drawn["effective_tasks_per_kwh"].to_list() == pytest.approx(econ["effective_tasks_per_kwh"].to_list(), rel=1e-12)
+    # one row per (chip, profile): this chapter's task and the three named profiles on both chips, by reader name
+    profiles = ["this chapter's task", *defaults["profiles"]]
+    assert drawn.height == 2 * len(profiles) == drawn.select("profile", "chip").unique().height
+    assert sorted(drawn.select("profile", "chip").rows()) == sorted((p, c) for p in profiles for c in ("Jalapeño", "GB200"))
+    # the data a reader downloads: one row per (chip, profile), columns titled in words
+    table = charts.figure_data(spec)
+    assert table.height == 8 and table.columns == ["profile", "chip", "first-pass rate p", "tasks completed per kWh, N",
+                                                   "effective tasks per kWh, p x N"]
+    # the faster chip completes more tasks per kWh on every profile; the first-pass rate cuts both alike
+    wide = drawn.pivot(on="chip", index="profile", values=["completed_tasks_per_kwh", "first_pass_rate"])
+    assert (wide["completed_tasks_per_kwh_Jalapeño"] > wide["completed_tasks_per_kwh_GB200"]).all()
+    assert (wide["first_pass_rate_Jalapeño"] - wide["first_pass_rate_GB200"]).abs().max() < 0.01
+
+
+def test_the_task_efficiency_prose_works_the_lowest_first_pass_task(ch):
+    # code-editing has the lowest first-pass rate (0.95 per step over 40 steps, with timeouts): 0.129;
+    # Jalapeño completes 118 tasks/kWh of it, 15.2 of them first time; GB200 42 and 5.4
+    assert (ch.numbers["te_profile"], ch.numbers["te_p"], ch.numbers["te_n"], ch.numbers["te_e"]) \
+        == ("code-editing", "0.129", "118", "15.2")
+    assert (ch.numbers["te_b_name"], ch.numbers["te_b_n"], ch.numbers["te_b_e"]) == ("GB200", "42", "5.4")
+    assert ch.values["te_e"] == pytest.approx(ch.values["te_p"] * ch.values["te_n"], rel=1e-12)
+    assert ch.values["te_p"] < 0.95 ** 40 * 1.0001  # no better than every step right first time, no timeout

@@ -93,8 +93,9 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     the chip both chips' calls carry (:func:`jalapeno.subject.outside_chip_latency_s`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
-    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts`` (exported as
-    ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``). Raises
+    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts``, ``task-efficiency``
+    (exported as ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``,
+    ``agent-task-efficiency-...``). Raises
     UnknownNameError for an unknown model, chip, scenario, reading, power basis or profile, ValueError for a bad
     task value or a context that does not fit a chosen operating point.
     """
@@ -125,7 +126,7 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     _compounding(ch, tasks, at_latency, ratios, srv=srv, model=model, baseline=baseline, e2e_reading=e2e_reading)
     _sweeps(ch, task, srv, runs, model=model, baseline=baseline)
     _published(ch, tasks, ratios, baseline=baseline)
-    _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), baseline=baseline,
+    _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), model=model, baseline=baseline,
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
                price_ratio=jalapeno_price_ratio)
     return ch
@@ -264,7 +265,7 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
                                              "task_ratio")
 
 
-def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, matched_at: float,
+def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
                price_ratio: float) -> None:
     """Energy, cost and the effective task efficiency where both chips serve each user at one speed."""
     powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
@@ -296,7 +297,25 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
              f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
     ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
                                          "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
-                                         "energy_cooling_j", "cost_usd", "effective_tasks_per_kwh")
+                                         "energy_cooling_j", "cost_usd",
+                                         pl.col("tasks_per_kwh").alias("completed_tasks_per_kwh"),
+                                         "effective_tasks_per_kwh")
+    _task_efficiency(ch, agents.task_efficiency(econ), model=model, baseline=baseline)
+
+
+def _task_efficiency(ch: Chapter, eff: pl.DataFrame, *, model: str, baseline: str) -> None:
+    """Seed 003's formula at work (:func:`jalapeno.agents.task_efficiency`): the task of the lowest
+    first-pass rate on Jalapeño worked through, and the figure of every task on both chips."""
+    low = eff.filter(pl.col("server_key") == "jalapeno").sort("first_pass_rate").row(0, named=True)
+    other = eff.filter((pl.col("profile") == low["profile"]) & (pl.col("server_key") == baseline)).row(0, named=True)
+    ch.quote("te_profile", low["profile"])
+    ch.quote("te_p", low["first_pass_rate"], "{:.3f}")
+    ch.quote("te_n", low["completed_tasks_per_kwh"], "{:,.0f}")
+    ch.quote("te_e", low["effective_tasks_per_kwh"], "{:,.1f}")
+    ch.quote("te_b_name", other["chip"])
+    ch.quote("te_b_n", other["completed_tasks_per_kwh"], "{:,.0f}")
+    ch.quote("te_b_e", other["effective_tasks_per_kwh"], "{:,.1f}")
+    ch.add_figure("task-efficiency", agent_task_efficiency(eff), f"agent-task-efficiency-{model}-{baseline}")
 
 
 # ---- figures ----
@@ -317,6 +336,43 @@ def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
         tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
                  alt.Tooltip("completion_rate:Q", format=".3f")],
     ).properties(title="Agent tasks: expected latency per task")
+
+
+#: The two counts of :func:`agent_task_efficiency`, as its legend names them.
+_EFFICIENCY_MEASURES = {"completed_tasks_per_kwh": "completed, N", "effective_tasks_per_kwh": "first pass, p x N"}
+
+
+def agent_task_efficiency(df: pl.DataFrame) -> alt.LayerChart:
+    """Seed 003's effective task efficiency per agent profile and chip (:func:`jalapeno.agents.task_efficiency`:
+    ``profile``, ``chip``, ``first_pass_rate``, ``completed_tasks_per_kwh``, ``effective_tasks_per_kwh``,
+    one row each): for each chip side by side, a dot at the tasks it completes per kWh (``N``) joined by a
+    line to a triangle at the effective efficiency ``p x N``, on a log axis, where the drop from one to the
+    other is the first-pass rate ``p`` and the gap between the chips their energy per task."""
+    data = df.select("profile", "chip", "first_pass_rate", "completed_tasks_per_kwh", "effective_tasks_per_kwh")
+    chips = list(dict.fromkeys(data["chip"].to_list()))
+    colours, order = charts.chip_colours(), charts.chip_order(charts.chip_colours())
+    keys = {c: next((k for k in order if c.startswith(agents.chip_short_name(k))), "") for c in chips}
+    chips.sort(key=lambda c: (order.index(keys[c]) if keys[c] else len(order), c))  # the book's chip order
+    colour = alt.Color("chip:N", title="chip", scale=alt.Scale(
+        domain=chips, range=[colours.get(keys[c], charts.OTHER_COLOUR) for c in chips]))
+    profiles = list(dict.fromkeys(data["profile"].to_list()))
+    x = alt.X("profile:N", title=None, sort=profiles)
+    y_scale = alt.Scale(type="log")
+    tooltip = ["profile:N", "chip:N", alt.Tooltip("first_pass_rate:Q", title="first-pass rate p", format=".3f"),
+               alt.Tooltip("completed_tasks_per_kwh:Q", title="tasks completed per kWh, N", format=",.1f"),
+               alt.Tooltip("effective_tasks_per_kwh:Q", title="effective tasks per kWh, p x N", format=",.1f")]
+    base = alt.Chart(data).encode(x=x, xOffset=alt.XOffset("chip:N", sort=chips), color=colour, tooltip=tooltip)
+    drop = base.mark_rule(strokeWidth=2).encode(
+        y=alt.Y("completed_tasks_per_kwh:Q", scale=y_scale, axis=alt.Axis(title="tasks per kWh (log scale)")),
+        y2="effective_tasks_per_kwh:Q")
+    ends = base.transform_fold(list(_EFFICIENCY_MEASURES), as_=["count", "tasks"]).transform_calculate(
+        counted=" : ".join(f"datum.count == '{k}' ? '{v}'" for k, v in _EFFICIENCY_MEASURES.items()) + " : ''",
+    ).mark_point(filled=True, size=70, opacity=1).encode(
+        y=alt.Y("tasks:Q", scale=y_scale, axis=alt.Axis(title="tasks per kWh (log scale)")),
+        shape=alt.Shape("counted:N", title=None, scale=alt.Scale(
+            domain=list(_EFFICIENCY_MEASURES.values()), range=["circle", "triangle-down"])))
+    return alt.layer(drop, ends).properties(title=charts.wrap_title(
+        "Tasks per kWh: completed (N) and right at the first pass (p x N)"))
 
 
 def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
