@@ -102,7 +102,7 @@ def test_the_task_efficiency_figure_draws_first_pass_rate_times_tasks_completed(
     # 2,044.2 J = 5.6784e-4 kWh, c = 0.99976, so N = 0.99976 / 5.6784e-4 = 1,760.6 tasks/kWh; p = 0.54548,
     # so E = 0.54548 x 1,760.6 = 960.4 tasks/kWh
     econ = ch.tables["economics"]
-    row = econ.filter((pl.col("profile") == "short-tool-loop") & (pl.col("server") == "jalapeno")).row(0, named=True)
+    row = econ.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
     kwh = (row["energy_accelerator_j"] + row["energy_host_network_j"] + row["energy_cooling_j"]) / 3.6e6
     assert kwh == pytest.approx(5.6784e-4, rel=1e-4)
     assert row["completed_tasks_per_kwh"] == pytest.approx(row["completion_rate"] / kwh, rel=1e-12)
@@ -138,3 +138,18 @@ def test_the_task_efficiency_prose_works_the_lowest_first_pass_task(ch):
     assert (ch.numbers["te_b_name"], ch.numbers["te_b_n"], ch.numbers["te_b_e"]) == ("GB200", "42", "5.4")
     assert ch.values["te_e"] == pytest.approx(ch.values["te_p"] * ch.values["te_n"], rel=1e-12)
     assert ch.values["te_p"] < 0.95 ** 40 * 1.0001  # no better than every step right first time, no timeout
+
+
+def test_the_tables_name_chips_as_readers_do(ch):
+    # the economics table names each chip by its reader's name, never its key (gb200) or label (gb200 (max))
+    assert ch.tables["economics"]["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"]
+    assert "server" not in ch.tables["economics"].columns
+
+
+def test_a_baseline_that_cannot_reach_the_matched_speed_is_named_so(defaults):
+    # at 100,000 tok/s/user neither chip's frontier reaches the speed: each runs at its fastest point, and the
+    # table says so in words
+    out = chapter.compute(**{**defaults, "matched_interactivity_tok_s_user": 100000.0})
+    chips = out.tables["economics"]["chip"].unique(maintain_order=True).to_list()
+    assert chips == ["Jalapeño (at its fastest point)", "GB200 (at its fastest point)"]
+    assert out.numbers["matched_note"].endswith("cannot reach it and run at their fastest point")

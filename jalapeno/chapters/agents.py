@@ -295,12 +295,13 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     names = sorted(specs.chip(_server_chip(label)).display_name for label in labels)
     ch.quote("matched_note", "both chips reach it" if not labels else
              f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
-    ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
+    eff = agents.task_efficiency(econ)  # each chip by its reader's name (GB200, not gb200), as the figure names it
+    ch.tables["economics"] = econ.select("profile", eff["chip"], "latency_s", "completion_rate", "first_pass_rate",
                                          "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
                                          "energy_cooling_j", "cost_usd",
                                          pl.col("tasks_per_kwh").alias("completed_tasks_per_kwh"),
                                          "effective_tasks_per_kwh")
-    _task_efficiency(ch, agents.task_efficiency(econ), model=model, baseline=baseline)
+    _task_efficiency(ch, eff, model=model, baseline=baseline)
 
 
 def _task_efficiency(ch: Chapter, eff: pl.DataFrame, *, model: str, baseline: str) -> None:
