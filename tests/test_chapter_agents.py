@@ -144,6 +144,8 @@ def test_the_tables_name_chips_as_readers_do(ch):
     # the economics table names each chip by its reader's name, never its key (gb200) or label (gb200 (max))
     assert ch.tables["economics"]["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"]
     assert "server" not in ch.tables["economics"].columns
+    # the per-step table likewise: at the fastest points both chips reach, so no "(at its fastest point)"
+    assert ch.tables["steps"]["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"]
 
 
 def test_a_baseline_that_cannot_reach_the_matched_speed_is_named_so(defaults):

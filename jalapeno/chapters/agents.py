@@ -157,8 +157,8 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
     """Per-step TTFT, TPOT and call time on each chip at the first, middle and last step."""
     pick = sorted({0, task.steps // 2, task.steps - 1})
     ch.tables["steps"] = pl.concat([
-        r.steps[pick].select(pl.lit(k).alias("chip"), "step", "context_tokens", "prefill_tokens",
-                             (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
+        r.steps[pick].select(pl.lit(agents.server_name(k, srv[k].label)).alias("chip"), "step", "context_tokens",
+                             "prefill_tokens", (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
                              "call_s", "p_in_time")
         for k, r in runs.items()])
     ch.quote("latency_point", "fastest points" if latency_at is None else
