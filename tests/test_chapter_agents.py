@@ -155,3 +155,17 @@ def test_a_baseline_that_cannot_reach_the_matched_speed_is_named_so(defaults):
     chips = out.tables["economics"]["chip"].unique(maintain_order=True).to_list()
     assert chips == ["Jalapeño (at its fastest point)", "GB200 (at its fastest point)"]
     assert out.numbers["matched_note"].endswith("cannot reach it and run at their fastest point")
+
+
+def test_every_figure_names_its_chips_as_readers_do(ch):
+    # the legend and the data a reader downloads say Jalapeño and GB200, never the keys jalapeno and gb200,
+    # and each chip keeps its colour of the book (Jalapeño red, GB200 green)
+    for slot, fig in ch.figures.items():
+        spec = charts.export(fig.chart, fig.name).spec
+        table = charts.figure_data(spec)
+        assert table["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"], slot
+        scales = [layer["encoding"]["color"]["scale"] for layer in [spec, *spec.get("layer", [])]
+                  if "color" in layer.get("encoding", {})]
+        assert scales and all(sc == {"domain": ["Jalapeño", "GB200"], "range": [charts.CHIP_COLOURS["jalapeno"],
+                                                                              charts.CHIP_COLOURS["gb200"]]}
+                              for sc in scales), slot

@@ -327,16 +327,44 @@ def _server_chip(name: str) -> str:
 
 def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
     """Expected task latency per agent profile on each server (:func:`jalapeno.agents.compare`:
-    ``profile``, ``server_key``, ``latency_s``), bars side by side, coloured by chip."""
-    data = df.select("profile", "server_key", "latency_s", "completion_rate")
+    ``profile``, ``server``, ``latency_s``, ``completion_rate``), bars side by side, coloured by chip and
+    each chip named as a reader names it (:func:`jalapeno.agents.server_name`)."""
+    data = _reader_servers(df.select("profile", "server", "latency_s", "completion_rate"))
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("profile:N", title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("server_key:N"),
+        xOffset=alt.XOffset("chip:N", sort=_named_chips(data["chip"].to_list())),
         y=alt.Y("latency_s:Q", title="expected task latency (s)"),
-        color=charts.chip_color(data["server_key"].to_list(), "server_key"),
-        tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
+        color=_named_chip_color(data["chip"].to_list()),
+        tooltip=["profile:N", "chip:N", alt.Tooltip("latency_s:Q", format=",.1f"),
                  alt.Tooltip("completion_rate:Q", format=".3f")],
     ).properties(title="Agent tasks: expected latency per task")
+
+
+def _named_chips(names) -> list[str]:
+    """Chips named as readers name them (:func:`jalapeno.agents.server_name`: ``Jalapeño``, ``GB200 (at its
+    fastest point)``), each once, in the book's chip order (:func:`jalapeno.charts.chip_order`)."""
+    order = charts.chip_order(charts.chip_colours())
+    return sorted(dict.fromkeys(names), key=lambda n: (order.index(_named_key(n)) if _named_key(n) else len(order), n))
+
+
+def _named_key(name: str) -> str:
+    """The key of the chip a reader's name (:func:`jalapeno.agents.server_name`) names, "" for none."""
+    return next((k for k in charts.chip_order(charts.chip_colours()) if name.startswith(agents.chip_short_name(k))), "")
+
+
+def _named_chip_color(names, field: str = "chip", legend=alt.Undefined) -> alt.Color:
+    """The colour channel of chips named as readers name them (:func:`_named_chips`): each in its chip's
+    colour of :data:`jalapeno.charts.CHIP_COLOURS`, a name of no chip in :data:`jalapeno.charts.OTHER_COLOUR`."""
+    names, colours = _named_chips(names), charts.chip_colours()
+    return alt.Color(f"{field}:N", title="chip", legend=legend, scale=alt.Scale(
+        domain=names, range=[colours.get(_named_key(n), charts.OTHER_COLOUR) for n in names]))
+
+
+def _reader_servers(df: pl.DataFrame, label: str = "server") -> pl.DataFrame:
+    """``df`` with its column ``label`` of servers' labels (``gb200``, ``gb200 (max)``, starting with the chip's
+    key) replaced by the column ``chip`` of their reader's names (:func:`jalapeno.agents.server_name`)."""
+    names = [agents.server_name(_server_chip(s), s) for s in df[label]]
+    return df.with_columns(pl.Series(label, names, dtype=pl.Utf8)).rename({label: "chip"})
 
 
 #: The two counts of :func:`agent_task_efficiency`, as its legend names them.
@@ -350,12 +378,7 @@ def agent_task_efficiency(df: pl.DataFrame) -> alt.LayerChart:
     line to a triangle at the effective efficiency ``p x N``, on a log axis, where the drop from one to the
     other is the first-pass rate ``p`` and the gap between the chips their energy per task."""
     data = df.select("profile", "chip", "first_pass_rate", "completed_tasks_per_kwh", "effective_tasks_per_kwh")
-    chips = list(dict.fromkeys(data["chip"].to_list()))
-    colours, order = charts.chip_colours(), charts.chip_order(charts.chip_colours())
-    keys = {c: next((k for k in order if c.startswith(agents.chip_short_name(k))), "") for c in chips}
-    chips.sort(key=lambda c: (order.index(keys[c]) if keys[c] else len(order), c))  # the book's chip order
-    colour = alt.Color("chip:N", title="chip", scale=alt.Scale(
-        domain=chips, range=[colours.get(keys[c], charts.OTHER_COLOUR) for c in chips]))
+    colour, chips = _named_chip_color(data["chip"].to_list()), _named_chips(data["chip"].to_list())
     profiles = list(dict.fromkeys(data["profile"].to_list()))
     x = alt.X("profile:N", title=None, sort=profiles)
     y_scale = alt.Scale(type="log")
@@ -379,14 +402,13 @@ def agent_task_efficiency(df: pl.DataFrame) -> alt.LayerChart:
 def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
                 log_x: bool = False) -> alt.Chart:
     """One line per server of an agent sweep (:func:`jalapeno.agents.steps_sweep` or
-    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip."""
-    data = df.select("server", x, y)
-    servers = sorted(set(data["server"].to_list()), key=lambda s: (charts.chip_order([_server_chip(s)]), s))
+    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip and each chip named as
+    a reader names it (:func:`jalapeno.agents.server_name`)."""
+    data = _reader_servers(df.select("server", x, y))
     return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
         y=alt.Y(f"{y}:Q", title=y_title),
-        color=alt.Color("server:N", title="chip", legend=charts.LINE_LEGEND, scale=alt.Scale(
-            domain=servers, range=[charts.chip_colours().get(_server_chip(s), charts.OTHER_COLOUR) for s in servers])),
+        color=_named_chip_color(data["chip"].to_list(), legend=charts.LINE_LEGEND),
         order=f"{x}:Q",
-        tooltip=["server:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
+        tooltip=["chip:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
     ).properties(title=title)
