@@ -59,8 +59,13 @@ def test_power_and_price_of_the_economics(ch):
 def test_the_tables_agree_with_the_quoted_numbers(ch, defaults):
     comp = ch.tables["compounding"]
     assert comp["profile"].to_list() == ["this chapter's task", *defaults["profiles"]]
-    assert ch.numbers["task_ratio_min"] == f"{comp['task_ratio'].min():.2f}"
-    assert (comp["saving_s"] - (comp["slow_latency_s"] - comp["fast_latency_s"])).abs().max() < 1e-9
+    ratio = comp["task latency ratio, GB200 / Jalapeño"]
+    assert ch.numbers["task_ratio_min"] == f"{ratio.min():.2f}"
+    slow, fast = comp["GB200 task latency (s)"], comp["Jalapeño task latency (s)"]
+    assert (comp["saving per task (s)"] - (slow - fast)).abs().max() < 1e-9
+    assert (ratio - slow / fast).abs().max() < 1e-12
+    pub = ch.tables["published"]
+    assert ch.numbers["pub_ratio_max"] == f"{pub['task latency ratio, GB200 / Jalapeño'].max():.2f}"
     steps = ch.tables["steps"]
     assert steps["step"].unique().sort().to_list() == [1, 16, 30]  # first, middle and last of 30 steps
     assert ch.numbers["task_steps"] == "30" and ch.numbers["task_attempts"] == "3"
@@ -103,19 +108,21 @@ def test_the_task_efficiency_figure_draws_first_pass_rate_times_tasks_completed(
     # so E = 0.54548 x 1,760.6 = 960.4 tasks/kWh
     econ = ch.tables["economics"]
     row = econ.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
-    kwh = (row["energy_accelerator_j"] + row["energy_host_network_j"] + row["energy_cooling_j"]) / 3.6e6
+    kwh = (row["accelerator energy (J)"] + row["host and network energy (J)"] + row["cooling energy (J)"]) / 3.6e6
     assert kwh == pytest.approx(5.6784e-4, rel=1e-4)
-    assert row["completed_tasks_per_kwh"] == pytest.approx(row["completion_rate"] / kwh, rel=1e-12)
-    assert row["completed_tasks_per_kwh"] == pytest.approx(1760.6, rel=1e-4)
-    assert row["first_pass_rate"] == pytest.approx(0.54548, rel=1e-4)
+    assert row["tasks completed per kWh, N"] == pytest.approx(row["completion rate c"] / kwh, rel=1e-12)
+    assert row["tasks completed per kWh, N"] == pytest.approx(1760.6, rel=1e-4)
+    assert row["first-pass rate p"] == pytest.approx(0.54548, rel=1e-4)
+    assert row["effective tasks per kWh, E = p x N"] == pytest.approx(960.4, rel=1e-4)
     spec = ch.figures["task-efficiency"].chart.to_dict()
     drawn = pl.DataFrame(next(iter(spec["datasets"].values())))
     fig = drawn.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
     assert fig["effective_tasks_per_kwh"] == pytest.approx(0.54548 * 1760.6, rel=2e-4)  # 960.4
-    assert fig["effective_tasks_per_kwh"] == pytest.approx(row["effective_tasks_per_kwh"], rel=1e-12)
+    assert fig["effective_tasks_per_kwh"] == pytest.approx(row["effective tasks per kWh, E = p x N"], rel=1e-12)
     # every row of the figure: its E is its p x N, and equals the table's effective task efficiency
     assert (drawn["effective_tasks_per_kwh"] - drawn["first_pass_rate"] * drawn["completed_tasks_per_kwh"]).abs().max() < 1e-9
-    assert drawn["effective_tasks_per_kwh"].to_list() == pytest.approx(econ["effective_tasks_per_kwh"].to_list(), rel=1e-12)
+    assert drawn["effective_tasks_per_kwh"].to_list() == pytest.approx(econ["effective tasks per kWh, E = p x N"].to_list(),
+                                                                       rel=1e-12)
     # one row per (chip, profile): this chapter's task and the three named profiles on both chips, by reader name
     profiles = ["this chapter's task", *defaults["profiles"]]
     assert drawn.height == 2 * len(profiles) == drawn.select("profile", "chip").unique().height

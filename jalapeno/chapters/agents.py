@@ -132,6 +132,18 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     return ch
 
 
+def _pair_words(slow: str):
+    """The headers, in words, of a :func:`jalapeno.agents.compounding_table` of the chip named ``slow``
+    against Jalapeño (the faster of the pair)."""
+    words = {"slow_latency_s": f"{slow} task latency (s)", "fast_latency_s": "Jalapeño task latency (s)",
+             "saving_s": "saving per task (s)", "task_ratio": f"task latency ratio, {slow} / Jalapeño",
+             "first_pass_ratio": "first-pass latency ratio", "call_ratio_first_step": "call ratio, first step",
+             "call_ratio_last_step": "call ratio, last step",
+             "slow_call_share": f"model calls' share of {slow}'s task time",
+             "slow_completion": f"{slow} completion rate", "fast_completion": "Jalapeño completion rate"}
+    return lambda column: words.get(column, column)
+
+
 def _seeds(ch: Chapter) -> None:
     """The seeds' claims and their worked examples through the task model."""
     ch.quote("s50_steps", claim_value("agent-50-steps"), "{:.0f}")
@@ -159,7 +171,7 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
     ch.tables["steps"] = pl.concat([
         r.steps[pick].select(pl.lit(agents.server_name(k, srv[k].label)).alias("chip"), "step", "context_tokens",
                              "prefill_tokens", (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
-                             "call_s", "p_in_time")
+                             pl.col("call_s").alias("call time (s)"), pl.col("p_in_time").alias("share of calls in time"))
         for k, r in runs.items()])
     ch.quote("latency_point", "fastest points" if latency_at is None else
              f"operating points at {number(latency_at):,.0f} tok/s/user")
@@ -213,7 +225,8 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: 
         f"can outweigh a faster decode"))
     ch.quote("latency_in_calls", "with no latency outside the chip" if e2e_reading == "separate" else
              "with the request latency outside the chip each carries")
-    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
+    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast").rename(
+        _pair_words(agents.chip_short_name(baseline)))
     ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")
 
@@ -261,8 +274,9 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
     slower = comp_pub.filter(pl.col("task_ratio") < 1)
     ch.quote("pub_slower", ", ".join(slower["profile"]) if slower.height else "none of the tasks")
     ch.quote("pub_ratio_max", comp_pub["task_ratio"].max(), "{:.2f}")
+    # the slower server is GB200's published numbers, whatever the baseline
     ch.tables["published"] = comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
-                                             "task_ratio")
+                                             "task_ratio").rename(_pair_words(agents.chip_short_name("gb200")))
 
 
 def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
@@ -296,11 +310,15 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     ch.quote("matched_note", "both chips reach it" if not labels else
              f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
     eff = agents.task_efficiency(econ)  # each chip by its reader's name (GB200, not gb200), as the figure names it
-    ch.tables["economics"] = econ.select("profile", eff["chip"], "latency_s", "completion_rate", "first_pass_rate",
-                                         "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
-                                         "energy_cooling_j", "cost_usd",
-                                         pl.col("tasks_per_kwh").alias("completed_tasks_per_kwh"),
-                                         "effective_tasks_per_kwh")
+    ch.tables["economics"] = econ.select(
+        "profile", eff["chip"], pl.col("latency_s").alias("task latency (s)"),
+        pl.col("completion_rate").alias("completion rate c"), pl.col("first_pass_rate").alias("first-pass rate p"),
+        pl.col("tokens").alias("tokens per task"), pl.col("chip_s").alias("chip time per task (s)"),
+        pl.col("energy_accelerator_j").alias("accelerator energy (J)"),
+        pl.col("energy_host_network_j").alias("host and network energy (J)"),
+        pl.col("energy_cooling_j").alias("cooling energy (J)"), pl.col("cost_usd").alias("cost per task (USD)"),
+        pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
+        pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))
     _task_efficiency(ch, eff, model=model, baseline=baseline)
 
 
