@@ -554,3 +554,43 @@ def claim_seconds(claim_id: str) -> float:
     if unit not in _TIME_UNITS:
         raise ValueError(f"claim {claim_id!r} is in {unit!r}, not a time unit ({', '.join(_TIME_UNITS)})")
     return value * _TIME_UNITS[unit]
+
+
+# ---- reader names ------------------------------------------------------------------------------------------------
+
+def chip_short_name(chip: ChipSpec | str) -> str:
+    """A chip's name as a chart's legend or a table's cell writes it: its ``display_name``
+    (``data/chips.csv``) without the vendor in front and the words in parentheses at the end
+    (``NVIDIA GB200 (Blackwell GPU in GB200 NVL72)`` -> ``GB200``, ``OpenAI Jalapeño`` -> ``Jalapeño``).
+    UnknownNameError for an unknown chip."""
+    c = specs.chip(chip)
+    name = c.display_name.split(" (")[0].strip() if c.display_name.endswith(")") else c.display_name
+    if c.vendor and name.startswith(c.vendor + " ") and len(name) > len(c.vendor) + 1:
+        name = name[len(c.vendor) + 1:]
+    return name
+
+
+#: What a server's label (:func:`frontier_servers`) says after its chip's key when the chip could not
+#: reach the interactivity asked for, and how a reader's name of it says so.
+_MAX_SUFFIX, _MAX_WORDS = " (max)", " (at its fastest point)"
+
+
+def server_name(key: str, label: str | None = None) -> str:
+    """The reader's name of the server ``key`` of :func:`frontier_servers` (a chip's key) with its
+    ``label``: :func:`chip_short_name`, and ``(at its fastest point)`` when the label ends in ``(max)``
+    (``server_name("gb200", "gb200 (max)")`` -> ``GB200 (at its fastest point)``)."""
+    return chip_short_name(key) + (_MAX_WORDS if (label or "").endswith(_MAX_SUFFIX) else "")
+
+
+def task_efficiency(df: pl.DataFrame) -> pl.DataFrame:
+    """Seed 003's effective task efficiency taken apart, one row per task and server of a :func:`compare`
+    with energy (``profile``, ``server_key``, ``server``, ``first_pass_rate``, ``tasks_per_kwh``): the
+    profile, the server's key (``server_key``) and reader name (``chip``, :func:`server_name`), the first-pass rate ``p``, the tasks
+    completed per kWh ``N`` (completion rate over the expected energy of a started task) and the effective
+    task efficiency ``E = p x N`` (tasks per kWh), in the order of ``df``."""
+    return df.select(
+        "profile", "server_key",
+        pl.Series("chip", [server_name(k, s) for k, s in zip(df["server_key"], df["server"])], dtype=pl.Utf8),
+        "first_pass_rate",
+        pl.col("tasks_per_kwh").alias("completed_tasks_per_kwh"),
+        (pl.col("first_pass_rate") * pl.col("tasks_per_kwh")).alias("effective_tasks_per_kwh"))

@@ -200,3 +200,37 @@ def test_profiles_contexts_and_prefill():
     assert ctx[0] == 8192 and ctx[-1] == 8192 + 2048 * 49
     assert list(t.prefill_tokens()[:2]) == [8192, 2048]
     assert list(agents.profile(t, prefix_cache=False).prefill_tokens()) == list(ctx)
+
+
+def test_reader_names_of_chips_and_servers():
+    # data/chips.csv: "NVIDIA GB200 (Blackwell GPU in GB200 NVL72)", vendor NVIDIA; "OpenAI Jalapeño"
+    assert agents.chip_short_name("gb200") == "GB200"
+    assert agents.chip_short_name("jalapeno") == "Jalapeño"
+    assert agents.chip_short_name("mi355x") == "Instinct MI355X"
+    assert agents.chip_short_name("H100") == "H100 SXM"  # names are case-insensitive
+    assert agents.server_name("gb200", "gb200") == "GB200"
+    assert agents.server_name("gb200", "gb200 (max)") == "GB200 (at its fastest point)"
+    with pytest.raises(jp.errors.UnknownNameError):
+        agents.chip_short_name("gb400")
+
+
+def test_task_efficiency_is_first_pass_rate_times_tasks_completed_per_kwh():
+    # one 2-step task on a fixed server, every attempt right with q = 0.9 and no timeout, 1 attempt:
+    # p = c = 0.9^2 = 0.81. Each call: TTFT 1 s + TPOT 1 s x (2 - 1) = 2 s on 1 chip; step 2 runs with
+    # probability 0.9, so chip time = 2 + 0.9 x 2 = 3.8 s; at 1,000 W accelerator only: W = 3,800 J
+    # = 1.0556e-3 kWh; N = 0.81 / 1.0556e-3 = 767.37 tasks/kWh, E = 0.81 x 767.37 = 621.57 tasks/kWh
+    t = task(steps=2, step_success=0.9)
+    srv = {"jalapeno": agents.FixedLatency(1.0, 1.0, label="jalapeno"),
+           "gb200": agents.FixedLatency(1.0, 1.0, label="gb200 (max)")}
+    stack = power.PowerStack(accelerator_w=1000.0)
+    df = agents.compare([t], srv, powers={"jalapeno": stack, "gb200": stack})
+    eff = agents.task_efficiency(df)
+    assert eff.columns == ["profile", "server_key", "chip", "first_pass_rate", "completed_tasks_per_kwh",
+                           "effective_tasks_per_kwh"]
+    assert eff["chip"].to_list() == ["Jalapeño", "GB200 (at its fastest point)"]
+    row = eff.row(0, named=True)
+    assert row["first_pass_rate"] == pytest.approx(0.81)
+    assert row["completed_tasks_per_kwh"] == pytest.approx(0.81 / (3800 / 3.6e6))
+    assert row["completed_tasks_per_kwh"] == pytest.approx(767.37, rel=1e-5)
+    assert row["effective_tasks_per_kwh"] == pytest.approx(621.57, rel=1e-5)
+    assert eff["effective_tasks_per_kwh"].to_list() == pytest.approx(df["effective_tasks_per_kwh"].to_list())

@@ -2,9 +2,10 @@
 worked by hand, the power and price it uses, its refusals, and every key and slot the notebook uses."""
 
 import chapter_sources
+import polars as pl
 import pytest
 
-from jalapeno import data
+from jalapeno import charts, data
 from jalapeno.chapters import agents as chapter
 from jalapeno.errors import UnknownNameError
 from jalapeno.metrics import mean_request_length
@@ -21,7 +22,8 @@ def test_every_slot_the_notebook_shows_is_computed(ch):
     chapter_sources.check_slots(NAME, ch)
     assert {f.name for f in ch.figures.values()} == {"agent-task-latency-gpt-oss-120b-gb200",
                                                      "agent-steps-gpt-oss-120b-gb200",
-                                                     "agent-timeouts-gpt-oss-120b-gb200"}
+                                                     "agent-timeouts-gpt-oss-120b-gb200",
+                                                     "agent-task-efficiency-gpt-oss-120b-gb200"}
 
 
 def test_the_seeds_arithmetic(ch):
@@ -57,8 +59,13 @@ def test_power_and_price_of_the_economics(ch):
 def test_the_tables_agree_with_the_quoted_numbers(ch, defaults):
     comp = ch.tables["compounding"]
     assert comp["profile"].to_list() == ["this chapter's task", *defaults["profiles"]]
-    assert ch.numbers["task_ratio_min"] == f"{comp['task_ratio'].min():.2f}"
-    assert (comp["saving_s"] - (comp["slow_latency_s"] - comp["fast_latency_s"])).abs().max() < 1e-9
+    ratio = comp["task latency ratio, GB200 / Jalapeño"]
+    assert ch.numbers["task_ratio_min"] == f"{ratio.min():.2f}"
+    slow, fast = comp["GB200 task latency (s)"], comp["Jalapeño task latency (s)"]
+    assert (comp["saving per task (s)"] - (slow - fast)).abs().max() < 1e-9
+    assert (ratio - slow / fast).abs().max() < 1e-12
+    pub = ch.tables["published"]
+    assert ch.numbers["pub_ratio_max"] == f"{pub['task latency ratio, GB200 / Jalapeño'].max():.2f}"
     steps = ch.tables["steps"]
     assert steps["step"].unique().sort().to_list() == [1, 16, 30]  # first, middle and last of 30 steps
     assert ch.numbers["task_steps"] == "30" and ch.numbers["task_attempts"] == "3"
@@ -91,3 +98,81 @@ def test_the_timeout_prose_names_the_chip_its_figure_shows_ahead(ch):
     assert j != b
     assert ch.numbers["to_gap_leader"] == ("Jalapeño" if j > b else "GB200")
     assert ch.numbers["to_gap_verdict"].startswith(ch.numbers["to_gap_leader"])
+
+
+def test_the_task_efficiency_figure_draws_first_pass_rate_times_tasks_completed(ch, defaults):
+    # seed 003: effective task efficiency E = first-pass rate p x tasks completed per kWh N, N = completion
+    # rate c / energy of a started task W. Hand-worked from the economics table's own columns for
+    # short-tool-loop on Jalapeño (facility basis, 100 tok/s/user): W = 745.29 + 958.23 + 340.70 J =
+    # 2,044.2 J = 5.6784e-4 kWh, c = 0.99976, so N = 0.99976 / 5.6784e-4 = 1,760.6 tasks/kWh; p = 0.54548,
+    # so E = 0.54548 x 1,760.6 = 960.4 tasks/kWh
+    econ = ch.tables["economics"]
+    row = econ.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
+    kwh = (row["accelerator energy (J)"] + row["host and network energy (J)"] + row["cooling energy (J)"]) / 3.6e6
+    assert kwh == pytest.approx(5.6784e-4, rel=1e-4)
+    assert row["tasks completed per kWh, N"] == pytest.approx(row["completion rate c"] / kwh, rel=1e-12)
+    assert row["tasks completed per kWh, N"] == pytest.approx(1760.6, rel=1e-4)
+    assert row["first-pass rate p"] == pytest.approx(0.54548, rel=1e-4)
+    assert row["effective tasks per kWh, E = p x N"] == pytest.approx(960.4, rel=1e-4)
+    spec = ch.figures["task-efficiency"].chart.to_dict()
+    drawn = pl.DataFrame(next(iter(spec["datasets"].values())))
+    fig = drawn.filter((pl.col("profile") == "short-tool-loop") & (pl.col("chip") == "Jalapeño")).row(0, named=True)
+    assert fig["effective_tasks_per_kwh"] == pytest.approx(0.54548 * 1760.6, rel=2e-4)  # 960.4
+    assert fig["effective_tasks_per_kwh"] == pytest.approx(row["effective tasks per kWh, E = p x N"], rel=1e-12)
+    # every row of the figure: its E is its p x N, and equals the table's effective task efficiency
+    assert (drawn["effective_tasks_per_kwh"] - drawn["first_pass_rate"] * drawn["completed_tasks_per_kwh"]).abs().max() < 1e-9
+    assert drawn["effective_tasks_per_kwh"].to_list() == pytest.approx(econ["effective tasks per kWh, E = p x N"].to_list(),
+                                                                       rel=1e-12)
+    # one row per (chip, profile): this chapter's task and the three named profiles on both chips, by reader name
+    profiles = ["this chapter's task", *defaults["profiles"]]
+    assert drawn.height == 2 * len(profiles) == drawn.select("profile", "chip").unique().height
+    assert sorted(drawn.select("profile", "chip").rows()) == sorted((p, c) for p in profiles for c in ("Jalapeño", "GB200"))
+    # the data a reader downloads: one row per (chip, profile), columns titled in words
+    table = charts.figure_data(spec)
+    assert table.height == 8 and table.columns == ["profile", "chip", "first-pass rate p", "tasks completed per kWh, N",
+                                                   "effective tasks per kWh, p x N"]
+    # the faster chip completes more tasks per kWh on every profile; the first-pass rate cuts both alike
+    wide = drawn.pivot(on="chip", index="profile", values=["completed_tasks_per_kwh", "first_pass_rate"])
+    assert (wide["completed_tasks_per_kwh_Jalapeño"] > wide["completed_tasks_per_kwh_GB200"]).all()
+    assert (wide["first_pass_rate_Jalapeño"] - wide["first_pass_rate_GB200"]).abs().max() < 0.01
+
+
+def test_the_task_efficiency_prose_works_the_lowest_first_pass_task(ch):
+    # code-editing has the lowest first-pass rate (0.95 per step over 40 steps, with timeouts): 0.129;
+    # Jalapeño completes 118 tasks/kWh of it, 15.2 of them first time; GB200 42 and 5.4
+    assert (ch.numbers["te_profile"], ch.numbers["te_p"], ch.numbers["te_n"], ch.numbers["te_e"]) \
+        == ("code-editing", "0.129", "118", "15.2")
+    assert (ch.numbers["te_b_name"], ch.numbers["te_b_n"], ch.numbers["te_b_e"]) == ("GB200", "42", "5.4")
+    assert ch.values["te_e"] == pytest.approx(ch.values["te_p"] * ch.values["te_n"], rel=1e-12)
+    assert ch.values["te_p"] < 0.95 ** 40 * 1.0001  # no better than every step right first time, no timeout
+
+
+def test_the_tables_name_chips_as_readers_do(ch):
+    # the economics table names each chip by its reader's name, never its key (gb200) or label (gb200 (max))
+    assert ch.tables["economics"]["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"]
+    assert "server" not in ch.tables["economics"].columns
+    # the per-step table likewise: at the fastest points both chips reach, so no "(at its fastest point)"
+    assert ch.tables["steps"]["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"]
+
+
+def test_a_baseline_that_cannot_reach_the_matched_speed_is_named_so(defaults):
+    # at 100,000 tok/s/user neither chip's frontier reaches the speed: each runs at its fastest point, and the
+    # table says so in words
+    out = chapter.compute(**{**defaults, "matched_interactivity_tok_s_user": 100000.0})
+    chips = out.tables["economics"]["chip"].unique(maintain_order=True).to_list()
+    assert chips == ["Jalapeño (at its fastest point)", "GB200 (at its fastest point)"]
+    assert out.numbers["matched_note"].endswith("cannot reach it and run at their fastest point")
+
+
+def test_every_figure_names_its_chips_as_readers_do(ch):
+    # the legend and the data a reader downloads say Jalapeño and GB200, never the keys jalapeno and gb200,
+    # and each chip keeps its colour of the book (Jalapeño red, GB200 green)
+    for slot, fig in ch.figures.items():
+        spec = charts.export(fig.chart, fig.name).spec
+        table = charts.figure_data(spec)
+        assert table["chip"].unique(maintain_order=True).to_list() == ["Jalapeño", "GB200"], slot
+        scales = [layer["encoding"]["color"]["scale"] for layer in [spec, *spec.get("layer", [])]
+                  if "color" in layer.get("encoding", {})]
+        assert scales and all(sc == {"domain": ["Jalapeño", "GB200"], "range": [charts.CHIP_COLOURS["jalapeno"],
+                                                                              charts.CHIP_COLOURS["gb200"]]}
+                              for sc in scales), slot

@@ -93,8 +93,9 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     the chip both chips' calls carry (:func:`jalapeno.subject.outside_chip_latency_s`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
-    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts`` (exported as
-    ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``). Raises
+    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts``, ``task-efficiency``
+    (exported as ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``,
+    ``agent-task-efficiency-...``). Raises
     UnknownNameError for an unknown model, chip, scenario, reading, power basis or profile, ValueError for a bad
     task value or a context that does not fit a chosen operating point.
     """
@@ -125,10 +126,22 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     _compounding(ch, tasks, at_latency, ratios, srv=srv, model=model, baseline=baseline, e2e_reading=e2e_reading)
     _sweeps(ch, task, srv, runs, model=model, baseline=baseline)
     _published(ch, tasks, ratios, baseline=baseline)
-    _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), baseline=baseline,
+    _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), model=model, baseline=baseline,
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
                price_ratio=jalapeno_price_ratio)
     return ch
+
+
+def _pair_words(slow: str):
+    """The headers, in words, of a :func:`jalapeno.agents.compounding_table` of the chip named ``slow``
+    against Jalapeño (the faster of the pair)."""
+    words = {"slow_latency_s": f"{slow} task latency (s)", "fast_latency_s": "Jalapeño task latency (s)",
+             "saving_s": "saving per task (s)", "task_ratio": f"task latency ratio, {slow} / Jalapeño",
+             "first_pass_ratio": "first-pass latency ratio", "call_ratio_first_step": "call ratio, first step",
+             "call_ratio_last_step": "call ratio, last step",
+             "slow_call_share": f"model calls' share of {slow}'s task time",
+             "slow_completion": f"{slow} completion rate", "fast_completion": "Jalapeño completion rate"}
+    return lambda column: words.get(column, column)
 
 
 def _seeds(ch: Chapter) -> None:
@@ -156,9 +169,9 @@ def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, la
     """Per-step TTFT, TPOT and call time on each chip at the first, middle and last step."""
     pick = sorted({0, task.steps // 2, task.steps - 1})
     ch.tables["steps"] = pl.concat([
-        r.steps[pick].select(pl.lit(k).alias("chip"), "step", "context_tokens", "prefill_tokens",
-                             (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
-                             "call_s", "p_in_time")
+        r.steps[pick].select(pl.lit(agents.server_name(k, srv[k].label)).alias("chip"), "step", "context_tokens",
+                             "prefill_tokens", (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
+                             pl.col("call_s").alias("call time (s)"), pl.col("p_in_time").alias("share of calls in time"))
         for k, r in runs.items()])
     ch.quote("latency_point", "fastest points" if latency_at is None else
              f"operating points at {number(latency_at):,.0f} tok/s/user")
@@ -212,7 +225,8 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: 
         f"can outweigh a faster decode"))
     ch.quote("latency_in_calls", "with no latency outside the chip" if e2e_reading == "separate" else
              "with the request latency outside the chip each carries")
-    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast")
+    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast").rename(
+        _pair_words(agents.chip_short_name(baseline)))
     ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")
 
@@ -260,11 +274,12 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
     slower = comp_pub.filter(pl.col("task_ratio") < 1)
     ch.quote("pub_slower", ", ".join(slower["profile"]) if slower.height else "none of the tasks")
     ch.quote("pub_ratio_max", comp_pub["task_ratio"].max(), "{:.2f}")
+    # the slower server is GB200's published numbers, whatever the baseline
     ch.tables["published"] = comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
-                                             "task_ratio")
+                                             "task_ratio").rename(_pair_words(agents.chip_short_name("gb200")))
 
 
-def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, matched_at: float,
+def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
                price_ratio: float) -> None:
     """Energy, cost and the effective task efficiency where both chips serve each user at one speed."""
     powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
@@ -294,9 +309,32 @@ def _economics(ch: Chapter, tasks, servers, *, baseline: str, power_basis: str, 
     names = sorted(specs.chip(_server_chip(label)).display_name for label in labels)
     ch.quote("matched_note", "both chips reach it" if not labels else
              f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
-    ch.tables["economics"] = econ.select("profile", "server", "latency_s", "completion_rate", "first_pass_rate",
-                                         "tokens", "chip_s", "energy_accelerator_j", "energy_host_network_j",
-                                         "energy_cooling_j", "cost_usd", "effective_tasks_per_kwh")
+    eff = agents.task_efficiency(econ)  # each chip by its reader's name (GB200, not gb200), as the figure names it
+    ch.tables["economics"] = econ.select(
+        "profile", eff["chip"], pl.col("latency_s").alias("task latency (s)"),
+        pl.col("completion_rate").alias("completion rate c"), pl.col("first_pass_rate").alias("first-pass rate p"),
+        pl.col("tokens").alias("tokens per task"), pl.col("chip_s").alias("chip time per task (s)"),
+        pl.col("energy_accelerator_j").alias("accelerator energy (J)"),
+        pl.col("energy_host_network_j").alias("host and network energy (J)"),
+        pl.col("energy_cooling_j").alias("cooling energy (J)"), pl.col("cost_usd").alias("cost per task (USD)"),
+        pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
+        pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))
+    _task_efficiency(ch, eff, model=model, baseline=baseline)
+
+
+def _task_efficiency(ch: Chapter, eff: pl.DataFrame, *, model: str, baseline: str) -> None:
+    """Seed 003's formula at work (:func:`jalapeno.agents.task_efficiency`): the task of the lowest
+    first-pass rate on Jalapeño worked through, and the figure of every task on both chips."""
+    low = eff.filter(pl.col("server_key") == "jalapeno").sort("first_pass_rate").row(0, named=True)
+    other = eff.filter((pl.col("profile") == low["profile"]) & (pl.col("server_key") == baseline)).row(0, named=True)
+    ch.quote("te_profile", low["profile"])
+    ch.quote("te_p", low["first_pass_rate"], "{:.3f}")
+    ch.quote("te_n", low["completed_tasks_per_kwh"], "{:,.0f}")
+    ch.quote("te_e", low["effective_tasks_per_kwh"], "{:,.1f}")
+    ch.quote("te_b_name", other["chip"])
+    ch.quote("te_b_n", other["completed_tasks_per_kwh"], "{:,.0f}")
+    ch.quote("te_b_e", other["effective_tasks_per_kwh"], "{:,.1f}")
+    ch.add_figure("task-efficiency", agent_task_efficiency(eff), f"agent-task-efficiency-{model}-{baseline}")
 
 
 # ---- figures ----
@@ -307,29 +345,88 @@ def _server_chip(name: str) -> str:
 
 def agent_task_latency(df: pl.DataFrame) -> alt.Chart:
     """Expected task latency per agent profile on each server (:func:`jalapeno.agents.compare`:
-    ``profile``, ``server_key``, ``latency_s``), bars side by side, coloured by chip."""
-    data = df.select("profile", "server_key", "latency_s", "completion_rate")
+    ``profile``, ``server``, ``latency_s``, ``completion_rate``), bars side by side, coloured by chip and
+    each chip named as a reader names it (:func:`jalapeno.agents.server_name`)."""
+    data = _reader_servers(df.select("profile", "server", "latency_s", "completion_rate"))
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("profile:N", title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("server_key:N"),
+        xOffset=alt.XOffset("chip:N", sort=_named_chips(data["chip"].to_list())),
         y=alt.Y("latency_s:Q", title="expected task latency (s)"),
-        color=charts.chip_color(data["server_key"].to_list(), "server_key"),
-        tooltip=["profile:N", "server_key:N", alt.Tooltip("latency_s:Q", format=",.1f"),
+        color=_named_chip_color(data["chip"].to_list()),
+        tooltip=["profile:N", "chip:N", alt.Tooltip("latency_s:Q", format=",.1f"),
                  alt.Tooltip("completion_rate:Q", format=".3f")],
     ).properties(title="Agent tasks: expected latency per task")
+
+
+def _named_chips(names) -> list[str]:
+    """Chips named as readers name them (:func:`jalapeno.agents.server_name`: ``Jalapeño``, ``GB200 (at its
+    fastest point)``), each once, in the book's chip order (:func:`jalapeno.charts.chip_order`)."""
+    order = charts.chip_order(charts.chip_colours())
+    return sorted(dict.fromkeys(names), key=lambda n: (order.index(_named_key(n)) if _named_key(n) else len(order), n))
+
+
+def _named_key(name: str) -> str:
+    """The key of the chip a reader's name (:func:`jalapeno.agents.server_name`) names, "" for none."""
+    return next((k for k in charts.chip_order(charts.chip_colours()) if name.startswith(agents.chip_short_name(k))), "")
+
+
+def _named_chip_color(names, field: str = "chip", legend=alt.Undefined) -> alt.Color:
+    """The colour channel of chips named as readers name them (:func:`_named_chips`): each in its chip's
+    colour of :data:`jalapeno.charts.CHIP_COLOURS`, a name of no chip in :data:`jalapeno.charts.OTHER_COLOUR`."""
+    names, colours = _named_chips(names), charts.chip_colours()
+    return alt.Color(f"{field}:N", title="chip", legend=legend, scale=alt.Scale(
+        domain=names, range=[colours.get(_named_key(n), charts.OTHER_COLOUR) for n in names]))
+
+
+def _reader_servers(df: pl.DataFrame, label: str = "server") -> pl.DataFrame:
+    """``df`` with its column ``label`` of servers' labels (``gb200``, ``gb200 (max)``, starting with the chip's
+    key) replaced by the column ``chip`` of their reader's names (:func:`jalapeno.agents.server_name`)."""
+    names = [agents.server_name(_server_chip(s), s) for s in df[label]]
+    return df.with_columns(pl.Series(label, names, dtype=pl.Utf8)).rename({label: "chip"})
+
+
+#: The two counts of :func:`agent_task_efficiency`, as its legend names them.
+_EFFICIENCY_MEASURES = {"completed_tasks_per_kwh": "completed, N", "effective_tasks_per_kwh": "first pass, p x N"}
+
+
+def agent_task_efficiency(df: pl.DataFrame) -> alt.LayerChart:
+    """Seed 003's effective task efficiency per agent profile and chip (:func:`jalapeno.agents.task_efficiency`:
+    ``profile``, ``chip``, ``first_pass_rate``, ``completed_tasks_per_kwh``, ``effective_tasks_per_kwh``,
+    one row each): for each chip side by side, a dot at the tasks it completes per kWh (``N``) joined by a
+    line to a triangle at the effective efficiency ``p x N``, on a log axis, where the drop from one to the
+    other is the first-pass rate ``p`` and the gap between the chips their energy per task."""
+    data = df.select("profile", "chip", "first_pass_rate", "completed_tasks_per_kwh", "effective_tasks_per_kwh")
+    colour, chips = _named_chip_color(data["chip"].to_list()), _named_chips(data["chip"].to_list())
+    profiles = list(dict.fromkeys(data["profile"].to_list()))
+    x = alt.X("profile:N", title=None, sort=profiles)
+    y_scale = alt.Scale(type="log")
+    tooltip = ["profile:N", "chip:N", alt.Tooltip("first_pass_rate:Q", title="first-pass rate p", format=".3f"),
+               alt.Tooltip("completed_tasks_per_kwh:Q", title="tasks completed per kWh, N", format=",.1f"),
+               alt.Tooltip("effective_tasks_per_kwh:Q", title="effective tasks per kWh, p x N", format=",.1f")]
+    base = alt.Chart(data).encode(x=x, xOffset=alt.XOffset("chip:N", sort=chips), color=colour, tooltip=tooltip)
+    drop = base.mark_rule(strokeWidth=2).encode(
+        y=alt.Y("completed_tasks_per_kwh:Q", scale=y_scale, axis=alt.Axis(title="tasks per kWh (log scale)")),
+        y2="effective_tasks_per_kwh:Q")
+    ends = base.transform_fold(list(_EFFICIENCY_MEASURES), as_=["count", "tasks"]).transform_calculate(
+        counted=" : ".join(f"datum.count == '{k}' ? '{v}'" for k, v in _EFFICIENCY_MEASURES.items()) + " : ''",
+    ).mark_point(filled=True, size=70, opacity=1).encode(
+        y=alt.Y("tasks:Q", scale=y_scale, axis=alt.Axis(title="tasks per kWh (log scale)")),
+        shape=alt.Shape("counted:N", title=None, scale=alt.Scale(
+            domain=list(_EFFICIENCY_MEASURES.values()), range=["circle", "triangle-down"])))
+    return alt.layer(drop, ends).properties(title=charts.wrap_title(
+        "Tasks per kWh: completed (N) and right at the first pass (p x N)"))
 
 
 def agent_sweep(df: pl.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str,
                 log_x: bool = False) -> alt.Chart:
     """One line per server of an agent sweep (:func:`jalapeno.agents.steps_sweep` or
-    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip."""
-    data = df.select("server", x, y)
-    servers = sorted(set(data["server"].to_list()), key=lambda s: (charts.chip_order([_server_chip(s)]), s))
+    :func:`jalapeno.agents.timeout_sweep`): ``x`` against ``y``, coloured by chip and each chip named as
+    a reader names it (:func:`jalapeno.agents.server_name`)."""
+    data = _reader_servers(df.select("server", x, y))
     return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
         y=alt.Y(f"{y}:Q", title=y_title),
-        color=alt.Color("server:N", title="chip", legend=charts.LINE_LEGEND, scale=alt.Scale(
-            domain=servers, range=[charts.chip_colours().get(_server_chip(s), charts.OTHER_COLOUR) for s in servers])),
+        color=_named_chip_color(data["chip"].to_list(), legend=charts.LINE_LEGEND),
         order=f"{x}:Q",
-        tooltip=["server:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
+        tooltip=["chip:N", alt.Tooltip(f"{x}:Q", format=",.3g"), alt.Tooltip(f"{y}:Q", format=",.3f")],
     ).properties(title=title)
