@@ -558,18 +558,6 @@ def claim_seconds(claim_id: str) -> float:
 
 # ---- reader names ------------------------------------------------------------------------------------------------
 
-def chip_short_name(chip: ChipSpec | str) -> str:
-    """A chip's name as a chart's legend or a table's cell writes it: its ``display_name``
-    (``data/chips.csv``) without the vendor in front and the words in parentheses at the end
-    (``NVIDIA GB200 (Blackwell GPU in GB200 NVL72)`` -> ``GB200``, ``OpenAI Jalapeño`` -> ``Jalapeño``).
-    UnknownNameError for an unknown chip."""
-    c = specs.chip(chip)
-    name = c.display_name.split(" (")[0].strip() if c.display_name.endswith(")") else c.display_name
-    if c.vendor and name.startswith(c.vendor + " ") and len(name) > len(c.vendor) + 1:
-        name = name[len(c.vendor) + 1:]
-    return name
-
-
 #: What a server's label (:func:`frontier_servers`) says after its chip's key when the chip could not
 #: reach the interactivity asked for, and how a reader's name of it says so.
 _MAX_SUFFIX, _MAX_WORDS = " (max)", " (at its fastest point)"
@@ -577,9 +565,9 @@ _MAX_SUFFIX, _MAX_WORDS = " (max)", " (at its fastest point)"
 
 def server_name(key: str, label: str | None = None) -> str:
     """The reader's name of the server ``key`` of :func:`frontier_servers` (a chip's key) with its
-    ``label``: :func:`chip_short_name`, and ``(at its fastest point)`` when the label ends in ``(max)``
+    ``label``: :func:`jalapeno.specs.short_name`, and ``(at its fastest point)`` when the label ends in ``(max)``
     (``server_name("gb200", "gb200 (max)")`` -> ``GB200 (at its fastest point)``)."""
-    return chip_short_name(key) + (_MAX_WORDS if (label or "").endswith(_MAX_SUFFIX) else "")
+    return specs.short_name(key) + (_MAX_WORDS if (label or "").endswith(_MAX_SUFFIX) else "")
 
 
 def task_efficiency(df: pl.DataFrame) -> pl.DataFrame:

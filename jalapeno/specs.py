@@ -384,3 +384,15 @@ def _model(key: str, folder: str) -> ModelSpec:
     row = _data.load("models.csv").row(by_predicate=pl.col("model") == key, named=True)
     names = {f.name for f in fields(ModelSpec)}
     return ModelSpec(**{k: v for k, v in row.items() if k in names})
+
+
+def short_name(which: ChipSpec | str) -> str:
+    """A chip's name as a chart's legend or a table's cell writes it: its ``display_name``
+    (``data/chips.csv``) without the vendor in front and the words in parentheses at the end
+    (``NVIDIA GB200 (Blackwell GPU in GB200 NVL72)`` -> ``GB200``, ``OpenAI Jalapeño`` -> ``Jalapeño``).
+    UnknownNameError for an unknown chip."""
+    c = chip(which)
+    name = c.display_name.split(" (")[0].strip() if c.display_name.endswith(")") else c.display_name
+    if c.vendor and name.startswith(c.vendor + " ") and len(name) > len(c.vendor) + 1:
+        name = name[len(c.vendor) + 1:]
+    return name

@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 import jalapeno as jp
-from jalapeno import agents, data, power, serving, subject
+from jalapeno import agents, data, power, serving, specs, subject
 from jalapeno.metrics import mean_request_length
 
 
@@ -204,14 +204,14 @@ def test_profiles_contexts_and_prefill():
 
 def test_reader_names_of_chips_and_servers():
     # data/chips.csv: "NVIDIA GB200 (Blackwell GPU in GB200 NVL72)", vendor NVIDIA; "OpenAI Jalapeño"
-    assert agents.chip_short_name("gb200") == "GB200"
-    assert agents.chip_short_name("jalapeno") == "Jalapeño"
-    assert agents.chip_short_name("mi355x") == "Instinct MI355X"
-    assert agents.chip_short_name("H100") == "H100 SXM"  # names are case-insensitive
+    assert specs.short_name("gb200") == "GB200"
+    assert specs.short_name("jalapeno") == "Jalapeño"
+    assert specs.short_name("mi355x") == "Instinct MI355X"
+    assert specs.short_name("H100") == "H100 SXM"  # names are case-insensitive
     assert agents.server_name("gb200", "gb200") == "GB200"
     assert agents.server_name("gb200", "gb200 (max)") == "GB200 (at its fastest point)"
     with pytest.raises(jp.errors.UnknownNameError):
-        agents.chip_short_name("gb400")
+        specs.short_name("gb400")
 
 
 def test_task_efficiency_is_first_pass_rate_times_tasks_completed_per_kwh():

@@ -117,7 +117,7 @@ def test_the_agents_chapter_calls_carry_the_same_rule_on_both_chips(e2e_reading)
     assert ch.values["j_request_ms"] == pytest.approx(j) and ch.values["b_request_ms"] == pytest.approx(b)
     # each call's TTFT holds its chip's latency: the per-step table's TTFT is at least it
     steps = ch.tables["steps"]
-    for chip, ms in (("jalapeno", j), ("gb200", b)):
+    for chip, ms in (("Jalapeño", j), ("GB200", b)):
         assert steps.filter(pl.col("chip") == chip)["ttft_ms"].min() >= ms
     assert ch.values["e2e_reading"] == e2e_reading
 

@@ -32,3 +32,23 @@ def test_each_notebook_computes_through_its_chapter_module(path):
     source = "\n".join(lines(json.loads(path.read_text()), "code"))
     assert f"from jalapeno.chapters import {module} as chapter" in source
     assert (ROOT / "jalapeno" / "chapters" / f"{module}.py").exists()
+
+
+#: The one name of the package the prose may show: the call a reader makes from Python.
+PUBLIC_CALLS = {"`jalapeno.frontier(chip, model)`"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_prose_names_no_developer_internals(path):
+    """Outside a chapter's parameter definitions (folded at build time), the prose names no module,
+    function or internal key of the package (`jalapeno.pareto.benchmark_concurrency_cap`, `tau_s:trt`),
+    only the public call a reader makes."""
+    import re
+
+    found = []
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] == "markdown":
+            for para in "".join(cell["source"]).split("\n\n"):
+                if not para.startswith("Parameters:"):
+                    found += [m.group(0) for m in re.finditer(r"`[^`]*(?:jalapeno\.|_s:|\w\(\))[^`]*`", para)]
+    assert set(found) <= PUBLIC_CALLS, found

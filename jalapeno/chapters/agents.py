@@ -226,7 +226,7 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: 
     ch.quote("latency_in_calls", "with no latency outside the chip" if e2e_reading == "separate" else
              "with the request latency outside the chip each carries")
     ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast").rename(
-        _pair_words(agents.chip_short_name(baseline)))
+        _pair_words(specs.short_name(baseline)))
     ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")
 
@@ -276,7 +276,7 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
     ch.quote("pub_ratio_max", comp_pub["task_ratio"].max(), "{:.2f}")
     # the slower server is GB200's published numbers, whatever the baseline
     ch.tables["published"] = comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
-                                             "task_ratio").rename(_pair_words(agents.chip_short_name("gb200")))
+                                             "task_ratio").rename(_pair_words(specs.short_name("gb200")))
 
 
 def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
@@ -367,7 +367,7 @@ def _named_chips(names) -> list[str]:
 
 def _named_key(name: str) -> str:
     """The key of the chip a reader's name (:func:`jalapeno.agents.server_name`) names, "" for none."""
-    return next((k for k in charts.chip_order(charts.chip_colours()) if name.startswith(agents.chip_short_name(k))), "")
+    return next((k for k in charts.chip_order(charts.chip_colours()) if name.startswith(specs.short_name(k))), "")
 
 
 def _named_chip_color(names, field: str = "chip", legend=alt.Undefined) -> alt.Color:
