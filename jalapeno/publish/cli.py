@@ -1,5 +1,5 @@
 """Command line: ``jalapeno build``, ``jalapeno refresh``, ``jalapeno params``, ``jalapeno numbers``,
-``jalapeno derive``.
+``jalapeno derive``, ``jalapeno measurements``.
 
 Examples::
 
@@ -15,6 +15,9 @@ Examples::
     jalapeno params roofline --write-cell            # its parameters cell, from its declaration
     jalapeno refresh                                 # re-execute committed notebooks in place
     jalapeno derive schemes                          # regenerate a committed derived table (data/derived/)
+    jalapeno measurements check my-runs.jsonl        # check a reader's benchmark runs (JSON lines or array)
+    jalapeno measurements check runs.json --chips my-chip.csv   # runs of a chip the book does not have
+    jalapeno measurements score my-runs.jsonl        # the model's error on them, on the default path
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -38,7 +41,7 @@ from concurrent.futures import Executor
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
-from .. import calibration, derived, schemes, subject, uncertainty
+from .. import calibration, derived, measurements, schemes, subject, uncertainty
 from ..errors import JalapenoError, shown
 
 
@@ -75,7 +78,21 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--force", action="store_true", help="with --record: overwrite a version recorded before")
     d = sub.add_parser("derive", help="regenerate the committed derived tables of the noisy stages (data/derived/)")
     d.add_argument("stages", nargs="*", metavar="STAGE", help=f"default every one: {', '.join(DERIVERS)}")
+    m = sub.add_parser("measurements", help="check a reader's benchmark runs, or score the model on them")
+    msub = m.add_subparsers(dest="action", required=True)
+    mc = msub.add_parser("check", help="check a JSON array or JSON-lines file of InferenceX agg_bmk.json-style runs")
+    mc.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
+    mc.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
+    ms = msub.add_parser("score", help="the model's error on a reader's runs, predicted on the default path")
+    ms.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
     return p
+
+
+def _measurements(args: argparse.Namespace) -> str:
+    """What ``jalapeno measurements check|score`` prints (:mod:`jalapeno.measurements`)."""
+    if args.action == "check":
+        return measurements.check_report(measurements.read(args.file, args.chips))
+    return measurements.score_report(measurements.score(args.file))
 
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
@@ -162,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "derive":
             for path in _derive(args.stages):
                 print(path)
+        elif args.command == "measurements":
+            print(_measurements(args))
         elif args.command == "numbers":
             if args.record:
                 print(pages.record_numbers(force=args.force))

@@ -1,0 +1,192 @@
+"""A reader's own runs (jalapeno/measurements.py; issue 28): `jalapeno measurements check` and `score`."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from jalapeno import calibration, data, measured, measurements, schemes
+from jalapeno.publish import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "my-runs.jsonl"
+
+
+def shipped_rows(hw: str, prefix: str) -> list[dict]:
+    """The shipped rows of ``hw`` and ``prefix`` as agg_bmk-style objects with the fields a reader's run has."""
+    df = data.load(measurements.SHIPPED).filter((pl.col("hw") == hw) & (pl.col("infmax_model_prefix") == prefix))
+    cols = [c for c in measurements.FIELDS if c in df.columns]
+    return [{k: v for k, v in r.items() if v is not None} for r in df.select(cols).iter_rows(named=True)]
+
+
+def write_lines(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    code = cli.main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def problems_of(path: Path, chips: Path | None = None) -> list[str]:
+    with pytest.raises(measurements.MeasurementsError) as info:
+        measurements.read(path, chips)
+    return info.value.problems
+
+
+# ---- check: a good file ------------------------------------------------------------------------------------
+
+def test_the_example_is_the_shipped_b200_deepseek_rows_and_checks(capsys):
+    """examples/my-runs.jsonl holds the 113 shipped DeepSeek-R1 B200 rows (examples/README.md), each field
+    equal to the shipped one; the check counts its series and queue-bound rows as the shipped loader does."""
+    rows = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    assert rows == shipped_rows("b200", "dsr1") and len(rows) == 113
+    runs = measurements.read(EXAMPLE)
+    shipped = measured.points("deepseek-r1", "b200", spec_decoding=None)
+    assert runs.points.height == shipped.height == 113
+    # the same occupancy and queue-bound flag, row for row (same order)
+    assert np.allclose(runs.points["occupancy"].to_numpy(), shipped["occupancy"].to_numpy(), rtol=1e-12)
+    assert runs.points["queue_bound"].to_list() == shipped["queue_bound"].to_list()
+    assert runs.points["source"][4].startswith("my-runs.jsonl sha256:") and runs.points["source"][4].endswith(" line 5")
+    summary = runs.summary()
+    assert summary == {"rows": 113, "series": 4, "chips": ["b200"], "stacks": ["sglang"], "models": ["deepseek-r1"],
+                       "queue_bound": int(shipped["queue_bound"].sum())}
+    code, out, err = run_cli(["measurements", "check", str(EXAMPLE)], capsys)
+    assert code == 0 and err == ""
+    assert "113 rows, 4 series" in out and "queue-bound rows: 0" in out and runs.digest in out
+
+
+def test_a_json_array_is_read_with_its_element_index_as_line(tmp_path):
+    rows = shipped_rows("h100", "gptoss")[:3]
+    for r in rows:
+        r.pop("run_id")  # optional
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(rows, indent=1))
+    runs = measurements.read(path)
+    assert runs.points["source"].str.extract(r"line (\d+)$").to_list() == ["1", "2", "3"]
+    assert runs.points["run_id"].null_count() == 3 and runs.summary()["models"] == ["gpt-oss-120b"]
+    rows[1]["mean_tpot"] = 8.5e3  # milliseconds where seconds are meant
+    path.write_text(json.dumps(rows, indent=1))
+    assert problems_of(path) == ["runs.json:2: mean_tpot: 8500 is outside the plausible range; check the unit and "
+                                 "the decimal point (valid: 1e-05 to 10 s)"]
+
+
+def test_a_queue_bound_row_is_flagged_by_the_shipped_rule(tmp_path):
+    """A row whose occupancy (output tok/s x GPUs / (conc x mean interactivity)) is below 0.5 is queue-bound:
+    hand-worked, 100 tok/s/GPU x 8 GPUs / (64 users x 50 tok/s/user) = 0.25."""
+    row = shipped_rows("h100", "gptoss")[0] | {"tp": 8, "conc": 64, "output_tput_per_gpu": 100.0, "mean_intvty": 50.0}
+    runs = measurements.read(write_lines(tmp_path / "q.jsonl", [row]))
+    assert runs.points["occupancy"][0] == pytest.approx(0.25)
+    assert runs.points["queue_bound"].to_list() == [True] and runs.summary()["queue_bound"] == 1
+
+
+# ---- check: every kind of bad row -----------------------------------------------------------------------
+
+@pytest.fixture
+def good() -> dict:
+    return shipped_rows("b200", "dsr1")[0]
+
+
+def test_each_kind_of_bad_row_names_its_line_and_field(tmp_path, good, capsys):
+    missing = {k: v for k, v in good.items() if k != "mean_tpot"}
+    rows = [good, missing, good | {"conc": "4"}, good | {"mean_ttft": 1.9e5}, good | {"disagg": "yes"},
+            '{"hw": "b200", "framework": ', good | {"precision": "int3"}, good | {"framework": "foo"},
+            good | {"infmax_model_prefix": "llama9"}, good | {"isl": 1024.5}, [1, 2]]
+    path = write_lines(tmp_path / "bad.jsonl", rows)
+    got = problems_of(path)
+    assert got == [
+        "bad.jsonl:2: mean_tpot: missing, required (valid: a number, 1e-05 to 10 s)",
+        "bad.jsonl:3: conc: not a number: '4' (valid: a JSON number in requests)",
+        "bad.jsonl:4: mean_ttft: 190000 is outside the plausible range; check the unit and the decimal point "
+        "(valid: 0.0001 to 10000 s)",
+        "bad.jsonl:5: disagg: not a boolean: 'yes' (valid: true, false)",
+        "bad.jsonl:6: (line): not a JSON object: Expecting value at column 29 (valid: one JSON object a line)",
+        "bad.jsonl:7: precision: not a valid value: 'int3' (valid: fp4, fp8, bf16)",
+        "bad.jsonl:8: framework: unknown stack 'foo' (valid: vllm, sglang, trt, dynamo-trt, dynamo-sglang, atom, "
+        "or <name>-<one of them>)",
+        "bad.jsonl:9: infmax_model_prefix: unknown model 'llama9' (valid: gpt-oss-120b, deepseek-r1, kimi-k2.5, "
+        "gemma-4-31b, llama-3.1-70b)",
+        "bad.jsonl:10: isl: not an integer: 1024.5 (valid: a whole number)",
+        "bad.jsonl:11: (row): not a JSON object: [1, 2] (valid: an object of fields)",
+    ]
+    code, out, err = run_cli(["measurements", "check", str(path)], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("jalapeno: error: bad.jsonl:2: mean_tpot: missing") and err.count("\n") == len(got)
+
+
+def test_a_disaggregated_row_needs_its_worker_counts(tmp_path, good):
+    row = good | {"disagg": True}
+    row.pop("tp")
+    assert problems_of(write_lines(tmp_path / "d.jsonl", [row])) == [
+        f"d.jsonl:1: {f}: missing, required when disagg is true (valid: a whole number, 1 to 100000 GPUs)"
+        for f in ("num_prefill_gpu", "prefill_num_workers", "num_decode_gpu", "decode_num_workers")]
+    agg = {k: v for k, v in good.items() if k != "tp"}
+    assert problems_of(write_lines(tmp_path / "a.jsonl", [agg])) == [
+        "a.jsonl:1: tp: missing, required when disagg is false (valid: a whole number, 1 to 100000 GPUs)"]
+
+
+def test_a_malformed_json_array_is_reported_at_its_line(tmp_path, capsys):
+    path = tmp_path / "runs.json"
+    path.write_text('[\n {"hw": "b200"},\n {"hw": }\n]\n')
+    assert problems_of(path)[0].startswith("runs.json:3: (file): not a valid JSON array: Expecting value")
+    assert run_cli(["measurements", "check", str(path)], capsys)[0] == 2
+
+
+def test_hw_keys_map_to_chips_as_the_shipped_ones_and_new_stacks_take_their_engine(tmp_path, good):
+    chips = ["b200", "h100", "vera-rubin"]
+    assert measurements.chip_of("b200-trt", chips) == "b200"
+    assert measurements.chip_of("H100-vLLM", chips) == "h100"
+    assert measurements.chip_of("vera-rubin", chips) == "vera-rubin"
+    with pytest.raises(measurements.UnknownNameError, match="valid chips: b200, h100, vera-rubin"):
+        measurements.chip_of("h100-foo", chips)
+    assert measurements.engine_of("dynamo-vllm") == "vllm" and measurements.engine_of("dynamo-trt") == "dynamo-trt"
+    runs = measurements.read(write_lines(tmp_path / "s.jsonl", [good | {"framework": "dynamo-vllm", "hw": "b200-trt"}]))
+    assert runs.new_stacks == {"dynamo-vllm": "vllm"} and runs.points["chip"].to_list() == ["b200"]
+
+
+# ---- a new chip: --chips -------------------------------------------------------------------------------
+
+def chips_file(path: Path, chip: str = "x1000", **changes) -> Path:
+    """A chips file for ``chip``: B200's rows of chip_specs.csv and chips.csv under a new name."""
+    spec = pl.read_csv(data.data_dir() / "chip_specs.csv", infer_schema=False).filter(pl.col("chip") == "b200")
+    row = pl.read_csv(data.data_dir() / "chips.csv", infer_schema=False).filter(pl.col("chip") == "b200")
+    df = spec.with_columns(chip=pl.lit(chip)).join(row.drop("chip", "source"), how="cross")
+    df = df.with_columns(display_name=pl.lit("Example X1000"), vendor=pl.lit("Example"), **changes)
+    df.select(measurements.CHIP_COLUMNS).write_csv(path)
+    return path
+
+
+def test_an_unknown_chip_is_named_with_the_known_ones_and_accepted_with_its_chips_file(tmp_path, good, capsys):
+    runs = write_lines(tmp_path / "new.jsonl", [good, good | {"hw": "x1000"}])
+    known = ", ".join(measurements.specs.hbm_chip_names())
+    assert problems_of(runs) == [f"new.jsonl:2: hw: unknown chip 'x1000' (valid: {known})"]
+    code, out, err = run_cli(["measurements", "check", str(runs)], capsys)
+    assert code == 2 and "new.jsonl:2: hw: unknown chip 'x1000'" in err and "b200, h100" in err
+    chips = chips_file(tmp_path / "chips.csv")
+    got = measurements.read(runs, chips)
+    assert got.points["chip"].to_list() == ["b200", "x1000"]
+    spec = got.chips["x1000"]
+    assert spec.hbm_bandwidth_bytes_per_s == 8e12 and spec.peak_dense_flops_per_s["fp4"] == 9e15
+    assert spec.generation == "Blackwell"
+    code, out, err = run_cli(["measurements", "check", str(runs), "--chips", str(chips)], capsys)
+    assert code == 0 and "chips: b200, x1000 (new: x1000)" in out
+
+
+def test_a_bad_chips_file_is_checked_by_the_shipped_loaders(tmp_path, good, capsys):
+    runs = write_lines(tmp_path / "new.jsonl", [good | {"hw": "x1000"}])
+    # line 6 of the file is the hbm_bandwidth row (B200's order): 8 GB/s, a wrong unit
+    unit = pl.when(pl.col("quantity") == "hbm_bandwidth").then(pl.lit("GB/s")).otherwise(pl.col("unit"))
+    bad = chips_file(tmp_path / "bad.csv", unit=unit)
+    assert pl.read_csv(bad)["quantity"][4] == "hbm_bandwidth"
+    got = problems_of(runs, bad)
+    assert len(got) == 1 and got[0].startswith("bad.csv:6: value: 8 GB/s is outside the plausible range of "
+                                               "hbm_bandwidth (1e+11 to 1e+14 B/s)")
+    assert problems_of(runs, chips_file(tmp_path / "kind.csv", kind=pl.lit("fpga")))[0].startswith(
+        "kind.csv:2: kind: not a valid value; valid values: gpu, asic, lpu, tpu (got 'fpga')")
+    assert problems_of(runs, chips_file(tmp_path / "dup.csv", chip="b200"))[0].startswith("dup.csv:2: chip: duplicate key")
+    code, out, err = run_cli(["measurements", "check", str(runs), "--chips", str(bad)], capsys)
+    assert code == 2 and err.startswith("jalapeno: error: bad.csv:6: value:")
