@@ -449,3 +449,134 @@ def check_report(runs: Runs) -> str:
              f"{number(data.model_constant('queue_bound_occupancy')):.0%} of the admitted users decoding: "
              "neither calibrated on nor scored)"]
     return "\n".join(lines)
+
+
+# ---- scoring -------------------------------------------------------------------------------------------
+
+#: The columns by which a reader's run repeats a shipped one (:func:`score`): its run id and its
+#: configuration as :func:`jalapeno.calibration.configurations` describes it (model, hardware key, stack,
+#: precision, shape, concurrency, serving mode and worker layout). A run without a run id repeats none.
+REPEAT_KEYS = ("run_id", "model_key", "hw", "stack", "precision", "isl", "osl", "conc", "disagg", "n_chips", "dp", "ep",
+               "worker_conc", "prefill_chips", "prefill_tp")
+
+#: The columns of :func:`score`, in order.
+SCORE_COLUMNS = ("series", "chip", "model_key", "shape", "precision", "disagg", "stack", "points", "envelope_points",
+                 "frontier_distance", "band_scheme", "band_half_width", "reached", "inside", "unreached", "coverage",
+                 "left_out", "calibration")
+
+
+def scored_rows(runs: Runs) -> pl.DataFrame:
+    """The runs the model is scored on: rows of :func:`jalapeno.calibration.configurations` of the
+    reader's points (no speculative decoding, not queue-bound: the rows the calibration and the
+    validation schemes use), with ``chip`` the chip of :func:`chip_of` (a reader's ``h100-vllm`` is
+    ``h100``, where the shipped keys' only suffix, ``-trt``, is all that function strips)."""
+    pts = runs.points
+    configs = calibration.configurations(pts)
+    kept = pts.filter((pl.col("spec_decoding") == "none") & ~pl.col("queue_bound"))  # configurations' own filter
+    if kept.height != configs.height:
+        raise AssertionError("jalapeno.calibration.configurations kept other rows than its documented filter")
+    return configs.with_columns(chip=kept["chip"])
+
+
+def score(path: Path | str) -> pl.DataFrame:
+    """The serving model's error on a reader's runs (:func:`read`), one row a series (as
+    :func:`jalapeno.calibration.configurations` names them: model, hardware key, stack, precision,
+    ISL/OSL), each predicted on the default path (:func:`jalapeno.calibration.default_frontier`: the
+    chip's default stack and the benchmark's concurrency cap read from the training rows, nothing of the
+    reader's rows but their workload: a reader's own stack, known or new, is not what the default path
+    predicts with) and never fitted on them. The calibration is the stored one (``data/calibration.csv``,
+    training rows every shipped run) unless some of the reader's runs repeat shipped ones
+    (:data:`REPEAT_KEYS`): then it is :func:`jalapeno.calibration.fit` of the shipped rows without those
+    (the validation schemes' refit, from the same neutral start), and those rows are the training rows.
+
+    Columns (:data:`SCORE_COLUMNS`): ``series``, ``chip``, ``model_key``, ``shape`` (``"<ISL>/<OSL>"``),
+    ``precision``, ``disagg``, ``stack`` (the stack predicted with), ``points`` (scored rows),
+    ``envelope_points`` (those on the measured Pareto envelope, the points the statistic reads),
+    ``frontier_distance`` (the book's statistic per series, as :func:`jalapeno.schemes.scheme_errors`
+    reports it: the median over the envelope points of :func:`jalapeno.calibration.point_distances`, as
+    the fraction ``exp(d) - 1``), ``band_scheme`` and ``band_half_width`` (the validation scheme whose
+    80 % band the default path draws for this chip, model and shape, :func:`jalapeno.calibration.band_scheme`,
+    and its half-width in natural-log units, :func:`jalapeno.calibration.scheme_half_width`),
+    ``reached`` (envelope points within the predicted frontier's interactivity), ``inside`` (of those,
+    the ones whose throughput lies within the band: ``|vertical_errors| <= band_half_width``,
+    :func:`jalapeno.calibration.vertical_errors`), ``unreached`` (envelope points beyond the frontier's
+    fastest point: no drawn band meets them), ``coverage`` (``inside / reached``, a fraction; null when
+    none is reached), ``left_out`` (the shipped rows the series repeats, left out of the calibration)
+    and ``calibration`` (``stored`` or ``refit without <n> repeated rows``). The overall statistic is
+    :func:`overall` of the table. MeasurementsError as :func:`read`; JalapenoError when no row can be
+    scored (every one queue-bound or with speculative decoding)."""
+    runs = read(path)
+    mine = scored_rows(runs)
+    if mine.is_empty():
+        raise JalapenoError(f"{runs.path.name}: no run to score: all {runs.points.height} are queue-bound or use "
+                            "speculative decoding, which the serving model neither calibrates on nor scores")
+    shipped = calibration.configurations()
+    keys = list(REPEAT_KEYS)
+    repeated = shipped.join(mine.select(keys).unique(), on=keys, how="semi")
+    if repeated.is_empty():
+        eff, training, how = calibration.load(), None, "stored"
+    else:
+        training = shipped.join(mine.select(keys).unique(), on=keys, how="anti")
+        eff, how = _refit(training), f"refit without {repeated.height} repeated rows"
+    rows = []
+    for (series,), g in mine.group_by(["series"], maintain_order=True):
+        r = g.row(0, named=True)
+        front = calibration.default_frontier(g, eff, training)
+        mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
+        x, y = (1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi]
+        fx, fy = front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy()
+        d = calibration.point_distances(x, y, fx, fy)
+        v = calibration.vertical_errors(x, y, fx, fy)
+        reached = x <= fx.max() * (1 + 1e-9)  # calibration.band_scores' reach
+        scheme = calibration.band_scheme(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]))
+        width = calibration.scheme_half_width(scheme)
+        inside = int(np.count_nonzero(np.abs(v[reached]) <= width))
+        rows.append({"series": series, "chip": r["chip"], "model_key": r["model_key"], "shape": f"{r['isl']}/{r['osl']}",
+                     "precision": r["precision"], "disagg": r["disagg"], "stack": front["stack"][0], "points": g.height,
+                     "envelope_points": int(mi.size), "frontier_distance": float(np.expm1(np.median(d))),
+                     "band_scheme": scheme, "band_half_width": width, "reached": int(reached.sum()), "inside": inside,
+                     "unreached": int((~reached).sum()),
+                     "coverage": inside / int(reached.sum()) if reached.any() else None,
+                     "left_out": repeated.join(g.select(keys), on=keys, how="semi").height, "calibration": how})
+    return pl.DataFrame(rows, schema_overrides={"coverage": pl.Float64}).select(SCORE_COLUMNS)
+
+
+_REFITS: dict[str, calibration.Efficiency] = {}
+
+
+def _refit(training: pl.DataFrame) -> calibration.Efficiency:
+    """:func:`jalapeno.calibration.fit` of ``training`` (about 3 s), once per process and training set."""
+    key = hashlib.sha256(training.write_csv().encode()).hexdigest()
+    if key not in _REFITS:
+        _REFITS[key] = calibration.fit(training)
+    return _REFITS[key]
+
+
+def overall(table: pl.DataFrame) -> dict[str, float]:
+    """The overall score of :func:`score`'s ``table``: ``median`` and ``p90`` over its series of their
+    frontier distances (fractions, :func:`jalapeno.calibration.frontier_error`: every series weighs the
+    same), ``series``, and the band's ``coverage`` (fraction) of every reached envelope point, with
+    ``inside``, ``reached`` and ``unreached`` (counts)."""
+    stat = calibration.frontier_error(table)
+    inside, reached = int(table["inside"].sum()), int(table["reached"].sum())
+    return {"median": stat.median, "p90": stat.p90, "series": stat.n_series, "inside": inside, "reached": reached,
+            "unreached": int(table["unreached"].sum()), "coverage": inside / reached if reached else math.nan}
+
+
+def score_report(table: pl.DataFrame) -> str:
+    """What ``jalapeno measurements score`` prints: one line a series of :func:`score`'s ``table``, then
+    :func:`overall`."""
+    lines = []
+    for r in table.iter_rows(named=True):
+        cov = "no point within the frontier's reach" if r["coverage"] is None else (
+            f"{r['inside']} of {r['reached']} envelope points inside its 80 % band ({r['band_scheme']}, "
+            f"x/÷ {number(math.exp(r['band_half_width'])):.2f})")
+        lines.append(f"{r['series']}: frontier distance {number(r['frontier_distance']):.1%} over "
+                     f"{r['envelope_points']} envelope points (predicted with {r['stack']}); {cov}"
+                     + (f"; {r['unreached']} beyond the frontier's fastest point" if r["unreached"] else ""))
+    o = overall(table)
+    lines.append(f"overall, {o['series']} series: median {number(o['median']):.1%}, p90 {number(o['p90']):.1%}; "
+                 f"80 % band coverage {o['inside']} of {o['reached']} points"
+                 + (f" ({number(o['coverage']):.0%})" if o["reached"] else "")
+                 + f"; calibration: {table['calibration'][0]}")
+    return "\n".join(lines)

@@ -190,3 +190,80 @@ def test_a_bad_chips_file_is_checked_by_the_shipped_loaders(tmp_path, good, caps
     assert problems_of(runs, chips_file(tmp_path / "dup.csv", chip="b200"))[0].startswith("dup.csv:2: chip: duplicate key")
     code, out, err = run_cli(["measurements", "check", str(runs), "--chips", str(bad)], capsys)
     assert code == 2 and err.startswith("jalapeno: error: bad.csv:6: value:")
+
+
+# ---- score ---------------------------------------------------------------------------------------------
+
+#: How close a score of repeated shipped rows comes to the committed scheme fold it reproduces (absolute,
+#: in the fraction of a frontier distance, and in log units for a vertical error): the refit is the same
+#: fit from the same start on the same rows, but a fit's result is a number once produced, not bits
+#: (jalapeno.calibration's docstring: a few 1e-3 in the log constants in a direction only the prior informs).
+TOLERANCE = 2e-3
+
+
+def test_score_of_repeated_shipped_series_equals_their_held_out_scheme_fold(capsys):
+    """The example repeats every shipped DeepSeek-R1 B200 row, so its score leaves them out of the calibration:
+    the training rows are then those of the committed fold `model-chip=deepseek-r1 b200` of scheme (b), and each
+    series' frontier distance and stack are what that fold reports."""
+    import jalapeno
+
+    table = jalapeno.score(EXAMPLE)
+    fold = schemes.scheme_errors("model-chip").filter(pl.col("fold") == "model-chip=deepseek-r1 b200")
+    assert table.height == fold.height == 4
+    both = table.join(fold, on="series", suffix="_fold")
+    assert both.height == 4
+    assert np.allclose(both["frontier_distance"], both["frontier_distance_fold"], rtol=0, atol=TOLERANCE)
+    assert both["stack"].to_list() == both["stack_fold"].to_list() == ["trt"] * 4
+    assert (both["envelope_points"] == both["point_distances"].list.len()).all()
+    # as the chapter's fold reports them: 9.2 %, 4.2 %, 10.2 %, 22.1 %
+    assert sorted(round(d, 3) for d in table["frontier_distance"]) == [0.042, 0.092, 0.102, 0.221]
+    assert set(table["calibration"]) == {"refit without 113 repeated rows"} and table["left_out"].sum() == 113
+    # the band the default path draws for a measured chip and model (scheme (b) shape), and its coverage
+    # recounted from the fold's own vertical errors
+    width = calibration.scheme_half_width("shape")
+    assert set(table["band_scheme"]) == {"shape"} and np.allclose(table["band_half_width"], width)
+    for r in both.iter_rows(named=True):
+        v, x = np.array(r["vertical_errors"]), np.array(r["point_interactivity"])
+        reached = x <= r["predicted_top"] * (1 + 1e-9)
+        assert (r["reached"], r["unreached"]) == (int(reached.sum()), int((~reached).sum()))
+        assert r["inside"] == int(np.count_nonzero(np.abs(v[reached]) <= width))
+    o = measurements.overall(table)
+    stat = calibration.frontier_error(fold)
+    assert o["median"] == pytest.approx(stat.median, abs=TOLERANCE) and o["p90"] == pytest.approx(stat.p90, abs=TOLERANCE)
+    assert o["coverage"] == o["inside"] / o["reached"] and o["series"] == 4
+    code, out, err = run_cli(["measurements", "score", str(EXAMPLE)], capsys)
+    assert code == 0 and err == ""
+    assert "deepseek-r1 b200 sglang fp4 8192/1024: frontier distance 22.1%" in out
+    assert "overall, 4 series: median " in out and "calibration: refit without 113 repeated rows" in out
+
+
+def test_runs_that_repeat_no_shipped_run_are_scored_against_the_frontier_a_default_call_draws(tmp_path):
+    """Without a run id no row repeats a shipped one: the stored calibration scores them, on the frontier the
+    public call `jalapeno.frontier(chip, model, isl=, osl=, precision=, band=0.8)` draws; each series' distance
+    is recomputed here from that call (to 1e-9: the same path) and differs from the held-out one."""
+    import jalapeno
+
+    rows = [{k: v for k, v in r.items() if k != "run_id"} for r in shipped_rows("b200", "dsr1")]
+    table = measurements.score(write_lines(tmp_path / "mine.jsonl", rows))
+    assert set(table["calibration"]) == {"stored"} and table["left_out"].sum() == 0
+    shipped = calibration.configurations().filter((pl.col("hw") == "b200") & (pl.col("model_key") == "deepseek-r1"))
+    for r in table.iter_rows(named=True):
+        isl, osl = map(int, r["shape"].split("/"))
+        g = shipped.filter((pl.col("precision") == r["precision"]) & (pl.col("isl") == isl))
+        front = jalapeno.frontier("b200", "deepseek-r1", isl=isl, osl=osl, precision=r["precision"], band=0.8)
+        x, y = 1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy()
+        mi = measurements.pareto_envelope(x, y)
+        d = calibration.point_distances(x[mi], y[mi], front["interactivity_tok_s_user"], front["throughput_tok_s_chip"])
+        assert r["frontier_distance"] == pytest.approx(np.expm1(np.median(d)), abs=1e-9)
+        assert r["band_scheme"] == front["band_scheme"][0]
+        assert np.allclose(front["throughput_tok_s_chip_high"] / front["throughput_tok_s_chip"], np.exp(r["band_half_width"]))
+    held = measurements.score(EXAMPLE)
+    assert (table.sort("series")["frontier_distance"] - held.sort("series")["frontier_distance"]).abs().min() > 0.01
+
+
+def test_score_refuses_a_file_with_nothing_to_score(tmp_path, capsys):
+    row = shipped_rows("h100", "gptoss")[0] | {"spec_decoding": "mtp"}
+    path = write_lines(tmp_path / "mtp.jsonl", [row])
+    with pytest.raises(measurements.JalapenoError, match="no run to score: all 1 are queue-bound or use speculative"):
+        measurements.score(path)
+    assert run_cli(["measurements", "score", str(path)], capsys)[0] == 2
