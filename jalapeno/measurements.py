@@ -32,13 +32,14 @@ import os
 import re
 import shutil
 import tempfile
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from . import calibration, data, measured, specs
+from . import calibration, data, measured, schemes, specs
 from .errors import DataError, JalapenoError, UnknownNameError, shown
 from .display import number
 from .metrics import pareto_envelope
@@ -91,13 +92,16 @@ class Runs:
     :func:`jalapeno.measured.points` (``model_key``, ``n_gpus``, ``occupancy``, ``queue_bound`` added;
     ``source`` = ``"<file> sha256:<digest> line <n>"``; a missing ``run_id`` is null), ``path``, its
     ``digest`` (SHA-256, hex), the ``chips`` a chips file added (keys, with their
-    :class:`jalapeno.specs.ChipSpec`), and ``new_stacks`` (stack -> the engine whose overhead it takes)."""
+    :class:`jalapeno.specs.ChipSpec`), ``new_stacks`` (stack -> the engine whose overhead it takes) and
+    ``tables`` (with new chips, the texts of ``chips.csv`` and ``chip_specs.csv`` with them appended, which
+    :func:`score` predicts under)."""
 
     points: pl.DataFrame
     path: Path
     digest: str
     chips: dict
     new_stacks: dict
+    tables: dict = dataclasses.field(default_factory=dict)
 
     def summary(self) -> dict[str, object]:
         """Rows, series (as :func:`jalapeno.calibration.configurations` names them), chips, stacks,
@@ -237,7 +241,7 @@ def read(path: Path | str, chips: Path | str | None = None) -> Runs:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    new_chips = read_chips(chips) if chips is not None else {}
+    new_chips, tables = chip_tables(chips) if chips is not None else ({}, {})
     objects, problems = _objects(path, text)
     chip_keys = [*specs.hbm_chip_names(), *new_chips]
     name, rows, new_stacks = path.name, [], {}
@@ -289,7 +293,7 @@ def read(path: Path | str, chips: Path | str | None = None) -> Runs:
             rows.append(row)
     if problems:  # in the file's order (a stable sort: a row's problems keep the order of FIELDS)
         raise MeasurementsError(sorted(problems, key=lambda p: int(p[len(name) + 1:].split(":", 1)[0])))
-    return Runs(_frame(rows), path, digest, new_chips, new_stacks)
+    return Runs(_frame(rows), path, digest, new_chips, new_stacks, tables)
 
 
 def _kind_words(field: str) -> str:
@@ -349,7 +353,14 @@ _LINE = re.compile(r"^(?P<path>.*?): line (?P<line>\d+), column '(?P<column>[^']
 
 
 def read_chips(path: Path | str) -> dict[str, specs.ChipSpec]:
-    """The new chips of a chips file (columns :data:`CHIP_COLUMNS`), as ``{chip: ChipSpec}``. Checked as
+    """The new chips of a chips file (columns :data:`CHIP_COLUMNS`), as ``{chip: ChipSpec}``: the first
+    of :func:`chip_tables`."""
+    return chip_tables(path)[0]
+
+
+def chip_tables(path: Path | str) -> tuple[dict[str, specs.ChipSpec], dict[str, str]]:
+    """The new chips of a chips file (columns :data:`CHIP_COLUMNS`), as ``{chip: ChipSpec}``, and the
+    texts of ``chips.csv`` and ``chip_specs.csv`` with them appended (``{file name: text}``). Checked as
     the shipped ``chips.csv`` and ``chip_specs.csv`` are, by their loaders, on the shipped tables with the
     reader's rows appended (so a chip the book already has is a duplicate key): a missing or unexpected
     column, an empty required cell, a value outside its closed set, a unit that does not fit its quantity,
@@ -408,7 +419,7 @@ def read_chips(path: Path | str) -> dict[str, specs.ChipSpec]:
             problems.append(_remap(str(exc), folder, name, lines, offsets))
     if problems:
         raise MeasurementsError(problems)
-    return out
+    return out, {"chips.csv": chips_text, "chip_specs.csv": specs_text}
 
 
 def _append(text: str, rows: pl.DataFrame) -> str:
@@ -478,7 +489,7 @@ def scored_rows(runs: Runs) -> pl.DataFrame:
     return configs.with_columns(chip=kept["chip"])
 
 
-def score(path: Path | str) -> pl.DataFrame:
+def score(path: Path | str, chips: Path | str | None = None) -> pl.DataFrame:
     """The serving model's error on a reader's runs (:func:`read`), one row a series (as
     :func:`jalapeno.calibration.configurations` names them: model, hardware key, stack, precision,
     ISL/OSL), each predicted on the default path (:func:`jalapeno.calibration.default_frontier`: the
@@ -503,9 +514,11 @@ def score(path: Path | str) -> pl.DataFrame:
     fastest point: no drawn band meets them), ``coverage`` (``inside / reached``, a fraction; null when
     none is reached), ``left_out`` (the shipped rows the series repeats, left out of the calibration)
     and ``calibration`` (``stored`` or ``refit without <n> repeated rows``). The overall statistic is
-    :func:`overall` of the table. MeasurementsError as :func:`read`; JalapenoError when no row can be
-    scored (every one queue-bound or with speculative decoding)."""
-    runs = read(path)
+    :func:`overall` of the table. ``chips``: a chips file of new chips (:func:`chip_tables`); a new chip
+    is predicted with the data folder's chips and specs plus its own, its band that of scheme (a), a chip
+    no benchmark ran. MeasurementsError as :func:`read`; JalapenoError when no row can be scored (every
+    one queue-bound or with speculative decoding)."""
+    runs = read(path, chips)
     mine = scored_rows(runs)
     if mine.is_empty():
         raise JalapenoError(f"{runs.path.name}: no run to score: all {runs.points.height} are queue-bound or use "
@@ -518,18 +531,24 @@ def score(path: Path | str) -> pl.DataFrame:
     else:
         training = shipped.join(mine.select(keys).unique(), on=keys, how="anti")
         eff, how = _refit(training), f"refit without {repeated.height} repeated rows"
+    widths = {s: calibration.scheme_half_width(s) for s in schemes.SCHEMES}  # read before a new chip's folder
+    if runs.tables:  # the new chips' specs are read from a data folder holding them; the rest as read here
+        training = shipped if training is None else training
+    groups = list(mine.group_by(["series"], maintain_order=True))
+    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+        fronts = [calibration.default_frontier(g, eff, training) for _, g in groups]
     rows = []
-    for (series,), g in mine.group_by(["series"], maintain_order=True):
+    for ((series,), g), front in zip(groups, fronts):
         r = g.row(0, named=True)
-        front = calibration.default_frontier(g, eff, training)
         mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
         x, y = (1 / g["mean_tpot"].to_numpy())[mi], g["tput_per_gpu"].to_numpy()[mi]
         fx, fy = front["interactivity_tok_s_user"].to_numpy(), front["throughput_tok_s_chip"].to_numpy()
         d = calibration.point_distances(x, y, fx, fy)
         v = calibration.vertical_errors(x, y, fx, fy)
         reached = x <= fx.max() * (1 + 1e-9)  # calibration.band_scores' reach
-        scheme = calibration.band_scheme(r["chip"], r["model_key"], isl=int(r["isl"]), osl=int(r["osl"]))
-        width = calibration.scheme_half_width(scheme)
+        scheme = calibration.band_scheme(runs.chips.get(r["chip"], r["chip"]), r["model_key"], isl=int(r["isl"]),
+                                         osl=int(r["osl"]))
+        width = widths[scheme]
         inside = int(np.count_nonzero(np.abs(v[reached]) <= width))
         rows.append({"series": series, "chip": r["chip"], "model_key": r["model_key"], "shape": f"{r['isl']}/{r['osl']}",
                      "precision": r["precision"], "disagg": r["disagg"], "stack": front["stack"][0], "points": g.height,

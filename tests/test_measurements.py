@@ -155,7 +155,7 @@ def chips_file(path: Path, chip: str = "x1000", **changes) -> Path:
     spec = pl.read_csv(data.data_dir() / "chip_specs.csv", infer_schema=False).filter(pl.col("chip") == "b200")
     row = pl.read_csv(data.data_dir() / "chips.csv", infer_schema=False).filter(pl.col("chip") == "b200")
     df = spec.with_columns(chip=pl.lit(chip)).join(row.drop("chip", "source"), how="cross")
-    df = df.with_columns(display_name=pl.lit("Example X1000"), vendor=pl.lit("Example"), **changes)
+    df = df.with_columns(**{"display_name": pl.lit("Example X1000"), "vendor": pl.lit("Example"), **changes})
     df.select(measurements.CHIP_COLUMNS).write_csv(path)
     return path
 
@@ -267,3 +267,38 @@ def test_score_refuses_a_file_with_nothing_to_score(tmp_path, capsys):
     with pytest.raises(measurements.JalapenoError, match="no run to score: all 1 are queue-bound or use speculative"):
         measurements.score(path)
     assert run_cli(["measurements", "score", str(path)], capsys)[0] == 2
+
+
+def test_a_new_chip_is_scored_with_its_chips_file_on_the_frontier_a_default_call_draws_for_it(tmp_path, monkeypatch):
+    """B200's DeepSeek-R1 rows under a new chip X1000 (B200's specs, an NVIDIA chip): scored on the frontier
+    `jalapeno.frontier("x1000", ...)` draws in a data folder that holds the chip (to 1e-9), with scheme (a)'s
+    band (a chip no benchmark ran) and the stack its vendor's measured chips give it; the data folder is the
+    package's again afterwards. Of another vendor, it takes the fallback stack."""
+    import os
+
+    import jalapeno
+
+    monkeypatch.delenv("JALAPENO_DATA_DIR", raising=False)
+    rows = [{k: v for k, v in r.items() if k != "run_id"} | {"hw": "x1000"} for r in shipped_rows("b200", "dsr1")]
+    runs_path = write_lines(tmp_path / "x1000.jsonl", rows)
+    chips = chips_file(tmp_path / "chips.csv", vendor=pl.lit("NVIDIA"))
+    with pytest.raises(measurements.MeasurementsError, match="x1000.jsonl:1: hw: unknown chip 'x1000'"):
+        measurements.score(runs_path)
+    table = measurements.score(runs_path, chips)
+    assert "JALAPENO_DATA_DIR" not in os.environ and data.data_dir() == ROOT / "data"
+    assert set(table["band_scheme"]) == {"generation"} and set(table["stack"]) == {"dynamo-trt"}
+    other = measurements.score(runs_path, chips_file(tmp_path / "other.csv"))  # vendor Example
+    assert set(other["stack"]) == {calibration.FALLBACK_STACK}
+    assert np.allclose(table["band_half_width"], calibration.scheme_half_width("generation"))
+    runs = measurements.read(runs_path, chips)
+    shipped = calibration.configurations().filter((pl.col("hw") == "b200") & (pl.col("model_key") == "deepseek-r1"))
+    with measurements._data_folder(runs.tables):
+        for r in table.iter_rows(named=True):
+            isl, osl = map(int, r["shape"].split("/"))
+            g = shipped.filter((pl.col("precision") == r["precision"]) & (pl.col("isl") == isl))
+            front = jalapeno.frontier("x1000", "deepseek-r1", isl=isl, osl=osl, precision=r["precision"])
+            x, y = 1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy()
+            mi = measurements.pareto_envelope(x, y)
+            d = calibration.point_distances(x[mi], y[mi], front["interactivity_tok_s_user"],
+                                            front["throughput_tok_s_chip"])
+            assert r["frontier_distance"] == pytest.approx(np.expm1(np.median(d)), abs=1e-9)

@@ -18,6 +18,7 @@ Examples::
     jalapeno measurements check my-runs.jsonl        # check a reader's benchmark runs (JSON lines or array)
     jalapeno measurements check runs.json --chips my-chip.csv   # runs of a chip the book does not have
     jalapeno measurements score my-runs.jsonl        # the model's error on them, on the default path
+    jalapeno measurements score runs.json --chips my-chip.csv   # ... on a chip the book does not have
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -85,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     mc.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
     ms = msub.add_parser("score", help="the model's error on a reader's runs, predicted on the default path")
     ms.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
+    ms.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
     return p
 
 
@@ -92,7 +94,7 @@ def _measurements(args: argparse.Namespace) -> str:
     """What ``jalapeno measurements check|score`` prints (:mod:`jalapeno.measurements`)."""
     if args.action == "check":
         return measurements.check_report(measurements.read(args.file, args.chips))
-    return measurements.score_report(measurements.score(args.file))
+    return measurements.score_report(measurements.score(args.file, args.chips))
 
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
