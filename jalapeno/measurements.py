@@ -215,13 +215,19 @@ def engine_of(stack: str) -> str | None:
 
 def model_of(row: dict) -> str:
     """The book's model key of a row: its ``infmax_model_prefix`` when given, else its ``model``, each a
-    book key, an alias (:data:`jalapeno.specs.MODEL_ALIASES`) or the Hugging Face repository of
-    ``data/models.csv`` (column ``hf_repo``). UnknownNameError (kind ``model``) listing the models."""
+    book key, an alias (:data:`jalapeno.specs.MODEL_ALIASES`), the Hugging Face repository of
+    ``data/models.csv`` (column ``hf_repo``) or a path or repository whose last part is a key or an alias
+    (``/models/gpt-oss-120b``, ``deepseek-ai/DeepSeek-R1``). UnknownNameError (kind ``model``) listing
+    the models."""
     valid = specs.model_names()
     name = row.get("infmax_model_prefix") or row.get("model")
     repos = {str(r).lower(): m for r, m in zip(data.load("models.csv")["hf_repo"], data.load("models.csv")["model"])}
-    if str(name).strip().lower() in repos:
-        return repos[str(name).strip().lower()]
+    key = str(name).strip().lower()
+    if key in repos:
+        return repos[key]
+    base = key.rstrip("/").rsplit("/", 1)[-1]  # a local path or another repository: its last part
+    if key not in valid and specs.MODEL_ALIASES.get(base, base) in valid:
+        return specs.MODEL_ALIASES.get(base, base)
     return specs.resolve_name("model", name, valid, specs.MODEL_ALIASES)
 
 

@@ -148,6 +148,15 @@ def test_hw_keys_map_to_chips_as_the_shipped_ones_and_new_stacks_take_their_engi
     assert runs.new_stacks == {"dynamo-vllm": "vllm"} and runs.points["chip"].to_list() == ["b200"]
 
 
+def test_a_model_is_named_by_its_prefix_key_alias_repository_or_path():
+    assert [measurements.model_of(r) for r in (
+        {"infmax_model_prefix": "gptoss", "model": "whatever"}, {"model": "openai/gpt-oss-120b"},
+        {"model": "deepseek-ai/DeepSeek-R1"}, {"model": "/mnt/lustre01/models/gpt-oss-120b"},
+        {"model": "Kimi"})] == ["gpt-oss-120b", "gpt-oss-120b", "deepseek-r1", "gpt-oss-120b", "kimi-k2.5"]
+    with pytest.raises(measurements.UnknownNameError, match="unknown model 'nvidia/DeepSeek-R1-0528-FP4-V2'; valid"):
+        measurements.model_of({"model": "nvidia/DeepSeek-R1-0528-FP4-V2"})
+
+
 # ---- a new chip: --chips -------------------------------------------------------------------------------
 
 def chips_file(path: Path, chip: str = "x1000", **changes) -> Path:
