@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import json
 import math
 import os
@@ -36,10 +37,11 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import polars as pl
 
-from . import calibration, data, measured, schemes, specs
+from . import calibration, charts, data, display, measured, schemes, specs
 from .errors import DataError, JalapenoError, UnknownNameError, shown
 from .display import number
 from .metrics import pareto_envelope
@@ -495,6 +497,21 @@ def scored_rows(runs: Runs) -> pl.DataFrame:
     return configs.with_columns(chip=kept["chip"])
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A reader's runs scored (:func:`scored`): ``table`` (:func:`score`'s), ``runs`` (:class:`Runs`),
+    ``fronts`` (each series' predicted frontier, its Pareto envelope: ``series``,
+    ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` and the band's ``throughput_low`` and
+    ``throughput_high``, tok/s per GPU) and ``points`` (each scored row: ``series``,
+    ``interactivity_tok_s_user`` = 1 / mean TPOT, ``throughput_tok_s_chip`` = ``tput_per_gpu``,
+    ``envelope``: on the measured Pareto envelope)."""
+
+    table: pl.DataFrame
+    runs: Runs
+    fronts: pl.DataFrame
+    points: pl.DataFrame
+
+
 def score(path: Path | str, chips: Path | str | None = None) -> pl.DataFrame:
     """The serving model's error on a reader's runs (:func:`read`), one row a series (as
     :func:`jalapeno.calibration.configurations` names them: model, hardware key, stack, precision,
@@ -524,6 +541,11 @@ def score(path: Path | str, chips: Path | str | None = None) -> pl.DataFrame:
     is predicted with the data folder's chips and specs plus its own, its band that of scheme (a), a chip
     no benchmark ran. MeasurementsError as :func:`read`; JalapenoError when no row can be scored (every
     one queue-bound or with speculative decoding)."""
+    return scored(path, chips).table
+
+
+def scored(path: Path | str, chips: Path | str | None = None) -> Scored:
+    """:func:`score` with what a page draws: :class:`Scored`."""
     runs = read(path, chips)
     mine = scored_rows(runs)
     if mine.is_empty():
@@ -543,7 +565,7 @@ def score(path: Path | str, chips: Path | str | None = None) -> pl.DataFrame:
     groups = list(mine.group_by(["series"], maintain_order=True))
     with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
         fronts = [calibration.default_frontier(g, eff, training) for _, g in groups]
-    rows = []
+    rows, drawn, dots = [], [], []
     for ((series,), g), front in zip(groups, fronts):
         r = g.row(0, named=True)
         mi = pareto_envelope(1 / g["mean_tpot"].to_numpy(), g["tput_per_gpu"].to_numpy())
@@ -563,7 +585,17 @@ def score(path: Path | str, chips: Path | str | None = None) -> pl.DataFrame:
                      "unreached": int((~reached).sum()),
                      "coverage": inside / int(reached.sum()) if reached.any() else None,
                      "left_out": repeated.join(g.select(keys), on=keys, how="semi").height, "calibration": how})
-    return pl.DataFrame(rows, schema_overrides={"coverage": pl.Float64}).select(SCORE_COLUMNS)
+        env = pareto_envelope(fx, fy)
+        drawn.append(pl.DataFrame({"series": series, "interactivity_tok_s_user": fx[env], "throughput_tok_s_chip": fy[env],
+                                   "throughput_low": fy[env] * math.exp(-width),
+                                   "throughput_high": fy[env] * math.exp(width)}))
+        on = np.zeros(g.height, dtype=bool)
+        on[mi] = True
+        dots.append(pl.DataFrame({"series": series, "interactivity_tok_s_user": 1 / g["mean_tpot"].to_numpy(),
+                                  "throughput_tok_s_chip": g["tput_per_gpu"].to_numpy(), "envelope": on}))
+    table = pl.DataFrame(rows, schema_overrides={"coverage": pl.Float64}).select(SCORE_COLUMNS)
+    return Scored(table, runs, pl.concat(drawn).sort("series", "interactivity_tok_s_user", maintain_order=True),
+                  pl.concat(dots))
 
 
 _REFITS: dict[str, calibration.Efficiency] = {}
@@ -605,3 +637,60 @@ def score_report(table: pl.DataFrame) -> str:
                  + (f" ({number(o['coverage']):.0%})" if o["reached"] else "")
                  + f"; calibration: {table['calibration'][0]}")
     return "\n".join(lines)
+
+
+# ---- the page of a score ----------------------------------------------------------------------------------
+
+def series_chart(result: Scored, series: str) -> alt.LayerChart:
+    """One series of ``result`` as a chart: the predicted frontier (line) with its 80 % band (area) and the
+    reader's measured points (filled on the measured envelope, the points the score reads), throughput
+    per GPU (tok/s, input + output) against interactivity (tok/s/user), both axes logarithmic."""
+    front = result.fronts.filter(pl.col("series") == series)
+    pts = result.points.filter(pl.col("series") == series)
+    x = alt.X("interactivity_tok_s_user:Q", scale=alt.Scale(type="log"), title="interactivity (tok/s/user)")
+    y = alt.Y("throughput_tok_s_chip:Q", scale=alt.Scale(type="log"), title="throughput per GPU (tok/s)")
+    band = alt.Chart(front).mark_area(opacity=0.2, color="#1f77b4").encode(
+        x=x, y=alt.Y("throughput_low:Q", scale=alt.Scale(type="log"), title="throughput per GPU (tok/s)"),
+        y2="throughput_high:Q")
+    line = alt.Chart(front).mark_line(color="#1f77b4").encode(x=x, y=y)
+    dots = alt.Chart(pts).mark_point(size=40, color="#d62728").encode(
+        x=x, y=y, fill=alt.condition("datum.envelope", alt.value("#d62728"), alt.value("white")))
+    return alt.layer(band, line, dots).properties(title=charts.wrap_title(series), width=charts.EXPORT_WIDTH_PX,
+                                                  height=300)
+
+
+#: The headers of the page's table (:func:`page_html`), in the reader's words, by column of :func:`score`.
+PAGE_COLUMNS = {"series": "series", "stack": "stack predicted with", "envelope_points": "envelope points",
+                "frontier_distance": "frontier distance (%)", "band_scheme": "band of scheme",
+                "inside": "inside the 80 % band", "reached": "within the frontier's reach",
+                "unreached": "beyond the frontier's fastest point"}
+
+
+def page_html(result: Scored) -> str:
+    """A standalone HTML page of ``result``: a banner naming the file, its SHA-256 digest and the
+    calibration, the overall score (:func:`overall`), the per-series table and one chart a series
+    (:func:`series_chart`, as static SVG: :func:`jalapeno.charts.to_svg`). Measured points are the
+    reader's scored rows (red; filled on their measured envelope), the line the predicted frontier, the
+    shaded area its 80 % band."""
+    t, runs = result.table, result.runs
+    o = overall(t)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in PAGE_COLUMNS.values())
+    body = []
+    for r in t.iter_rows(named=True):
+        cells = [r["series"], display.name(r["stack"]), r["envelope_points"], 100 * r["frontier_distance"],
+                 r["band_scheme"], r["inside"], r["reached"], r["unreached"]]
+        body.append("<tr>" + "".join(f"<td>{html.escape(display.cell(c, 3))}</td>" for c in cells) + "</tr>")
+    figures = "".join(f"<figure>{charts.to_svg(series_chart(result, s).to_dict())}</figure>" for s in t["series"])
+    coverage = (f"{o['inside']:,} of {o['reached']:,} envelope points inside their 80 % band "
+                f"({number(o['coverage']):.0%})" if o["reached"] else "no envelope point within its frontier's reach")
+    name = html.escape(runs.path.name)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>The serving model on {name}</title><style>body{{font-family:sans-serif;max-width:60rem;"
+            "margin:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .4rem}</style>"
+            f"</head><body>\n<p class=\"banner\">Scored on {name} (sha256 {runs.digest}); calibration: "
+            f"{html.escape(t['calibration'][0])}; predicted on the default path, never fitted on these runs.</p>\n"
+            f"<h1>The serving model on {name}</h1>\n"
+            f"<p>{o['series']:,} series: median frontier distance {number(o['median']):.1%}, p90 "
+            f"{number(o['p90']):.1%}; {coverage}. Red: the measured points (filled: on their measured envelope, "
+            "the points the score reads); line: the predicted frontier; shaded: its 80 % band.</p>\n"
+            f"<table><tr>{head}</tr>{''.join(body)}</table>\n{figures}\n</body></html>\n")

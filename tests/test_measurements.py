@@ -311,3 +311,25 @@ def test_a_new_chip_is_scored_with_its_chips_file_on_the_frontier_a_default_call
             d = calibration.point_distances(x[mi], y[mi], front["interactivity_tok_s_user"],
                                             front["throughput_tok_s_chip"])
             assert r["frontier_distance"] == pytest.approx(np.expm1(np.median(d)), abs=1e-9)
+
+
+def test_score_out_writes_a_page_under_the_builds_folder_rules_and_nothing_for_bad_input(tmp_path, capsys):
+    out = tmp_path / "page"
+    code, text, err = run_cli(["measurements", "score", str(EXAMPLE), "--out", str(out)], capsys)
+    assert code == 0 and text.rstrip().endswith(str(out / "index.html"))
+    page = (out / "index.html").read_text()
+    digest = measurements.read(EXAMPLE).digest
+    assert f"Scored on my-runs.jsonl (sha256 {digest}); calibration: refit without 113 repeated rows" in page
+    assert page.count("<svg") == 4 and page.count("<tr>") == 5  # a chart and a row a series, and the header
+    assert "<td>22.1</td>" in page  # the FP4 8192/1024 series' frontier distance, in %
+    assert sorted(p.name for p in out.iterdir()) == [".jalapeno-manifest.json", "index.html"]
+    assert run_cli(["measurements", "score", str(EXAMPLE), "--out", str(out)], capsys)[0] == 0  # its own folder again
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    code, _, err = run_cli(["measurements", "score", str(EXAMPLE), "--out", str(foreign)], capsys)
+    assert code == 2 and "files that jalapeno did not build" in err and (foreign / "notes.txt").read_text() == "mine"
+    bad = write_lines(tmp_path / "bad.jsonl", [shipped_rows("h100", "gptoss")[0] | {"conc": -1}])
+    code, _, err = run_cli(["measurements", "score", str(bad), "--out", str(tmp_path / "never")], capsys)
+    assert code == 2 and err.startswith("jalapeno: error: bad.jsonl:1: conc: -1 is outside the plausible range")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".page.jalapeno-lock", "bad.jsonl", "foreign", "page"]  # the build lock stays

@@ -19,6 +19,7 @@ Examples::
     jalapeno measurements check runs.json --chips my-chip.csv   # runs of a chip the book does not have
     jalapeno measurements score my-runs.jsonl        # the model's error on them, on the default path
     jalapeno measurements score runs.json --chips my-chip.csv   # ... on a chip the book does not have
+    jalapeno measurements score my-runs.jsonl --out build/my-runs   # ... and a page of each series' frontier
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -42,7 +43,7 @@ from concurrent.futures import Executor
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
-from .. import calibration, derived, measurements, schemes, subject, uncertainty
+from .. import cache, calibration, derived, measurements, schemes, subject, uncertainty
 from ..errors import JalapenoError, shown
 
 
@@ -87,14 +88,35 @@ def _parser() -> argparse.ArgumentParser:
     ms = msub.add_parser("score", help="the model's error on a reader's runs, predicted on the default path")
     ms.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
     ms.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
+    ms.add_argument("--out", help="also write a page of the measured points over each predicted frontier and its "
+                    "band into this folder (the build's rules: a new or empty folder, or one jalapeno wrote)")
     return p
 
 
 def _measurements(args: argparse.Namespace) -> str:
-    """What ``jalapeno measurements check|score`` prints (:mod:`jalapeno.measurements`)."""
+    """What ``jalapeno measurements check|score`` prints (:mod:`jalapeno.measurements`); ``score --out``
+    also writes the score's page (:func:`jalapeno.measurements.page_html`) as ``index.html`` of that folder,
+    under the build's folder rules (:func:`.output.check_output`, checked before anything is computed; the
+    lock, the stage and the atomic swap of :mod:`.output`)."""
     if args.action == "check":
         return measurements.check_report(measurements.read(args.file, args.chips))
-    return measurements.score_report(measurements.score(args.file, args.chips))
+    if args.out is None:
+        return measurements.score_report(measurements.score(args.file, args.chips))
+    protected = {"the build cache": cache.folder()}  # the sources: check_output refuses the repository outside build/
+    out = output.check_output(args.out, protected)
+    result = measurements.scored(args.file, args.chips)
+    page = measurements.page_html(result)
+    with output.locked(out):
+        for line in output.remove_stale_stages(out):
+            print(line, file=sys.stderr)
+        stage = output.make_stage(out)
+        try:
+            (stage / "html").mkdir()
+            (stage / "html" / "index.html").write_text(page)
+            output.replace(out, stage / "html", stage, protected)
+        finally:
+            output.remove_stage(stage)
+    return measurements.score_report(result.table) + f"\n{out / 'index.html'}"
 
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
