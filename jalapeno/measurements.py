@@ -20,6 +20,14 @@ those files (:func:`jalapeno.data.read_table`, :func:`jalapeno.data.chip_specs_s
 
 Every problem is reported, each as ``FILE:LINE: field: what is wrong (valid: ...)``
 (:class:`MeasurementsError`); nothing is written.
+
+:func:`score` (``jalapeno.score``, ``jalapeno measurements score``) predicts each of the reader's series
+on the default path the validation schemes score (:func:`jalapeno.calibration.default_frontier`), under
+a calibration never fitted on the reader's rows: the stored one, or, when some rows repeat shipped ones
+(:data:`REPEAT_KEYS`), :func:`jalapeno.calibration.fit` of the shipped rows without them. It reports
+the book's statistic per series and overall (:func:`jalapeno.calibration.frontier_error`) and the
+coverage of the 80 % band the default path draws (:func:`jalapeno.calibration.band_scheme`);
+:func:`page_html` draws it.
 """
 
 from __future__ import annotations
@@ -37,11 +45,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import altair as alt
 import numpy as np
 import polars as pl
 
-from . import calibration, charts, data, display, measured, schemes, specs
+from . import calibration, data, display, measured, schemes, specs
 from .errors import DataError, JalapenoError, UnknownNameError, shown
 from .display import number
 from .metrics import pareto_envelope
@@ -641,10 +648,19 @@ def score_report(table: pl.DataFrame) -> str:
 
 # ---- the page of a score ----------------------------------------------------------------------------------
 
-def series_chart(result: Scored, series: str) -> alt.LayerChart:
-    """One series of ``result`` as a chart: the predicted frontier (line) with its 80 % band (area) and the
-    reader's measured points (filled on the measured envelope, the points the score reads), throughput
-    per GPU (tok/s, input + output) against interactivity (tok/s/user), both axes logarithmic."""
+#: Width (px) of a chart of the score's page (:func:`series_chart`): the book's exported width
+#: (``jalapeno.charts.EXPORT_WIDTH_PX``).
+CHART_WIDTH_PX = 600
+
+
+def series_chart(result: Scored, series: str):
+    """One series of ``result`` as an Altair chart: the predicted frontier (line) with its 80 % band (area)
+    and the reader's measured points (filled on the measured envelope, the points the score reads),
+    throughput per GPU (tok/s, input + output) against interactivity (tok/s/user), both axes logarithmic.
+    Altair is imported here, not by :mod:`jalapeno.charts` (whose import would load it, and vl-convert,
+    with ``import jalapeno``, which exports :func:`score`): only the page draws."""
+    import altair as alt  # deferred: see the docstring
+
     front = result.fronts.filter(pl.col("series") == series)
     pts = result.points.filter(pl.col("series") == series)
     x = alt.X("interactivity_tok_s_user:Q", scale=alt.Scale(type="log"), title="interactivity (tok/s/user)")
@@ -655,8 +671,7 @@ def series_chart(result: Scored, series: str) -> alt.LayerChart:
     line = alt.Chart(front).mark_line(color="#1f77b4").encode(x=x, y=y)
     dots = alt.Chart(pts).mark_point(size=40, color="#d62728").encode(
         x=x, y=y, fill=alt.condition("datum.envelope", alt.value("#d62728"), alt.value("white")))
-    return alt.layer(band, line, dots).properties(title=charts.wrap_title(series), width=charts.EXPORT_WIDTH_PX,
-                                                  height=300)
+    return alt.layer(band, line, dots).properties(title=series, width=CHART_WIDTH_PX, height=300)
 
 
 #: The headers of the page's table (:func:`page_html`), in the reader's words, by column of :func:`score`.
@@ -669,9 +684,10 @@ PAGE_COLUMNS = {"series": "series", "stack": "stack predicted with", "envelope_p
 def page_html(result: Scored) -> str:
     """A standalone HTML page of ``result``: a banner naming the file, its SHA-256 digest and the
     calibration, the overall score (:func:`overall`), the per-series table and one chart a series
-    (:func:`series_chart`, as static SVG: :func:`jalapeno.charts.to_svg`). Measured points are the
-    reader's scored rows (red; filled on their measured envelope), the line the predicted frontier, the
-    shaded area its 80 % band."""
+    (:func:`series_chart`, as static SVG by vl-convert, as :func:`jalapeno.charts.to_svg` draws one).
+    Measured points are the reader's scored rows (red; filled on their measured envelope), the line the
+    predicted frontier, the shaded area its 80 % band."""
+    import vl_convert  # deferred, as altair in series_chart
     t, runs = result.table, result.runs
     o = overall(t)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in PAGE_COLUMNS.values())
@@ -680,7 +696,8 @@ def page_html(result: Scored) -> str:
         cells = [r["series"], display.name(r["stack"]), r["envelope_points"], 100 * r["frontier_distance"],
                  r["band_scheme"], r["inside"], r["reached"], r["unreached"]]
         body.append("<tr>" + "".join(f"<td>{html.escape(display.cell(c, 3))}</td>" for c in cells) + "</tr>")
-    figures = "".join(f"<figure>{charts.to_svg(series_chart(result, s).to_dict())}</figure>" for s in t["series"])
+    figures = "".join(f"<figure>{vl_convert.vegalite_to_svg(series_chart(result, s).to_dict())}</figure>"
+                      for s in t["series"])
     coverage = (f"{o['inside']:,} of {o['reached']:,} envelope points inside their 80 % band "
                 f"({number(o['coverage']):.0%})" if o["reached"] else "no envelope point within its frontier's reach")
     name = html.escape(runs.path.name)
