@@ -140,9 +140,16 @@ def fields_table() -> str:
 # ---- reading ---------------------------------------------------------------------------------------------
 
 def _objects(path: Path, text: str) -> tuple[list[tuple[int, object]], list[str]]:
-    """``(line, object)`` of each row of a JSON array (element index, 1-based) or JSON-lines text, and the
-    problems of rows that are not JSON."""
+    """``(line, object)`` of each row of a JSON array (element index, 1-based), of JSON-lines text (its
+    line) or of a file holding one JSON object (line 1), and the problems of rows that are not JSON."""
     name = path.name
+    if text.lstrip().startswith("{"):  # one object, perhaps over several lines (one run's agg_bmk.json)
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict):
+            return [(1, whole)], []
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)

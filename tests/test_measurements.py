@@ -75,6 +75,13 @@ def test_a_json_array_is_read_with_its_element_index_as_line(tmp_path):
                                  "the decimal point (valid: 1e-05 to 10 s)"]
 
 
+def test_a_file_of_one_pretty_printed_object_is_one_run(tmp_path):
+    path = tmp_path / "agg_bmk.json"
+    path.write_text(json.dumps(shipped_rows("h200", "gptoss")[0], indent=2))
+    runs = measurements.read(path)
+    assert runs.points.height == 1 and runs.points["source"][0].endswith(" line 1") and runs.summary()["chips"] == ["h200"]
+
+
 def test_a_queue_bound_row_is_flagged_by_the_shipped_rule(tmp_path):
     """A row whose occupancy (output tok/s x GPUs / (conc x mean interactivity)) is below 0.5 is queue-bound:
     hand-worked, 100 tok/s/GPU x 8 GPUs / (64 users x 50 tok/s/user) = 0.25."""
