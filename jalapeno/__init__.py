@@ -8,6 +8,7 @@ The public API (see the README)::
     jp.frontier("gb300", "deepseek-r1")                    # a Pareto frontier (polars DataFrame)
     jp.frontier("gb300", "deepseek-r1", band=0.8)          # with the model's 80 % band and its scheme
     jp.claims()                                            # the claims registry with a status each
+    jp.score("examples/my-runs.jsonl")                     # the model's error on a reader's own runs
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
 network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
@@ -15,7 +16,7 @@ bounds (``bounds``: the evaluator with ideal constants); calibration; Pareto fro
 subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
 caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
 (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
-the claims registry (``registry``); the chapters (``chapters``); the book machinery (``publish``).
+the claims registry (``registry``); a reader's own runs (``measurements``); the chapters (``chapters``); the book machinery (``publish``).
 """
 
 import os as _os
@@ -28,6 +29,7 @@ import os as _os
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
+from .measurements import score  # noqa: E402
 from .pareto import frontier  # noqa: E402
 from .registry import claims  # noqa: E402
 from .serving import Evaluation, Layout, Workload, capacity, evaluate  # noqa: E402
@@ -35,4 +37,4 @@ from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # 
 
 __all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "ParameterError",
            "UnknownNameError", "Workload", "capacity", "chip", "chip_names", "claims", "evaluate", "frontier", "model",
-           "model_names"]
+           "model_names", "score"]

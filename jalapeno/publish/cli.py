@@ -1,5 +1,5 @@
 """Command line: ``jalapeno build``, ``jalapeno refresh``, ``jalapeno params``, ``jalapeno numbers``,
-``jalapeno derive``.
+``jalapeno derive``, ``jalapeno measurements``.
 
 Examples::
 
@@ -15,6 +15,11 @@ Examples::
     jalapeno params roofline --write-cell            # its parameters cell, from its declaration
     jalapeno refresh                                 # re-execute committed notebooks in place
     jalapeno derive schemes                          # regenerate a committed derived table (data/derived/)
+    jalapeno measurements check my-runs.jsonl        # check a reader's benchmark runs (JSON lines or array)
+    jalapeno measurements check runs.json --chips my-chip.csv   # runs of a chip the book does not have
+    jalapeno measurements score my-runs.jsonl        # the model's error on them, on the default path
+    jalapeno measurements score runs.json --chips my-chip.csv   # ... on a chip the book does not have
+    jalapeno measurements score my-runs.jsonl --out build/my-runs   # ... and a page of each series' frontier
 
 ``-p NAME VALUE`` values are read as YAML scalars or lists (``1400``, ``-1e3``, ``true``, ``[gb200, h200]``)
 under YAML 1.2 rules (:func:`jalapeno.publish.params.read_yaml`: ``020000`` is 20000, no aliases, size and
@@ -38,7 +43,7 @@ from concurrent.futures import Executor
 
 from . import build as _build
 from . import execute, output, pages, params, scenarios
-from .. import calibration, derived, schemes, subject, uncertainty
+from .. import cache, calibration, derived, measurements, schemes, subject, uncertainty
 from ..errors import JalapenoError, shown
 
 
@@ -75,7 +80,43 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--force", action="store_true", help="with --record: overwrite a version recorded before")
     d = sub.add_parser("derive", help="regenerate the committed derived tables of the noisy stages (data/derived/)")
     d.add_argument("stages", nargs="*", metavar="STAGE", help=f"default every one: {', '.join(DERIVERS)}")
+    m = sub.add_parser("measurements", help="check a reader's benchmark runs, or score the model on them")
+    msub = m.add_subparsers(dest="action", required=True)
+    mc = msub.add_parser("check", help="check a JSON array or JSON-lines file of InferenceX agg_bmk.json-style runs")
+    mc.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
+    mc.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
+    ms = msub.add_parser("score", help="the model's error on a reader's runs, predicted on the default path")
+    ms.add_argument("file", help="the runs (JSON array of objects, or one JSON object a line)")
+    ms.add_argument("--chips", help="a CSV of new chips: what data/chips.csv and data/chip_specs.csv hold for each")
+    ms.add_argument("--out", help="also write a page of the measured points over each predicted frontier and its "
+                    "band into this folder (the build's rules: a new or empty folder, or one jalapeno wrote)")
     return p
+
+
+def _measurements(args: argparse.Namespace) -> str:
+    """What ``jalapeno measurements check|score`` prints (:mod:`jalapeno.measurements`); ``score --out``
+    also writes the score's page (:func:`jalapeno.measurements.page_html`) as ``index.html`` of that folder,
+    under the build's folder rules (:func:`.output.check_output`, checked before anything is computed; the
+    lock, the stage and the atomic swap of :mod:`.output`)."""
+    if args.action == "check":
+        return measurements.check_report(measurements.read(args.file, args.chips))
+    if args.out is None:
+        return measurements.score_report(measurements.score(args.file, args.chips))
+    protected = {"the build cache": cache.folder()}  # the sources: check_output refuses the repository outside build/
+    out = output.check_output(args.out, protected)
+    result = measurements.scored(args.file, args.chips)
+    page = measurements.page_html(result)
+    with output.locked(out):
+        for line in output.remove_stale_stages(out):
+            print(line, file=sys.stderr)
+        stage = output.make_stage(out)
+        try:
+            (stage / "html").mkdir()
+            (stage / "html" / "index.html").write_text(page)
+            output.replace(out, stage / "html", stage, protected)
+        finally:
+            output.remove_stage(stage)
+    return measurements.score_report(result.table) + f"\n{out / 'index.html'}"
 
 
 #: The function that regenerates each stage's table (:data:`jalapeno.derived.STAGES`, in its order).
@@ -162,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "derive":
             for path in _derive(args.stages):
                 print(path)
+        elif args.command == "measurements":
+            print(_measurements(args))
         elif args.command == "numbers":
             if args.record:
                 print(pages.record_numbers(force=args.force))
