@@ -132,7 +132,7 @@ def fields_table() -> str:
         kind = f"one of {', '.join(col.choices)}" if col.choices else {"str": "text", "int": "integer",
                                                                         "float": "number", "bool": "true/false"}[col.kind]
         words = REQUIRED_WORDS[req] + (" (or `model`)" if name == "infmax_model_prefix" else "")
-        rng = f"{col.plausible[0]:g} to {col.plausible[1]:g}" if col.plausible else ""
+        rng = f"{display.quantity(col.plausible[0])} to {display.quantity(col.plausible[1])}" if col.plausible else ""
         lines.append(f"| `{name}` | {words} | {kind} | {col.unit} | {rng} |")
     return "\n".join(lines)
 

@@ -340,3 +340,9 @@ def test_score_out_writes_a_page_under_the_builds_folder_rules_and_nothing_for_b
     code, _, err = run_cli(["measurements", "score", str(bad), "--out", str(tmp_path / "never")], capsys)
     assert code == 2 and err.startswith("jalapeno: error: bad.jsonl:1: conc: -1 is outside the plausible range")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".page.jalapeno-lock", "bad.jsonl", "foreign", "page"]  # the build lock stays
+
+
+def test_the_readme_lists_the_fields_as_the_module_checks_them():
+    readme = (ROOT / "README.md").read_text()
+    assert measurements.fields_table() in readme
+    assert "| `mean_tpot` | required | number | s |" in measurements.fields_table()
