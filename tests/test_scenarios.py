@@ -29,7 +29,7 @@ def text_of(page: Path) -> str:
 def banner_of(page: Path) -> str:
     m = re.search(r'<div class="[^"]*\bjalapeno-scenario\b[^"]*">(.*?Rebuild it:.*?)</p>', page.read_text(), re.S)
     assert m, f"no scenario banner on {page}"
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1))))
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1)))).replace("\u2019", "'")  # Sphinx's smart quotes
 
 
 def test_four_example_scenarios_are_shipped():
