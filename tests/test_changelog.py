@@ -46,7 +46,7 @@ def test_changes_are_grouped_by_chapter_then_quantity():
     assert counts["rows"][0]["label"] == "Of **110** claims, most agree." and counts["rows"][0]["why"] == "claims <claim id> added"
     assert counts["why_column"] and not ratio["why_column"]  # the chapter's reason is not repeated on each row
     assert [r["label"] for r in ratio["rows"]] == ["the quantity's value", "best run: the best of every run"]
-    assert ch["added"] == [{"group": "Other numbers", "why_column": False, "rows": [
+    assert ch["added"] == [{"group": "Numbers no sentence of today's chapter quotes (by their keys)", "why_column": False, "rows": [
         {"label": None, "key": "fresh", "before": "(new)", "after": "3", "why": ""}]}]
     assert [r["key"] for g in ch["removed"] for r in g["rows"]] == ["old"]
 

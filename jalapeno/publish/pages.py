@@ -1078,6 +1078,10 @@ def _reader_html(text: object) -> str:
 TEMPLATES.filters["reader_html"] = _reader_html
 
 
+#: The changelog's group of the numbers no sentence of today's chapters quotes (shown by their keys).
+UNQUOTED = "Numbers no sentence of today's chapter quotes (by their keys)"
+
+
 def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, dict[str, str]],
                        labels: dict[str, dict[str, dict[str, str]]], titles: dict[str, str] | None = None) -> list[dict]:
     """The changes ``rows`` (``(chapter, key, before, after)`` of :func:`diff_numbers`) grouped for the
@@ -1087,8 +1091,8 @@ def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, di
     any row has a reason of its own), in the order the chapter shows them. A row holds ``label`` (the
     reader's label of :func:`number_labels` with ``{value}`` filled by the row's value, in bold; None when
     the number has none), ``key``, ``before``, ``after`` and ``why``: the reason ``told`` gives for that
-    number alone (the chapter's reason is said once, not on every row). A number without a label is in
-    the group "Other numbers", last."""
+    number alone (the chapter's reason is said once, not on every row). A number without a label (no
+    sentence of today's chapters quotes it) is in the group :data:`UNQUOTED`, last, by its key."""
     titles = titles or {}
     chapters: dict[str, dict] = {}
     for chapter, key, before, after in rows:
@@ -1101,7 +1105,7 @@ def changes_by_chapter(rows: list[tuple[str, str, str, str]], told: dict[str, di
         label = info["label"].replace("{value}", f"**{value}**") if info else None
         if label and "{value}" not in info["label"] and kind != "moved":  # a quantity's label: its value after it
             label += f": **{value}**"
-        group = (info["order"], info["group"]) if info else ("~", "Other numbers")
+        group = (info["order"], info["group"]) if info else ("~", UNQUOTED)
         entry[kind].setdefault(group, []).append({"label": label, "key": key, "before": before, "after": after,
                                                   "why": str((told.get(chapter) or {}).get(key) or "")})
     out = []
