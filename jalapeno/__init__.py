@@ -5,6 +5,7 @@ The public API (see the README)::
     import jalapeno as jp
     jp.chip("gb200"), jp.model("deepseek-r1")             # typed specs from data/ (SI units)
     jp.evaluate("gpt-oss-120b", "gb200", jp.Layout(n_chips=1), jp.Workload(concurrency=64))  # with its parts
+    jp.capacity_plan("h200", "gpt-oss-120b", context_tokens=8192)  # each slice's largest batch and throughput
     jp.frontier("gb300", "deepseek-r1")                    # a Pareto frontier (polars DataFrame)
     jp.frontier("gb300", "deepseek-r1", band=0.8)          # with the model's 80 % band and its scheme
     jp.claims()                                            # the claims registry with a status each
@@ -12,7 +13,7 @@ The public API (see the README)::
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
 network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
-bounds (``bounds``: the evaluator with ideal constants); calibration; Pareto frontiers (``pareto``); the
+bounds (``bounds``: the evaluator with ideal constants); capacity plans (``capacity_plans``); calibration; Pareto frontiers (``pareto``); the
 subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
 caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
 (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
@@ -28,6 +29,7 @@ import os as _os
 # the order of BLAS's sums whatever the number of cores.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from .capacity_plans import capacity_plan  # noqa: E402
 from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
 from .measurements import score  # noqa: E402
 from .pareto import frontier  # noqa: E402
@@ -36,5 +38,5 @@ from .serving import Evaluation, Layout, Workload, capacity, evaluate  # noqa: E
 from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
 __all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "ParameterError",
-           "UnknownNameError", "Workload", "capacity", "chip", "chip_names", "claims", "evaluate", "frontier", "model",
+           "UnknownNameError", "Workload", "capacity", "capacity_plan", "chip", "chip_names", "claims", "evaluate", "frontier", "model",
            "model_names", "score"]

@@ -1,0 +1,176 @@
+"""Capacity plans: for a chip, a model, a precision and a context, what each tensor-parallel slice holds and
+serves once its memory is full (:func:`capacity_plan`).
+
+The question an operator asks first: the smallest slice (chips per model replica) that holds the weights,
+the largest batch each slice holds once the weights are in, the decode step at that batch, and the
+throughput per chip and request rate that follow. The smallest slice is often not the most efficient one:
+a larger slice spreads the weights thinner and frees memory for KV cache, until the KV cache itself stops
+shrinking (GQA's KV heads are fewer than the ranks, or MLA's one latent is replicated on every rank).
+
+Every rule is the serving model's (:mod:`jalapeno.serving`), so that a plan agrees with
+:func:`jalapeno.serving.capacity` and :func:`jalapeno.serving.evaluate`:
+
+- weights per chip: :attr:`jalapeno.serving.WeightBytes.held` of a slice of ``t`` chips (non-expert
+  weights over the ``t`` tensor-parallel ranks, routed experts spread over the ``t`` chips), in exact
+  rational arithmetic and rounded up to whole bytes (the largest shard);
+- KV per sequence per chip: ``KV(S) / s`` with ``S`` = context + decode tokens (the sequence at its last
+  step, the most a server must hold for it), ``s = min(t, KV heads)`` for GQA (the heads split over the
+  ranks, replicated beyond the head count) and ``s = 1`` for MLA (the latent, one per token, replicated on
+  every rank; the stacks without DP-attention); :meth:`jalapeno.specs.ModelSpec.kv_bytes_per_sequence`;
+- usable memory per chip: ``floor(HBM x u)`` with ``u`` the serving model's usable share
+  (:func:`jalapeno.serving.usable_hbm_fraction`, ``data/model_constants.csv``: 0.92, a little above
+  vLLM's default ``gpu_memory_utilization`` of 0.90; source in that file);
+- largest batch: ``B = floor((usable - weights) / KV per sequence)`` (whole bytes, an exact integer);
+- decode step at ``B``: the serving model's evaluator (:func:`jalapeno.serving.evaluate`) at the speed of
+  light (:data:`jalapeno.bounds.SPEED_OF_LIGHT`: peak HBM bandwidth and FLOP/s, collectives free, no
+  overhead), every sequence at context + decode tokens: ``T = B KV / BW + max(W(B) / BW, B F / C)``
+  (jax-ml/scaling-book ``inference.md``), ``W(B)`` the weights a step reads (the experts a batch of ``B``
+  touches, Epoch AI's ``E (1 - (1 - k/E)^B)``). At peak, not at a calibrated ``eta_mem``: the plan is
+  physics of the chip alone (the calibration is fitted per stack and sits above this layer), so its
+  throughput is an upper bound; a calibrated ``eta_mem`` divides it by ``eta_mem`` where memory is the limit;
+- throughput per chip ``B / T / t`` (output tokens per second per chip of decode) and requests per second
+  per chip ``B / T / t / decode tokens`` (each request emits ``decode_tokens``; prefill's time not counted,
+  so both are bounds).
+
+Units: SI (bytes, bytes/s, s); tokens and sequences are counts.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+
+from . import bounds, serving, specs
+from .specs import ChipSpec, ModelSpec
+
+
+def usable_bytes_per_chip(chip: ChipSpec) -> int:
+    """Whole bytes of ``chip``'s HBM weights and KV cache may fill: ``floor(HBM x u)``, ``u`` the serving
+    model's usable share (:func:`jalapeno.serving.usable_hbm_fraction`). ValueError without an HBM size."""
+    if not chip.hbm_capacity_bytes:
+        raise ValueError(f"chip {chip.chip!r} has no HBM capacity figure (hbm_capacity_bytes)")
+    return math.floor(Fraction(str(chip.hbm_capacity_bytes)) * Fraction(str(serving.usable_hbm_fraction())))
+
+
+def weight_bytes_per_chip(model: ModelSpec, recipe: tuple[str, str, str], chips: int) -> int:
+    """Whole bytes of weights one chip of a ``chips``-chip tensor-parallel slice holds (the largest shard):
+    :attr:`jalapeno.serving.WeightBytes.held` at ``dp = pp = 1``, ``(all but routed experts) x b_other / t +
+    routed experts x b_experts / t``: the serving model's sum on one chip (exact in binary floating point:
+parameter counts below 2^53 times bytes per value of a few binary digits) over ``t``, rounded up. ``recipe``: (experts, other
+    weights, KV) precisions (:func:`jalapeno.serving.recipe`)."""
+    whole = Fraction(float(serving.weight_bytes(model, recipe).held))  # one chip's: exact (integers x 2^-k)
+    return math.ceil(whole / chips)
+
+
+def kv_bytes_per_sequence_per_chip(model: ModelSpec, chip: ChipSpec, recipe: tuple[str, str, str], held_tokens: int,
+                                   chips: int) -> int:
+    """Whole bytes of one sequence's KV cache of ``held_tokens`` on one chip of a ``chips``-chip slice, by the
+    serving model's ``heads`` sharding (:func:`jalapeno.serving.capacity`, :data:`jalapeno.serving.KV_SHARDINGS`):
+    :meth:`jalapeno.specs.ModelSpec.kv_bytes_per_sequence` over ``s`` ways, GQA ``s = min(chips, KV heads)``
+    (heads replicated beyond the head count), MLA ``s = 1`` (the latent replicated on every rank); ``s`` is
+    read back from :func:`jalapeno.serving.capacity` (an integer), the bytes exact and rounded up."""
+    whole = model.kv_bytes_per_sequence(held_tokens, recipe[2])  # exact, as the weights' sum
+    one = serving.capacity(model, chip, serving.Layout(n_chips=chips),
+                           serving.Workload(concurrency=1, context_tokens=held_tokens, precision=recipe))
+    split = round(whole / float(one.kv_bytes))
+    return math.ceil(Fraction(whole) / split)
+
+
+def slice_sizes(chip: ChipSpec, model: ModelSpec, recipe: tuple[str, str, str], held_tokens: int) -> list[int]:
+    """The powers of two from the smallest slice whose usable memory holds the weights and one sequence's
+    KV cache up to the chip's scale-up domain (:attr:`jalapeno.specs.ChipSpec.scale_up_domain_chips`; 1
+    chip when not given). ValueError naming the largest slice and the bytes it is short when none holds."""
+    domain = int(chip.scale_up_domain_chips or 1)
+    usable = usable_bytes_per_chip(chip)
+    powers = [1 << i for i in range(domain.bit_length()) if 1 << i <= domain]
+    held = [t for t in powers if weight_bytes_per_chip(model, recipe, t)
+            + kv_bytes_per_sequence_per_chip(model, chip, recipe, held_tokens, t) <= usable]
+    if not held:
+        t = powers[-1]
+        need = weight_bytes_per_chip(model, recipe, t) + kv_bytes_per_sequence_per_chip(model, chip, recipe, held_tokens, t)
+        raise ValueError(f"{model.model} at {recipe} does not fit on {chip.chip}: its largest slice, {t} chips "
+                         f"(the scale-up domain), needs {need:,} bytes per chip for the weights and one sequence "
+                         f"of {held_tokens:,} tokens, {need - usable:,} bytes more than the {usable:,} usable")
+    return [t for t in powers if t >= held[0]]
+
+
+def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str = "fp8",
+                  kv_precision: str | None = None, context_tokens: int, decode_tokens: int = 1024,
+                  chips=None) -> pl.DataFrame:
+    """The capacity plan of ``model`` on ``chip``: one row per tensor-parallel slice size (chips per model
+    replica), the formulas and sources of the module docstring.
+
+    ``precision``: the benchmark's name (``fp4``, ``fp8``, ``bf16``), weights by the serving model's recipe
+    (:func:`jalapeno.serving.recipe`; gpt-oss at ``fp4`` is MXFP4 experts with BF16 elsewhere);
+    ``kv_precision``: the KV cache's (default the recipe's); ``context_tokens``: the prompt each sequence
+    brings; ``decode_tokens``: the tokens it generates (each sequence holds context + decode tokens of KV
+    at its last step); ``chips``: the slice sizes to plan (default :func:`slice_sizes`: powers of two from
+    the smallest that holds the weights and one sequence up to the chip's scale-up domain).
+
+    Returns a polars DataFrame, one row per slice, columns: ``chip``, ``model``, ``chips`` (slice size),
+    ``weight_bytes_per_chip``, ``kv_bytes_per_sequence_per_chip``, ``usable_bytes_per_chip``,
+    ``largest_batch`` (sequences; all four exact integers), ``kv_bytes_per_chip`` (at that batch),
+    ``memory_step_s`` (the weights the step reads and the batch's KV cache, read once at peak HBM
+    bandwidth: the step when memory is the limit, s), ``step_s`` (the decode step at that batch, the
+    evaluator's ``kv + max(weights, FLOPs)``: ``memory_step_s`` where memory is the limit, s), both null when
+    the batch is 0, ``memory_bound`` (the weight read outlasts the FLOPs), ``throughput_tok_s_chip`` (output tokens/s per chip),
+    ``requests_per_s_chip``, ``most_efficient`` (the slice of the highest throughput per chip; the first
+    such on a tie). A listed slice that cannot hold one sequence has batch 0 and throughput 0.
+
+    Raises UnknownNameError for an unknown chip, model or precision (naming the valid ones); ValueError for
+    a context or decode length that is not a positive integer or beyond the model's window, a chip without
+    HBM figures, a slice size that is not a positive integer, or a model no slice holds (naming the largest
+    slice and the bytes short)."""
+    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
+    model = model if isinstance(model, ModelSpec) else specs.model(model)
+    for name, value in (("context_tokens", context_tokens), ("decode_tokens", decode_tokens)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer number of tokens, got {value!r}")
+    held_tokens = int(context_tokens) + int(decode_tokens)
+    model.check_context(held_tokens, "context_tokens + decode_tokens")
+    prec = serving.recipe(model, precision)
+    if kv_precision is not None:
+        specs.bytes_per_value(kv_precision)  # UnknownNameError for an unknown one
+        prec = (prec[0], prec[1], kv_precision)
+    if not chip.hbm_bandwidth_bytes_per_s:
+        raise ValueError(f"chip {chip.chip!r} has no HBM bandwidth figure (hbm_bandwidth_bytes_per_s)")
+    if chips is None:
+        sizes = slice_sizes(chip, model, prec, held_tokens)
+    else:
+        sizes = [int(t) for t in np.atleast_1d(chips)]
+        if any(t <= 0 or t != float(c) for t, c in zip(sizes, np.atleast_1d(chips))):
+            raise ValueError(f"chips must be positive integers, got {chips!r}")
+    usable = usable_bytes_per_chip(chip)
+    rows = []
+    for t in sizes:
+        w = weight_bytes_per_chip(model, prec, t)
+        kv = kv_bytes_per_sequence_per_chip(model, chip, prec, held_tokens, t)
+        batch = max(0, (usable - w) // kv)
+        row = {"chip": chip.chip, "model": model.model, "chips": t, "weight_bytes_per_chip": w,
+               "kv_bytes_per_sequence_per_chip": kv, "usable_bytes_per_chip": usable, "largest_batch": batch,
+               "kv_bytes_per_chip": batch * kv, "memory_step_s": None, "step_s": None, "memory_bound": None,
+               "throughput_tok_s_chip": 0.0, "requests_per_s_chip": 0.0}
+        if batch:
+            r = serving.evaluate(model, chip, serving.Layout(n_chips=t),
+                                 serving.Workload(concurrency=batch, context_tokens=held_tokens, precision=prec),
+                                 **bounds.SPEED_OF_LIGHT)
+            step = float(r.roofline_s)
+            row.update(memory_step_s=float(r.kv_s + r.weights_s), step_s=step, memory_bound=bool(r.memory_bound), throughput_tok_s_chip=batch / step / t,
+                       requests_per_s_chip=batch / step / t / decode_tokens)
+        rows.append(row)
+    if not any(r["largest_batch"] for r in rows):
+        t = max(sizes)
+        short = rows[sizes.index(t)]["weight_bytes_per_chip"] + rows[sizes.index(t)]["kv_bytes_per_sequence_per_chip"] - usable
+        raise ValueError(f"{model.model} at {prec} does not fit on {chip.chip} in any slice listed: the largest, "
+                         f"{t} chips, is {short:,} bytes per chip short of the weights and one sequence of "
+                         f"{held_tokens:,} tokens ({usable:,} usable)")
+    best = max(range(len(rows)), key=lambda i: (rows[i]["throughput_tok_s_chip"], -i))
+    for i, r in enumerate(rows):
+        r["most_efficient"] = i == best
+    return pl.DataFrame(rows, schema_overrides={"memory_step_s": pl.Float64, "step_s": pl.Float64, "memory_bound": pl.Boolean,
+                                                "weight_bytes_per_chip": pl.Int64, "largest_batch": pl.Int64,
+                                                "kv_bytes_per_sequence_per_chip": pl.Int64,
+                                                "usable_bytes_per_chip": pl.Int64, "kv_bytes_per_chip": pl.Int64})
