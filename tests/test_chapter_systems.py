@@ -126,3 +126,24 @@ def test_the_system_frontiers_draw_the_calibrated_frontiers_bands(ch):
     assert by["gb200 prefill + LPU decode"]["throughput_tok_s_chip_low"].null_count() == by["gb200 prefill + LPU decode"].height
     spec = ch.figures["system_frontiers"].chart.to_dict()
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["area", "line"]
+
+
+def test_capacity_plans_table_is_the_plan_of_each_chip(ch, defaults):
+    """The chapter's capacity plans are :func:`jalapeno.capacity_plan` of the focus model on each system's
+    chip with HBM (and Jalapeño), one row per slice up to 64 chips; the quoted best slice is the row of the
+    highest throughput per chip. Hand check of one row: gpt-oss-120b's KV cache at FP8 on GB200 over one
+    chip, 2 x 8 x 64 x 18 x (8,192 + 1,024 + 128) bytes = 172,228,608 a sequence."""
+
+    t = ch.tables["capacity_plans"]
+    gb200 = t.filter(pl.col("chip") == "GB200")
+    assert gb200["chips_per_replica"].to_list() == [1, 2, 4, 8, 16, 32, 64]
+    assert gb200["kv_per_sequence_per_chip_bytes"][0] == 2 * 8 * 64 * 18 * (8192 + 1024 + 128)
+    plan = jp.capacity_plan("gb200", defaults["model"], precision=defaults["plan_precision"],
+                            kv_precision=defaults["kv_precision"], context_tokens=defaults["context_tokens"],
+                            decode_tokens=defaults["decode_tokens"], chips=[1, 2, 4, 8, 16, 32, 64])
+    assert gb200["largest_batch"].to_list() == plan["largest_batch"].to_list()
+    assert gb200["throughput_tok_s_chip"].to_list() == plan["throughput_tok_s_chip"].to_list()
+    best = plan.filter(pl.col("most_efficient")).row(0, named=True)
+    assert f"GB200, {best['chips']} chips ({best['largest_batch']:,} sequences" in ch.numbers["sys_plan_best"]
+    assert set(t["chip"]) == {"GB200", "GB300", "TPU 8t", "TPU 8i", "Jalapeño"}
+    assert ch.numbers["sys_plan_left_out"] == "Groq 3 LPU"  # SRAM only: no HBM plan

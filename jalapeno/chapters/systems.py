@@ -15,7 +15,8 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import calibration, charts, comparison, data, diagrams, network, pareto, registry, schemes, specs, subject
+from .. import bounds, calibration, charts, comparison, data, diagrams, network, pareto, registry, schemes, serving, specs, subject
+from .. import capacity_plans as cp
 from .. import systems as sy
 from ..display import number
 from ..errors import CostError, UnknownNameError
@@ -59,6 +60,10 @@ PARAMETERS = (
     Parameter("weight_bits", 8, "bits per weight of the LPU (4, 8 or 16)", low=1, high=32, unit="bits"),
     Parameter("weight_precision", "fp8", "the weights' precision in the capacity section", names="precision"),
     Parameter("kv_precision", "fp8", "the precision of every KV cache", names="precision"),
+    Parameter("plan_precision", "fp4", "the benchmark precision of the capacity plans (weights by the serving "
+              "model's recipe)", names="precision"),
+    Parameter("decode_tokens", 1024, "the tokens each sequence of a capacity plan generates", low=1, high=1048576,
+              unit="tokens"),
     Parameter("gpu", "vera-rubin", "the chip that prefills for the LPUs and serves alone", names="HBM chip"),
     Parameter("decode_tokens_per_chip", 1, "the decode batch per chip of the TPU all-to-all", low=1, high=100000,
               unit="tokens"),
@@ -73,7 +78,7 @@ PARAMETERS = (
 
 def compute(*, models: list[str], systems: list[str], system: str, model: str, topology: str, size: int,
             context_tokens: int, contexts: list[int], concurrency: int, weight_bits: int, weight_precision: str,
-            kv_precision: str, gpu: str, decode_tokens_per_chip: int, scenario: str,
+            kv_precision: str, plan_precision: str, decode_tokens: int, gpu: str, decode_tokens_per_chip: int, scenario: str,
             jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float) -> Chapter:
     """Everything the systems chapter shows, for the notebook's parameters.
 
@@ -82,7 +87,8 @@ def compute(*, models: list[str], systems: list[str], system: str, model: str, t
 
     Returns a :class:`jalapeno.chapters.Chapter`: the ``sys_*`` numbers its prose quotes, the tables
     ``fabrics``, ``collectives``, ``deepseek_ep``, ``tpu_all_to_all``, ``lpx_sram``, ``gemma_budget``,
-    ``system_frontiers``, ``jalapeno_fabric``, ``jalapeno_requirements``, ``capacity``, ``claims`` and the
+    ``system_frontiers``, ``jalapeno_fabric``, ``jalapeno_requirements``, ``capacity``, ``capacity_plans``,
+    ``claims`` and the
     figures ``topology_hops``, ``collectives``, ``tpu_all_to_all``, ``gemma_budget``, ``lpu_scaling``,
     ``system_frontiers``, ``jalapeno_fabric``, ``capacity``.
 
@@ -106,6 +112,7 @@ def compute(*, models: list[str], systems: list[str], system: str, model: str, t
     _jalapeno_fabric(ch, chosen, scenario, fit, jalapeno_scale_up_tb_s, alpha0_us, comm_share, concurrency,
                      context_tokens, kv_precision)
     _capacity(ch, chosen, systems, contexts, context_tokens, concurrency, weight_precision, kv_precision)
+    _capacity_plans(ch, systems, focus_model, scenario, context_tokens, decode_tokens, plan_precision, kv_precision)
     ch.tables["claims"] = registry.claims().filter(pl.col("chapter") == "systems").select(
         "claim_id", "claimed", "status", "computed", "published_vs_computed", "check")
     return ch
@@ -517,6 +524,54 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
                        & (pl.col("context_tokens") == long_ctx) & (pl.col("tier") == tier))
         _quote_or_na(ch, key, None if r.is_empty() else r[column][0], fmt)
     ch.add_figure("capacity", capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")
+
+
+#: The largest slice (chips per replica) the chapter's capacity plans show: tensor parallelism beyond it is
+#: not served in practice, and throughput per chip only falls there once the KV cache stops shrinking.
+_PLAN_MAX_CHIPS = 64
+
+
+def _capacity_plans(ch: Chapter, systems: list[str], focus_model: ModelSpec, scenario: str, context_tokens: int,
+                    decode_tokens: int, precision: str, kv_precision: str) -> None:
+    """The capacity plan (:func:`jalapeno.capacity_plan`) of the focus model on each system's chip with HBM
+    and Jalapeño (its ``scenario``), slices up to :data:`_PLAN_MAX_CHIPS` chips, and the most efficient
+    slice of each in one sentence. Chips without FLOP/s at the recipe's expert precision, or that no slice
+    holds the model on, are named as left out."""
+    chips = list({c.chip: c for c in (sy.system(s).chip for s in systems)}.values()) + [subject.jalapeno_chip(scenario)]
+    experts = serving.recipe(focus_model, precision)[0]
+    frames, left_out = [], []
+    for c in chips:
+        if not (c.hbm_capacity_bytes and c.hbm_bandwidth_bytes_per_s and bounds.has_precision(c, experts)):
+            left_out.append(specs.short_name(c))
+            continue
+        kw = {"precision": precision, "kv_precision": kv_precision, "context_tokens": int(context_tokens),
+              "decode_tokens": int(decode_tokens)}
+        try:
+            recipe = serving.recipe(focus_model, precision)[:2] + (kv_precision,)
+            sizes = [t for t in cp.slice_sizes(c, focus_model, recipe, int(context_tokens) + int(decode_tokens))
+                     if t <= _PLAN_MAX_CHIPS]
+            plan = cp.capacity_plan(c, focus_model, chips=sizes or None, **kw)
+        except ValueError:
+            left_out.append(specs.short_name(c))
+            continue
+        frames.append(plan.with_columns(pl.lit(specs.short_name(c)).alias("chip_name")))
+    plans = pl.concat(frames)
+    ch.tables["capacity_plans"] = plans.select(
+        pl.col("chip_name").alias("chip"), pl.col("chips").alias("chips_per_replica"),
+        pl.col("weight_bytes_per_chip").cast(pl.Float64).alias("weights_per_chip_bytes"),
+        pl.col("kv_bytes_per_sequence_per_chip").cast(pl.Float64).alias("kv_per_sequence_per_chip_bytes"),
+        "largest_batch", pl.col("step_s").alias("decode_step_s"), "throughput_tok_s_chip",
+        pl.col("requests_per_s_chip").alias("requests_per_s_per_chip"))
+    best = plans.filter(pl.col("most_efficient"))
+    ch.quote("sys_plan_model", focus_model.display_name)
+    ch.quote("sys_plan_ctx", int(context_tokens), "{:,}")
+    ch.quote("sys_plan_decode", int(decode_tokens), "{:,}")
+    ch.quote("sys_plan_usable_pct", 100 * serving.usable_hbm_fraction(), "{:.0f}")
+    ch.quote("sys_plan_best", "; ".join(
+        f"{r['chip_name']}, {number(r['chips']):,} chip{'' if r['chips'] == 1 else 's'} "
+        f"({number(r['largest_batch']):,} sequences, {number(r['throughput_tok_s_chip']):,.0f} tok/s per chip)"
+        for r in best.iter_rows(named=True)))
+    ch.quote("sys_plan_left_out", ", ".join(left_out) if left_out else "none")
 
 
 # ---- figures ----
