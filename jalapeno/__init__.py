@@ -13,7 +13,8 @@ The public API (see the README)::
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
 network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
-bounds (``bounds``: the evaluator with ideal constants); capacity plans (``capacity_plans``); calibration; Pareto frontiers (``pareto``); the
+bounds (``bounds``: the evaluator with ideal constants); capacity plans (``capacity_plans``, the
+evaluator on each tensor-parallel slice once its memory is full); calibration; Pareto frontiers (``pareto``); the
 subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
 caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
 (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);

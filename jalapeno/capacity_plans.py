@@ -59,7 +59,8 @@ def weight_bytes_per_chip(model: ModelSpec, recipe: tuple[str, str, str], chips:
     """Whole bytes of weights one chip of a ``chips``-chip tensor-parallel slice holds (the largest shard):
     :attr:`jalapeno.serving.WeightBytes.held` at ``dp = pp = 1``, ``(all but routed experts) x b_other / t +
     routed experts x b_experts / t``: the serving model's sum on one chip (exact in binary floating point:
-parameter counts below 2^53 times bytes per value of a few binary digits) over ``t``, rounded up. ``recipe``: (experts, other
+parameter counts below 2^53 times bytes per value of a few binary digits) over ``t``, rounded up.
+    ``recipe``: (experts, other
     weights, KV) precisions (:func:`jalapeno.serving.recipe`)."""
     whole = Fraction(float(serving.weight_bytes(model, recipe).held))  # one chip's: exact (integers x 2^-k)
     return math.ceil(whole / chips)
@@ -90,7 +91,8 @@ def slice_sizes(chip: ChipSpec, model: ModelSpec, recipe: tuple[str, str, str], 
             + kv_bytes_per_sequence_per_chip(model, chip, recipe, held_tokens, t) <= usable]
     if not held:
         t = powers[-1]
-        need = weight_bytes_per_chip(model, recipe, t) + kv_bytes_per_sequence_per_chip(model, chip, recipe, held_tokens, t)
+        need = (weight_bytes_per_chip(model, recipe, t)
+                + kv_bytes_per_sequence_per_chip(model, chip, recipe, held_tokens, t))
         raise ValueError(f"{model.model} at {recipe} does not fit on {chip.chip}: its largest slice, {t} chips "
                          f"(the scale-up domain), needs {need:,} bytes per chip for the weights and one sequence "
                          f"of {held_tokens:,} tokens, {need - usable:,} bytes more than the {usable:,} usable")
@@ -116,13 +118,13 @@ def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: st
     ``memory_step_s`` (the weights the step reads and the batch's KV cache, read once at peak HBM
     bandwidth: the step when memory is the limit, s), ``step_s`` (the decode step at that batch, the
     evaluator's ``kv + max(weights, FLOPs)``: ``memory_step_s`` where memory is the limit, s), both null when
-    the batch is 0, ``memory_bound`` (the weight read outlasts the FLOPs), ``throughput_tok_s_chip`` (output tokens/s per chip),
-    ``requests_per_s_chip``, ``most_efficient`` (the slice of the highest throughput per chip; the first
+    the batch is 0, ``memory_bound`` (the weight read outlasts the FLOPs), ``throughput_tok_s_chip``
+    (output tokens/s per chip), ``requests_per_s_chip``, ``most_efficient`` (the slice of the highest throughput per chip; the first
     such on a tie). A listed slice that cannot hold one sequence has batch 0 and throughput 0.
 
     Raises UnknownNameError for an unknown chip, model or precision (naming the valid ones); ValueError for
     a context or decode length that is not a positive integer or beyond the model's window, a chip without
-    HBM figures, a slice size that is not a positive integer, or a model no slice holds (naming the largest
+    HBM figures, an empty ``chips`` or a slice size that is not a positive integer, or a model no slice holds (naming the largest
     slice and the bytes short)."""
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     model = model if isinstance(model, ModelSpec) else specs.model(model)
@@ -141,7 +143,7 @@ def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: st
         sizes = slice_sizes(chip, model, prec, held_tokens)
     else:
         sizes = [int(t) for t in np.atleast_1d(chips)]
-        if any(t <= 0 or t != float(c) for t, c in zip(sizes, np.atleast_1d(chips))):
+        if not sizes or any(t <= 0 or t != float(c) for t, c in zip(sizes, np.atleast_1d(chips))):
             raise ValueError(f"chips must be positive integers, got {chips!r}")
     usable = usable_bytes_per_chip(chip)
     rows = []
@@ -158,19 +160,22 @@ def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: st
                                  serving.Workload(concurrency=batch, context_tokens=held_tokens, precision=prec),
                                  **bounds.SPEED_OF_LIGHT)
             step = float(r.roofline_s)
-            row.update(memory_step_s=float(r.kv_s + r.weights_s), step_s=step, memory_bound=bool(r.memory_bound), throughput_tok_s_chip=batch / step / t,
+            row.update(memory_step_s=float(r.kv_s + r.weights_s), step_s=step, memory_bound=bool(r.memory_bound),
+                       throughput_tok_s_chip=batch / step / t,
                        requests_per_s_chip=batch / step / t / decode_tokens)
         rows.append(row)
     if not any(r["largest_batch"] for r in rows):
         t = max(sizes)
-        short = rows[sizes.index(t)]["weight_bytes_per_chip"] + rows[sizes.index(t)]["kv_bytes_per_sequence_per_chip"] - usable
+        last = rows[sizes.index(t)]
+        short = last["weight_bytes_per_chip"] + last["kv_bytes_per_sequence_per_chip"] - usable
         raise ValueError(f"{model.model} at {prec} does not fit on {chip.chip} in any slice listed: the largest, "
                          f"{t} chips, is {short:,} bytes per chip short of the weights and one sequence of "
                          f"{held_tokens:,} tokens ({usable:,} usable)")
     best = max(range(len(rows)), key=lambda i: (rows[i]["throughput_tok_s_chip"], -i))
     for i, r in enumerate(rows):
         r["most_efficient"] = i == best
-    return pl.DataFrame(rows, schema_overrides={"memory_step_s": pl.Float64, "step_s": pl.Float64, "memory_bound": pl.Boolean,
+    return pl.DataFrame(rows, schema_overrides={"memory_step_s": pl.Float64, "step_s": pl.Float64,
+                                                "memory_bound": pl.Boolean,
                                                 "weight_bytes_per_chip": pl.Int64, "largest_batch": pl.Int64,
                                                 "kv_bytes_per_sequence_per_chip": pl.Int64,
                                                 "usable_bytes_per_chip": pl.Int64, "kv_bytes_per_chip": pl.Int64})

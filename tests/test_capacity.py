@@ -120,3 +120,15 @@ def test_errors():
     with pytest.raises(ValueError, match="largest, 2 chips"):
         jp.capacity_plan("h200", "deepseek-r1", precision="fp8", context_tokens=8192, chips=[1, 2])
     assert math.isfinite(jp.capacity_plan("h200", "deepseek-r1", context_tokens=8192)["step_s"][0])
+
+
+def test_listed_slices_are_checked():
+    with pytest.raises(ValueError, match="chips must be positive integers"):
+        jp.capacity_plan("h200", "deepseek-r1", context_tokens=8192, chips=[])
+    with pytest.raises(ValueError, match="chips must be positive integers"):
+        jp.capacity_plan("h200", "deepseek-r1", context_tokens=8192, chips=[8, 2.5])
+    # a listed slice that cannot hold one sequence: batch 0, no step, throughput 0, never the best
+    df = jp.capacity_plan("h200", "deepseek-r1", precision="fp8", context_tokens=8192, chips=[4, 8])
+    assert df["largest_batch"].to_list() == [0, 141]
+    assert df["step_s"][0] is None and df["throughput_tok_s_chip"][0] == 0.0
+    assert df["most_efficient"].to_list() == [False, True]

@@ -15,7 +15,8 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import bounds, calibration, charts, comparison, data, diagrams, network, pareto, registry, schemes, serving, specs, subject
+from .. import (bounds, calibration, charts, comparison, data, diagrams, network, pareto, registry, schemes, serving, specs,
+               subject)
 from .. import capacity_plans as cp
 from .. import systems as sy
 from ..display import number
@@ -78,8 +79,8 @@ PARAMETERS = (
 
 def compute(*, models: list[str], systems: list[str], system: str, model: str, topology: str, size: int,
             context_tokens: int, contexts: list[int], concurrency: int, weight_bits: int, weight_precision: str,
-            kv_precision: str, plan_precision: str, decode_tokens: int, gpu: str, decode_tokens_per_chip: int, scenario: str,
-            jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float) -> Chapter:
+            kv_precision: str, plan_precision: str, decode_tokens: int, gpu: str, decode_tokens_per_chip: int,
+            scenario: str, jalapeno_scale_up_tb_s: float | None, alpha0_us: float, comm_share: float) -> Chapter:
     """Everything the systems chapter shows, for the notebook's parameters.
 
     Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there);
