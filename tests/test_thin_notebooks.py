@@ -34,8 +34,8 @@ def test_each_notebook_computes_through_its_chapter_module(path):
     assert (ROOT / "jalapeno" / "chapters" / f"{module}.py").exists()
 
 
-#: The one name of the package the prose may show: the call a reader makes from Python.
-PUBLIC_CALLS = {"`jalapeno.frontier(chip, model)`"}
+#: The names of the package the prose may show: the public calls a reader makes from Python.
+PUBLIC_CALLS = {"`jalapeno.frontier(chip, model)`", "`jalapeno.capacity_plan`"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
