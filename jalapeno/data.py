@@ -600,13 +600,8 @@ def seed_figures() -> pl.DataFrame:
     (``quote``), the book's figures that answer it (``counterparts``: figure names, or ``chapter#section-anchor`` for a table, separated by ``;``) and
     what they do not show (``gap``). DataError naming the row of a seed ``seeds.csv`` lacks, or of a
     figure with no counterpart and no ``gap`` saying why."""
-    df = load("seed_figures.csv")
-    known = set(seeds_table()["seed"])
+    df = _seeds_known(load("seed_figures.csv"), "seed_figures.csv")
     for i, r in enumerate(df.iter_rows(named=True)):
-        unknown = [x for x in r["seeds"].split(";") if x not in known]
-        if unknown:
-            raise _fail(data_dir() / "seed_figures.csv", i, "seeds", r["seeds"],
-                        f"seed {unknown[0]!r} is not in seeds.csv; valid seeds: {', '.join(sorted(known))}")
         if not r["counterparts"] and not r["gap"]:
             raise _fail(data_dir() / "seed_figures.csv", i, "gap", r["gap"], "a figure without counterparts says why")
     return df
@@ -618,12 +613,17 @@ def seed_public_data_questions() -> pl.DataFrame:
     is printed on), each cell as printed (``question_zh``, ``answers_zh``, ``cannot_answer_zh``) and in
     English (``*_en``), ``seeds`` (the seed's file name: its source). DataError naming the row of a seed
     ``seeds.csv`` lacks."""
-    df = load("seed_public_data_questions.csv")
+    return _seeds_known(load("seed_public_data_questions.csv"), "seed_public_data_questions.csv")
+
+
+def _seeds_known(df: pl.DataFrame, name: str) -> pl.DataFrame:
+    """``df`` (the table ``name`` of ``data/``) when every seed of its ``seeds`` column (file names
+    separated by ``;``) is in ``seeds.csv``; DataError naming the first row that cites another."""
     known = set(seeds_table()["seed"])
     for i, r in enumerate(df.iter_rows(named=True)):
         unknown = [x for x in r["seeds"].split(";") if x not in known]
         if unknown:
-            raise _fail(data_dir() / "seed_public_data_questions.csv", i, "seeds", r["seeds"],
+            raise _fail(data_dir() / name, i, "seeds", r["seeds"],
                         f"seed {unknown[0]!r} is not in seeds.csv; valid seeds: {', '.join(sorted(known))}")
     return df
 
