@@ -815,8 +815,9 @@ def recalibrate(runs: Runs) -> Recalibrated:
         text = calibration.save(eff, how, Path(tmp) / calibration.CALIBRATION_FILE).read_text()
     stored = data.calibration_table()
     new = pl.read_csv(io.BytesIO(text.encode()))
-    return Recalibrated(runs, training, replaced, added, text,
-                        changes(stored, new, _direct(training, added)))
+    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():  # a new chip's generation
+        direct = _direct(training, added)
+    return Recalibrated(runs, training, replaced, added, text, changes(stored, new, direct))
 
 
 def changes(stored: pl.DataFrame, refit: pl.DataFrame, direct: set[str] | frozenset = frozenset()) -> pl.DataFrame:

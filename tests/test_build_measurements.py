@@ -203,3 +203,28 @@ def test_a_held_out_build_scores_the_rows_and_keeps_the_default_numbers(tmp_path
     numbers = json.loads((out / "numbers.json").read_text())["serving-model"]
     assert numbers == pages.committed_numbers()["serving-model"]
     assert (out / "data" / "calibration.csv").read_text() == (ROOT / "data" / "calibration.csv").read_text()
+
+
+def test_a_new_chip_is_fitted_with_its_chips_file_and_its_data_folder_holds_it(tmp_path):
+    """B200's DeepSeek-R1 rows (no run ids: they repeat nothing) under a new chip X1000 with B200's specs
+    (tests/test_measurements.py's chips file): the refit reads the chip from the chips file; X1000 is a
+    Blackwell chip served by SGLang, so its rows inform sglang@blackwell (no new overhead) and, as a second
+    copy of rows already fitted, leave it within 1 % of the stored one; the data folder a build reads holds
+    the chip in chips.csv and chip_specs.csv and the refit's calibration.csv."""
+    from tests.test_measurements import chips_file, shipped_rows
+
+    rows = [{k: v for k, v in r.items() if k != "run_id"} | {"hw": "x1000"} for r in shipped_rows("b200", "dsr1")]
+    path = tmp_path / "x1000.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    chips = chips_file(tmp_path / "chips.csv", vendor=pl.lit("NVIDIA"))
+    with pytest.raises(measurements.MeasurementsError, match="x1000.jsonl:1: hw: unknown chip 'x1000'"):
+        measurements.read(path)
+    recal = measurements.recalibrate(measurements.read(path, chips))
+    assert recal.replaced == 0 and recal.added == 113
+    assert set(recal.changes["parameter"]) == set(data.calibration_table()["parameter"])
+    row = recal.changes.filter(pl.col("parameter") == "tau_s:sglang@blackwell").row(0, named=True)
+    assert row["direct"] and abs(row["relative_change"]) < 0.01
+    folder = measurements.data_folder(recal, tmp_path / "data")
+    assert "x1000" in (folder / "chips.csv").read_text() and "x1000" in (folder / "chip_specs.csv").read_text()
+    assert (folder / "calibration.csv").read_text() == recal.text
+    assert (folder / "measured" / "inferencemax.csv").read_bytes() == (data.data_dir() / "measured" / "inferencemax.csv").read_bytes()
