@@ -28,6 +28,12 @@ a calibration never fitted on the reader's rows: the stored one, or, when some r
 the book's statistic per series and overall (:func:`jalapeno.calibration.frontier_error`) and the
 coverage of the 80 % band the default path draws (:func:`jalapeno.calibration.band_scheme`);
 :func:`page_html` draws it.
+
+:func:`recalibrate` (``jalapeno build --measurements``) refits the serving model's constants on the
+shipped rows and the reader's (a reader's run that repeats a shipped one replaces it: a run measured
+again), with the stored calibration's procedure (:func:`jalapeno.calibration.fit`); :func:`changes` says
+which constants the rows moved and by how much, and which they could not inform; :func:`data_folder`
+writes the data folder a book built on them reads.
 """
 
 from __future__ import annotations

@@ -62,9 +62,15 @@ class BuildReport:
                 f"the cache): {self.index}")
 
 
-def output_dir(scenario: Scenario | None = None) -> Path:
-    """Where a build goes by default: ``build/scenarios/<name>`` for a scenario, else ``build/html``."""
-    return REPO_ROOT / "build" / "scenarios" / scenario.name if scenario else DEFAULT_OUT
+def output_dir(scenario: Scenario | None = None, measured: "Measured | None" = None) -> Path:
+    """Where a build goes by default: ``build/scenarios/<name>`` for a scenario, else
+    ``build/measurements/<file name without its suffix>`` for a build on a reader's runs (never the
+    default book's folder), else ``build/html``."""
+    if scenario:
+        return REPO_ROOT / "build" / "scenarios" / scenario.name
+    if measured is not None:
+        return REPO_ROOT / "build" / "measurements" / measured.runs.path.stem
+    return DEFAULT_OUT
 
 
 #: The report of the last build() in this process (the benchmark reads it).
@@ -91,7 +97,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     notebook.
 
     ``measurements`` (default: the scenario's, if it names one), with ``chips`` (its new chips): a reader's
-    runs (:func:`jalapeno.measurements.read`, checked before anything is written). The serving model's
+    runs (``out`` then defaults to ``build/measurements/<file name>`` without a scenario) (:func:`jalapeno.measurements.read`, checked before anything is written). The serving model's
     constants are refitted on the shipped rows and the reader's (:func:`jalapeno.measurements.recalibrate`)
     and every chosen notebook executes on them, reading a copy of the data folder with the refit's
     ``calibration.csv`` (``JALAPENO_DATA_DIR``, in the stage; its digest and the file's SHA-256 are in
@@ -118,7 +124,7 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         runs = plan(notebooks, overrides)
     derived.check()  # a stale committed table of a noisy stage: the command that regenerates it
     measured = _measured(measurements, chips, hold_out, scenario, list(runs))
-    out = output.check_output(out if out is not None else output_dir(scenario), _protected())
+    out = output.check_output(out if out is not None else output_dir(scenario, measured), _protected())
     with output.locked(out):
         for line in output.remove_stale_stages(out):
             log(line)
@@ -324,7 +330,7 @@ def _build_stage(stage: Path, out: Path, runs: dict[str, dict[str, object]], sce
     figures_dir = stage / "figures"
     figures_dir.mkdir()
     staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
-                         output_dir(scenario).resolve(), measured.banners if measured else None)
+                         output_dir(scenario, measured).resolve(), measured.banners if measured else None)
     src, figures, numbers = stage / "src", staged.figures, staged.numbers
     log("rendering the book")
     html, render_log = _render(src, out, stage / "html")
