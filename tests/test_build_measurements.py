@@ -163,7 +163,7 @@ def test_a_book_built_on_measurements_names_them_and_caches_by_their_contents(sl
     monkeypatch.setenv("JALAPENO_CACHE_DIR", str(own_notebook_cache))
     path, recal = slower
     out = tmp_path / "site"
-    build.build(["serving-model"], out=out, measurements=path, progress=False)
+    build.build(["serving-model", "verdict"], out=out, measurements=path, progress=False)
     assert build.last_report.status["serving-model"].startswith("executed")
     err = capfd.readouterr().err
     assert "constants your rows moved" in err and "tau_s:trt@blackwell: 49.622 -> " in err
@@ -174,6 +174,7 @@ def test_a_book_built_on_measurements_names_them_and_caches_by_their_contents(sl
     assert "--measurements" in text
     intro = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (out / "intro.html").read_text()))
     assert recal.runs.digest[:12] in intro
+    assert "at its default parameters" not in intro  # the verdict's quotes are this build's, on refit constants
     numbers = json.loads((out / "numbers.json").read_text())["serving-model"]
     committed = pages.committed_numbers()["serving-model"]
     assert float(numbers["alpha_us"]) < float(committed["alpha_us"])
@@ -181,10 +182,10 @@ def test_a_book_built_on_measurements_names_them_and_caches_by_their_contents(sl
     info = json.loads((out / "build-info.json").read_text())
     assert info["measurements"]["sha256"] == recal.runs.digest and info["measurements"]["hold_out"] is False
 
-    build.build(["serving-model"], out=out, measurements=path, progress=False)
+    build.build(["serving-model", "verdict"], out=out, measurements=path, progress=False)
     assert build.last_report.status["serving-model"].startswith("cached")
     path.write_text(path.read_text() + "\n")
-    build.build(["serving-model"], out=out, measurements=path, progress=False)
+    build.build(["serving-model", "verdict"], out=out, measurements=path, progress=False)
     assert build.last_report.status["serving-model"].startswith("executed")
 
 

@@ -153,7 +153,9 @@ class Measured:
     """A build on a reader's runs (:func:`_measured`): the ``runs``, the refit (``recal``, None with
     ``--hold-out``), the score (``scored``, with ``--hold-out``), what the rebuild command adds
     (``args``) and each page's banner (``banners``: page, a notebook or ``intro``, -> what
-    ``templates/banner.md`` shows of the file)."""
+    ``templates/banner.md`` shows of the file: ``file``, ``digest`` (12 hex digits of its SHA-256),
+    ``how``, ``note``, and for :func:`.pages.stage` ``description``, ``args`` and ``refit``, ``"yes"``
+    when the page was computed on refitted constants)."""
 
     runs: _measurements.Runs
     recal: _measurements.Recalibrated | None
@@ -209,7 +211,8 @@ def _measured(path: Path | str | None, chips: Path | str | None, hold_out: bool,
         description = (f"This page was rebuilt with the serving model's constants refitted on a reader's measurements "
                        f"({len(moved)} of {recal.changes.height} constants moved).")
     banners = {page: {"file": name, "digest": short, "sha256": runs.digest, "how": how, "args": args,
-                      "description": description, "note": note if page == MEASUREMENTS_PAGE else ""}
+                      "description": description, "note": note if page == MEASUREMENTS_PAGE else "",
+                      "refit": "" if hold_out else "yes"}
                for page in [*pages_built, "intro"]}
     return Measured(runs, recal, scored, args, banners)
 

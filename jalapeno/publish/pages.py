@@ -157,7 +157,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             "banner.md", title=title, description=mine["description"] if mine and not scenario and not rows else text,
             rows=rows, measurements=mine,
             command=build_command(chosen, scenario, overrides, out, default_out) + (mine["args"] if mine else ""))))
-    at_defaults = tuple(n for n, v in runs.items() if not v) if changed else ()
+    at_defaults = tuple(n for n, v in runs.items() if not v and not (measurements or {}).get(n, {}).get("refit")
+                        ) if changed else ()  # a chapter run on refitted constants is not at the defaults
     (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md", at_defaults))
     (src / "figures.md").write_text(figures_page(figures, titles, scenario))
     (src / "environment.md").write_text(environment_page())
