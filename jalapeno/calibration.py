@@ -182,7 +182,16 @@ def cells(configs: pl.DataFrame) -> tuple[str, ...]:
     (:func:`with_priors`)."""
     pairs = configs.select("stack", "chip").unique()
     have = {serving.overhead_key(s, specs.chip(c).generation) for s, c in pairs.iter_rows()}
-    return tuple(k for s in STACKS for k in sorted(have) if k.split("@", 1)[0] == s)
+    return tuple(k for s in (*STACKS, *extra_stacks(configs["stack"])) for k in sorted(have) if k.split("@", 1)[0] == s)
+
+
+def extra_stacks(stacks) -> tuple[str, ...]:
+    """The stacks among ``stacks`` (names, e.g. a column ``stack`` or the overheads of an
+    :class:`Efficiency`, ``"<stack>@<generation>"`` read as their stack) that are not of :data:`STACKS`:
+    a reader's own stack (``jalapeno build --measurements``, :mod:`jalapeno.measurements`), which a fit on
+    its rows gives an overhead of its own per generation (:func:`cells`) and a prior (:func:`with_priors`),
+    after those of :data:`STACKS`. Sorted; empty for the shipped rows."""
+    return tuple(sorted({str(s).split("@", 1)[0] for s in stacks} - set(STACKS) - {"default"}))
 
 
 def parameters(configs: pl.DataFrame) -> tuple[str, ...]:
@@ -211,7 +220,7 @@ def with_priors(eff: Efficiency) -> Efficiency:
     :mod:`jalapeno.schemes` (a generation left out) measures."""
     fitted = {k: v for k, v in eff.tau_s.items() if "@" in k}
     priors = {}
-    for s in STACKS:
+    for s in (*STACKS, *extra_stacks(fitted)):  # a reader's own stack (extra_stacks) from its own generations
         own = [v for k, v in fitted.items() if k.split("@", 1)[0] == s]
         if own:
             priors[s] = float(np.exp(np.mean(np.log(own))))

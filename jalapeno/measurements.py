@@ -28,6 +28,12 @@ a calibration never fitted on the reader's rows: the stored one, or, when some r
 the book's statistic per series and overall (:func:`jalapeno.calibration.frontier_error`) and the
 coverage of the 80 % band the default path draws (:func:`jalapeno.calibration.band_scheme`);
 :func:`page_html` draws it.
+
+:func:`recalibrate` (``jalapeno build --measurements``) refits the serving model's constants on the
+shipped rows and the reader's (a reader's run that repeats a shipped one replaces it: a run measured
+again), with the stored calibration's procedure (:func:`jalapeno.calibration.fit`); :func:`changes` says
+which constants the rows moved and by how much, and which they could not inform; :func:`data_folder`
+writes the data folder a book built on them reads.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import html
+import io
 import json
 import math
 import os
@@ -48,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import calibration, data, display, measured, schemes, specs
+from . import cache, calibration, data, display, measured, schemes, specs
 from .errors import DataError, JalapenoError, UnknownNameError, shown
 from .display import number
 from .metrics import pareto_envelope
@@ -718,3 +725,194 @@ def page_html(result: Scored) -> str:
             f"{number(o['p90']):.1%}; {coverage}. Red: the measured points (filled: on their measured envelope, "
             "the points the score reads); line: the predicted frontier; shaded: its 80 % band.</p>\n"
             f"<table><tr>{head}</tr>{''.join(body)}</table>\n{figures}\n</body></html>\n")
+
+
+# ---- recalibrating on them (jalapeno build --measurements) ----------------------------------------------
+
+#: The relative change of a constant below which a reader's rows count as not having moved it
+#: (:func:`changes`), on the values as ``data/calibration.csv`` stores them (five significant digits, so
+#: equal stored values: an unchanged constant).
+UNCHANGED_RTOL = 1e-6
+
+#: The columns of :func:`changes`, in order.
+CHANGE_COLUMNS = ("parameter", "unit", "stored", "refit", "relative_change", "moved", "direct")
+
+
+@dataclass(frozen=True)
+class Recalibrated:
+    """The calibration refitted on the shipped rows and a reader's runs (:func:`recalibrate`): ``runs``
+    (:class:`Runs`), ``training`` (the rows fitted on, rows of :func:`jalapeno.calibration.configurations`:
+    the shipped ones but those a reader's run repeats, :data:`REPEAT_KEYS`, then the reader's scored rows,
+    :func:`scored_rows`), ``replaced`` (shipped rows a reader's run repeats, which it replaces: a run
+    measured again), ``added`` (the reader's rows fitted on), ``text`` (the refit's ``calibration.csv``,
+    as :func:`jalapeno.calibration.save` writes it, each row's source naming the file and its digest) and
+    ``changes`` (:func:`changes` of the stored calibration against it)."""
+
+    runs: Runs
+    training: pl.DataFrame
+    replaced: int
+    added: int
+    text: str
+    changes: pl.DataFrame
+
+    @property
+    def efficiency(self) -> calibration.Efficiency:
+        """The refit's constants as stored (``text``): what a book built on them reads."""
+        t = pl.read_csv(io.BytesIO(self.text.encode()))
+        values = dict(zip(t["parameter"], t["value"]))
+        return calibration.Efficiency(**{p: values[p] for p in calibration.BOUNDS},
+                                      tau_s={p[6:]: v for p, v in values.items() if p.startswith("tau_s:")})
+
+
+def training_rows(runs: Runs) -> tuple[pl.DataFrame, int]:
+    """The rows a recalibration on ``runs`` fits (see :class:`Recalibrated`) and the number of shipped
+    rows they replace. JalapenoError when none of the reader's rows can be fitted (all queue-bound or with
+    speculative decoding, which the calibration never fits)."""
+    mine = scored_rows(runs)
+    if mine.is_empty():
+        raise JalapenoError(f"{runs.path.name}: no run to calibrate on: all {runs.points.height} are queue-bound or "
+                            "use speculative decoding, which the serving model neither calibrates on nor scores")
+    keys = list(REPEAT_KEYS)
+    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+        shipped = calibration.configurations()
+    repeated = shipped.join(mine.select(keys).unique(), on=keys, how="semi").height
+    kept = shipped.join(mine.select(keys).unique(), on=keys, how="anti")
+    return pl.concat([kept, mine.select(kept.columns)], how="vertical_relaxed"), repeated
+
+
+def _direct(training: pl.DataFrame, added: int) -> set[str]:
+    """The constants of a fit on ``training`` whose change moves a residual of its last ``added`` rows
+    (the reader's: :func:`jalapeno.calibration.jac_sparsity`), with each stack's prior
+    (``tau_s:<stack>``) when one of its overheads is among them."""
+    names = calibration.parameters(training)
+    free = np.array([p not in set(calibration.unidentified(training)) for p in names])
+    rows = calibration.jac_sparsity(training, free)[training.height - added:training.height]
+    out = {p for p, hit in zip(np.asarray(names)[free], rows.any(axis=0)) if hit}
+    return out | {p.split("@", 1)[0] for p in out if "@" in p}
+
+
+def recalibrate(runs: Runs) -> Recalibrated:
+    """:func:`jalapeno.calibration.fit` (the procedure of the stored calibration: the same neutral start,
+    priors, bounds and tolerances) on the shipped rows and the reader's (:func:`training_rows`): a new
+    stack gets overheads of its own (:func:`jalapeno.calibration.extra_stacks`), a new chip its specs (the
+    chips file's, :attr:`Runs.tables`). The constants are kept in the cache under the training rows, the
+    new chips' tables and the data folder (:func:`jalapeno.data.cached_frame`): a second build on the same
+    file does not refit (one fit: about 2 s on 2 cores)."""
+    training, replaced = training_rows(runs)
+    added = training.height - (calibration.configurations().height - replaced)
+    key = cache.key("measurements-refit", training, runs.tables, data=data.data_dir())
+
+    def fitted() -> pl.DataFrame:
+        with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+            eff = calibration.fit(training)
+        return pl.DataFrame({"parameter": [*calibration.BOUNDS, *(f"tau_s:{k}" for k in eff.tau_s)],
+                             "value": [*(float(getattr(eff, p)) for p in calibration.BOUNDS),
+                                       *(float(v) for v in eff.tau_s.values())]})
+
+    values = dict(data.cached_frame("measurements-refit", key, fitted).iter_rows())
+    eff = calibration.Efficiency(**{p: values[p] for p in calibration.BOUNDS},
+                                 tau_s={p[6:]: v for p, v in values.items() if p.startswith("tau_s:")})
+    shipped = training.height - added
+    how = (f"fitted by jalapeno.calibration.fit() (the stored calibration's procedure) to {shipped} measured "
+           f"InferenceMAX points of measured/inferencemax.csv and {added} rows of {runs.path.name} "
+           f"(sha256:{runs.digest})" + (f", which replace the {replaced} shipped rows they repeat" if replaced else "")
+           + "; jalapeno build --measurements")
+    with tempfile.TemporaryDirectory(prefix="jalapeno-refit-") as tmp:
+        text = calibration.save(eff, how, Path(tmp) / calibration.CALIBRATION_FILE).read_text()
+    stored = data.calibration_table()
+    new = pl.read_csv(io.BytesIO(text.encode()))
+    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():  # a new chip's generation
+        direct = _direct(training, added)
+    return Recalibrated(runs, training, replaced, added, text, changes(stored, new, direct))
+
+
+def changes(stored: pl.DataFrame, refit: pl.DataFrame, direct: set[str] | frozenset = frozenset()) -> pl.DataFrame:
+    """What a refit moved: one row a constant of ``stored`` or ``refit`` (tables of ``calibration.csv``:
+    ``parameter``, ``value``, ``unit``), in ``stored``'s order then the refit's new ones: ``stored`` and
+    ``refit`` values (SI; null where a table lacks the constant), ``relative_change`` (``refit / stored -
+    1``; null for a new constant), ``moved`` (a new constant, or ``|relative_change|`` above
+    :data:`UNCHANGED_RTOL`) and ``direct`` (whether the reader's rows enter the residuals the constant
+    moves, ``direct``: a constant that moved without it moved through the constants it shares rows with,
+    the fractions of HBM bandwidth and FLOP/s, the collective latency; one that did not move was not
+    informed by them)."""
+    old = dict(zip(stored["parameter"], stored["value"]))
+    new = dict(zip(refit["parameter"], refit["value"]))
+    units = dict(zip(refit["parameter"], refit["unit"])) | dict(zip(stored["parameter"], stored["unit"]))
+    rows = []
+    for p in [*old, *(p for p in new if p not in old)]:
+        a, b = old.get(p), new.get(p)
+        rel = None if a is None or b is None or a == 0 else b / a - 1
+        rows.append({"parameter": p, "unit": units[p], "stored": a, "refit": b, "relative_change": rel,
+                     "moved": a is None or b is None or (abs(rel) > UNCHANGED_RTOL if rel is not None else a != b),
+                     "direct": p in direct or p.removeprefix("tau_s:") in {d.removeprefix("tau_s:") for d in direct}})
+    return pl.DataFrame(rows, schema={"parameter": pl.Utf8, "unit": pl.Utf8, "stored": pl.Float64, "refit": pl.Float64,
+                                      "relative_change": pl.Float64, "moved": pl.Boolean, "direct": pl.Boolean})
+
+
+def _shown(value: float | None, unit: str) -> tuple[str, str]:
+    """A constant as a reader reads it: a time in µs (``4.9537e-05 s`` is ``49.537 µs``), else as stored;
+    the value through :func:`jalapeno.display.cell` and its unit."""
+    if value is None:
+        return "", unit
+    if unit == "s" or unit.startswith("s "):
+        return display.cell(value * 1e6, 5), "µs" + unit[1:]
+    return display.cell(value, 5), unit
+
+
+def changes_report(table: pl.DataFrame) -> str:
+    """What ``jalapeno build --measurements`` prints of :func:`changes`: the constants the reader's rows
+    moved (stored -> refit, with the relative change, and whether through their own residuals or through
+    the constants they share), then those they could not inform (unchanged within
+    :data:`UNCHANGED_RTOL`)."""
+    moved = table.filter(pl.col("moved"))
+    lines = [f"constants your rows moved ({moved.height} of {table.height}; stored -> refit):"]
+    for r in moved.iter_rows(named=True):
+        (a, unit), (b, _) = _shown(r["stored"], r["unit"]), _shown(r["refit"], r["unit"])
+        change = "new" if r["relative_change"] is None else f"{number(100 * r['relative_change']):+.3g} %"
+        how = "your rows enter its residuals" if r["direct"] else "through the constants it shares rows with"
+        lines.append(f"  {r['parameter']}: {a or 'none'} -> {b or 'none'} {unit} ({change}; {how})")
+    still = table.filter(~pl.col("moved"))["parameter"].to_list()
+    lines.append(f"constants your rows could not inform (unchanged within a relative {number(UNCHANGED_RTOL):g}): "
+                 + (", ".join(still) if still else "none"))
+    return "\n".join(lines)
+
+
+def changes_markdown(table: pl.DataFrame) -> str:
+    """:func:`changes` as a Markdown table (constant, unit, stored, this build's, change in %, moved by),
+    for the banner of the serving-model page."""
+    lines = ["| constant | unit | stored | this build | change (%) | moved by |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in table.iter_rows(named=True):
+        (a, unit), (b, _) = _shown(r["stored"], r["unit"]), _shown(r["refit"], r["unit"])
+        change = "new" if r["relative_change"] is None else display.cell(100 * r["relative_change"], 3)
+        how = ("your rows" if r["direct"] else "shared constants") if r["moved"] else "unchanged"
+        lines.append(f"| `{r['parameter']}` | {unit} | {a} | {b} | {change} | {how} |")
+    return "\n".join(lines)
+
+
+def score_markdown(table: pl.DataFrame) -> str:
+    """:func:`score`'s ``table`` as a Markdown table (the headers of :data:`PAGE_COLUMNS`), then the
+    overall score (:func:`overall`), for the banner of the serving-model page of a ``--hold-out`` build."""
+    lines = ["| " + " | ".join(PAGE_COLUMNS.values()) + " |", "|" + " --- |" * len(PAGE_COLUMNS)]
+    for r in table.iter_rows(named=True):
+        cells = [r["series"], display.name(r["stack"]), r["envelope_points"], 100 * r["frontier_distance"],
+                 r["band_scheme"], r["inside"], r["reached"], r["unreached"]]
+        lines.append("| " + " | ".join(display.cell(c, 3).replace("|", "\\|") for c in cells) + " |")
+    o = overall(table)
+    lines.append("")
+    lines.append(f"Overall, {o['series']:,} series: median frontier distance {number(o['median']):.1%}, p90 "
+                 f"{number(o['p90']):.1%}; {o['inside']:,} of {o['reached']:,} envelope points inside their 80 % band; "
+                 f"calibration: {table['calibration'][0]}.")
+    return "\n".join(lines)
+
+
+def data_folder(recal: Recalibrated, folder: Path) -> Path:
+    """Write into ``folder`` (new) a copy of the data folder with the refit's ``calibration.csv``
+    (:attr:`Recalibrated.text`) and, with new chips, the ``chips.csv`` and ``chip_specs.csv`` holding them:
+    the folder a book built on the reader's runs reads (``JALAPENO_DATA_DIR``). Files, not links, so that
+    its digest (:func:`jalapeno.cache.files_digest`, in every notebook's cache key) is of its contents.
+    Returns ``folder``."""
+    shutil.copytree(data.data_dir(), folder, ignore=shutil.ignore_patterns(".cache", "__pycache__"))
+    for name, text in recal.runs.tables.items():
+        (folder / name).write_text(text)
+    (folder / calibration.CALIBRATION_FILE).write_text(recal.text)
+    return folder

@@ -24,18 +24,22 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import shutil
 import time
 from concurrent.futures import BrokenExecutor, Executor
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from .. import cache, derived
+from .. import measurements as _measurements
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import execute, output, pages
 from .execute import log
-from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, load_scenario, plan
+from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, display_path, load_scenario, plan
 
 DEFAULT_OUT = REPO_ROOT / "build" / "html"
 
@@ -58,9 +62,15 @@ class BuildReport:
                 f"the cache): {self.index}")
 
 
-def output_dir(scenario: Scenario | None = None) -> Path:
-    """Where a build goes by default: ``build/scenarios/<name>`` for a scenario, else ``build/html``."""
-    return REPO_ROOT / "build" / "scenarios" / scenario.name if scenario else DEFAULT_OUT
+def output_dir(scenario: Scenario | None = None, measured: "Measured | None" = None) -> Path:
+    """Where a build goes by default: ``build/scenarios/<name>`` for a scenario, else
+    ``build/measurements/<file name without its suffix>`` for a build on a reader's runs (never the
+    default book's folder), else ``build/html``."""
+    if scenario:
+        return REPO_ROOT / "build" / "scenarios" / scenario.name
+    if measured is not None:
+        return REPO_ROOT / "build" / "measurements" / measured.runs.path.stem
+    return DEFAULT_OUT
 
 
 #: The report of the last build() in this process (the benchmark reads it).
@@ -75,7 +85,8 @@ def _protected() -> dict[str, Path]:
 def build(notebooks: list[str] | None = None, parameters: dict[str, object] | None = None,
           out: Path | str | None = None, *, scenario: Scenario | str | Path | None = None,
           use_cache: bool = True, jobs: int | None = None, progress: bool = True,
-          executor: Executor | None = None) -> Path:
+          executor: Executor | None = None, measurements: Path | str | None = None,
+          chips: Path | str | None = None, hold_out: bool = False) -> Path:
     """Execute ``notebooks`` (default: all) with ``parameters`` and render the book into ``out``.
 
     ``scenario`` (a :class:`Scenario`, a scenario file or the name of one in ``scenarios/``) adds its
@@ -84,6 +95,17 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     once (default: one per core), or ``executor`` runs them (any :class:`concurrent.futures.Executor`,
     such as a Dask cluster's: :func:`.execute.run_notebooks`); ``use_cache=False`` re-executes every
     notebook.
+
+    ``measurements`` (default: the scenario's, if it names one), with ``chips`` (its new chips): a reader's
+    runs (``out`` then defaults to ``build/measurements/<file name>`` without a scenario) (:func:`jalapeno.measurements.read`, checked before anything is written). The serving model's
+    constants are refitted on the shipped rows and the reader's (:func:`jalapeno.measurements.recalibrate`)
+    and every chosen notebook executes on them, reading a copy of the data folder with the refit's
+    ``calibration.csv`` (``JALAPENO_DATA_DIR``, in the stage; its digest and the file's SHA-256 are in
+    every notebook's cache key); the build prints which constants moved and which the rows could not
+    inform, and the serving-model page's banner shows it. With ``hold_out`` the constants are not refitted:
+    the rows are scored (:func:`jalapeno.measurements.scored`; printed, and shown on the serving-model
+    page's banner) and the notebooks execute at the stored calibration. Every page's banner names the
+    file and its digest.
 
     Returns the path of ``index.html``. Raises UnknownNameError, ParameterError, ScenarioError or
     :class:`jalapeno.derived.StaleTableError` (naming ``jalapeno derive``) before anything runs, BuildError if a notebook or the render fails (``out`` is then left as it was)."""
@@ -101,14 +123,15 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
     else:
         runs = plan(notebooks, overrides)
     derived.check()  # a stale committed table of a noisy stage: the command that regenerates it
-    out = output.check_output(out if out is not None else output_dir(scenario), _protected())
+    measured = _measured(measurements, chips, hold_out, scenario, list(runs))
+    out = output.check_output(out if out is not None else output_dir(scenario, measured), _protected())
     with output.locked(out):
         for line in output.remove_stale_stages(out):
             log(line)
         stage = output.make_stage(out)
         try:
             figures, warnings, status = _build_into(stage, out, runs, scenario, overrides, use_cache, jobs,
-                                                    progress, executor)
+                                                    progress, executor, measured)
         except BaseException:
             try:
                 output.remove_stage(stage)
@@ -123,6 +146,91 @@ def build(notebooks: list[str] | None = None, parameters: dict[str, object] | No
         log(f"warning: {w}")
     log(report.summary())
     return report.index
+
+
+@dataclass
+class Measured:
+    """A build on a reader's runs (:func:`_measured`): the ``runs``, the refit (``recal``, None with
+    ``--hold-out``), the score (``scored``, with ``--hold-out``), what the rebuild command adds
+    (``args``) and each page's banner (``banners``: page, a notebook or ``intro``, -> what
+    ``templates/banner.md`` shows of the file: ``file``, ``digest`` (12 hex digits of its SHA-256),
+    ``how``, ``note``, and for :func:`.pages.stage` ``description``, ``args`` and ``refit``, ``"yes"``
+    when the page was computed on refitted constants)."""
+
+    runs: _measurements.Runs
+    recal: _measurements.Recalibrated | None
+    scored: _measurements.Scored | None
+    args: str
+    banners: dict[str, dict[str, str]]
+
+
+#: The chapter whose page's banner shows what a reader's runs moved (or their score, with ``--hold-out``).
+MEASUREMENTS_PAGE = "serving-model"
+
+
+def _measured(path: Path | str | None, chips: Path | str | None, hold_out: bool, scenario: Scenario | None,
+              pages_built: list[str]) -> Measured | None:
+    """Read, check and fit (or score) a reader's runs for a build (see :func:`build`), printing what the
+    refit moved or the score; None without a measurements file. The file named on the command line wins
+    over the scenario's (then so do its chips). MeasurementsError (every bad row), DataError,
+    JalapenoError before anything is written."""
+    import shlex
+
+    own = path is not None
+    if not own and scenario is not None and scenario.measurements:
+        path, chips = scenario.measurements, chips or scenario.chips
+    if path is None:
+        if chips is not None or hold_out:
+            raise JalapenoError(f"{'--chips' if chips is not None else '--hold-out'} needs --measurements FILE "
+                                "(a reader's runs)")
+        return None
+    runs = _measurements.read(path, chips)
+    args = ""
+    if own:
+        args = f" --measurements {shlex.quote(display_path(Path(path)))}"
+        args += f" --chips {shlex.quote(display_path(Path(chips)))}" if chips is not None else ""
+    args += " --hold-out" if hold_out else ""
+    name, short = display_path(runs.path), runs.digest[:12]
+    if hold_out:
+        recal, scored = None, _measurements.scored(path, chips)
+        log(_measurements.score_report(scored.table))
+        how = ("its rows were held out: scored on the default path, never fitted on; the constants are the stored "
+               "calibration's.")
+        note = _measurements.score_markdown(scored.table)
+        description = "This page was rebuilt with a reader's measurements held out: its numbers are the default book's."
+    else:
+        recal, scored = _measurements.recalibrate(runs), None
+        log(f"{runs.path.name} (sha256 {runs.digest}): the constants refitted on {recal.added:,} of its rows and the "
+            f"shipped ones" + (f" ({recal.replaced:,} shipped rows it repeats replaced)" if recal.replaced else ""))
+        log(_measurements.changes_report(recal.changes))
+        how = (f"the serving model's constants were refitted on the shipped rows and its {recal.added:,} rows"
+               + (f" (which replace the {recal.replaced:,} shipped rows they repeat)" if recal.replaced else "") + ".")
+        moved = recal.changes.filter(pl.col("moved"))["parameter"].to_list()
+        note = ("What its rows moved (the stored calibration, `data/calibration.csv`, against this build's; "
+                "unchanged: within a relative 1e-6):\n\n" + _measurements.changes_markdown(recal.changes))
+        description = (f"This page was rebuilt with the serving model's constants refitted on a reader's measurements "
+                       f"({len(moved)} of {recal.changes.height} constants moved).")
+    banners = {page: {"file": name, "digest": short, "sha256": runs.digest, "how": how, "args": args,
+                      "description": description, "note": note if page == MEASUREMENTS_PAGE else "",
+                      "refit": "" if hold_out else "yes"}
+               for page in [*pages_built, "intro"]}
+    return Measured(runs, recal, scored, args, banners)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """``values`` set in ``os.environ`` for the ``with`` block (the build's own reads of the data folder,
+    and the local workers it spawns), then restored."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _sync(src: Path, dest: Path) -> None:
@@ -201,16 +309,31 @@ def render_book(src: str, render: str, site: str) -> str:
 
 def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
                 overrides: dict[str, object], use_cache: bool, jobs: int | None,
-                progress: bool, executor: Executor | None = None,
+                progress: bool, executor: Executor | None = None, measured: Measured | None = None,
                 ) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
     """Execute, stage and render the book in ``stage``, then move it to ``out`` (see :func:`build`).
-    Returns the figures, the warnings and each notebook's status."""
+    Returns the figures, the warnings and each notebook's status. With ``measured`` refitted, the data
+    folder read is ``stage/run/data`` (:func:`jalapeno.measurements.data_folder`)."""
+    env: dict[str, str] = {}
+    if measured is not None and measured.recal is not None:
+        env = {"JALAPENO_DATA_DIR": str(_measurements.data_folder(measured.recal, stage / "run" / "data"))}
+    with _environment(env):
+        return _build_stage(stage, out, runs, scenario, overrides, use_cache, jobs, progress, executor, measured, env)
+
+
+def _build_stage(stage: Path, out: Path, runs: dict[str, dict[str, object]], scenario: Scenario | None,
+                 overrides: dict[str, object], use_cache: bool, jobs: int | None, progress: bool,
+                 executor: Executor | None, measured: Measured | None, env: dict[str, str],
+                 ) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
+    """:func:`_build_into` in its environment ``env``."""
     log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
-    entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor)
+    extra = (f"measurements sha256:{measured.runs.digest}",) if env else ()
+    entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor,
+                                                            env=env, extra=extra)
     figures_dir = stage / "figures"
     figures_dir.mkdir()
     staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
-                         output_dir(scenario).resolve())
+                         output_dir(scenario, measured).resolve(), measured.banners if measured else None)
     src, figures, numbers = stage / "src", staged.figures, staged.numbers
     log("rendering the book")
     html, render_log = _render(src, out, stage / "html")
@@ -223,6 +346,9 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
             "parameters": runs,
             "inputs": keys,
             "figures": [f["name"] for f in figures]}
+    if measured is not None:  # a default build's build-info.json is as before
+        info["measurements"] = {"file": display_path(measured.runs.path), "sha256": measured.runs.digest,
+                                "chips": sorted(measured.runs.chips), "hold_out": measured.recal is None}
     (html / "build-info.json").write_text(json.dumps(info, indent=1, sort_keys=True, default=repr) + "\n")
     (html / "numbers.json").write_text(json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     output.replace(out, html, stage, _protected())

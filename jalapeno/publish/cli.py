@@ -10,6 +10,9 @@ Examples::
     jalapeno build --scenario scenarios/gb300-baseline.yml      # -> build/scenarios/gb300-baseline
     jalapeno build roofline --scenario vera-rubin-baseline     # a shipped scenario, by name
     jalapeno build --scenario gb300-baseline --dask tcp://10.0.0.5:8786   # notebooks on a Dask cluster
+    jalapeno build --measurements my-runs.jsonl      # the book with the constants refitted on a reader's runs
+    jalapeno build --measurements runs.json --chips my-chip.csv --out build/mine   # ... runs of a new chip
+    jalapeno build serving-model --measurements my-runs.jsonl --hold-out   # ... only scored, not fitted on
     jalapeno numbers --record                        # record this version's published numbers
     jalapeno params roofline                         # list a notebook's parameters and defaults
     jalapeno params roofline --write-cell            # its parameters cell, from its declaration
@@ -65,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="output folder (default build/html, or build/scenarios/<name> with --scenario)")
     b.add_argument("-j", "--jobs", type=int, default=None, help="notebooks executed at once (default: one per core)")
     b.add_argument("--no-cache", action="store_true", help="re-execute every notebook, even with unchanged inputs")
+    b.add_argument("--measurements", metavar="FILE", help="a reader's benchmark runs (JSON array or JSON lines, "
+                   "as `measurements check` reads them): the serving model's constants are refitted on the shipped "
+                   "rows and these, and the book rebuilt on them (default: the scenario's measurements, if any)")
+    b.add_argument("--chips", metavar="FILE", help="with --measurements: a CSV of the new chips its runs name")
+    b.add_argument("--hold-out", action="store_true", help="with --measurements: do not refit; score the runs "
+                   "(printed, and shown on the serving-model page) and build at the stored calibration")
     b.add_argument("--dask", metavar="SCHEDULER_ADDRESS", help="execute the notebooks on the Dask cluster "
                    "of this scheduler (workers from the same checkout and environment; --jobs does not apply)")
     r = sub.add_parser("refresh", help="re-execute committed notebooks in place with their defaults")
@@ -186,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             values = _parameters(args)
             with _dask_executor(args.dask) as executor:
                 index = _build.build(args.notebooks or None, values, args.out, scenario=args.scenario,
-                                     use_cache=not args.no_cache, jobs=args.jobs, executor=executor)
+                                     use_cache=not args.no_cache, jobs=args.jobs, executor=executor,
+                                     measurements=args.measurements, chips=args.chips, hold_out=args.hold_out)
             print(index)
         elif args.command == "refresh":
             for path in execute.refresh(args.notebooks or None):

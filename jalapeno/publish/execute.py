@@ -95,22 +95,27 @@ class Executed:
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
-def _kernel_manager(tmp: str, stderr: IO[bytes]) -> type:
+def _kernel_manager(tmp: str, stderr: IO[bytes], env: dict[str, str] | None = None) -> type:
     """A jupyter_client kernel manager whose kernel has its ``TMPDIR`` in ``tmp``, writes figures to
-    ``tmp/figures`` (``JALAPENO_FIGURES_DIR``) and its stderr to ``stderr``."""
+    ``tmp/figures`` (``JALAPENO_FIGURES_DIR``) and its stderr to ``stderr``, with ``env`` (variables,
+    e.g. ``JALAPENO_DATA_DIR``) added to its environment."""
     from jupyter_client.manager import AsyncKernelManager
 
     class Kernel(AsyncKernelManager):
         async def start_kernel(self, **kw):
-            kw["env"] = {**kw.get("env", os.environ), "TMPDIR": tmp, "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
+            kw["env"] = {**kw.get("env", os.environ), **(env or {}), "TMPDIR": tmp,
+                         "JALAPENO_FIGURES_DIR": os.path.join(tmp, "figures")}
             _KERNELS.add(self)
             await super().start_kernel(stderr=stderr, **kw)
     return Kernel
 
 
-def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kernel: str = KERNEL) -> Executed:
+def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kernel: str = KERNEL,
+                     env: dict[str, str] | None = None) -> Executed:
     """Execute ``notebook`` (the ``.ipynb`` bytes of chapter ``name``) with parameters ``values`` in kernel
-    ``kernel`` (working directory ``notebooks/``) and return its files, its figures' SVGs also as PNGs.
+    ``kernel`` (working directory ``notebooks/``; ``env``: variables added to the kernel's environment,
+    ``JALAPENO_DATA_DIR`` for a build on a reader's measurements) and return its files, its figures' SVGs
+    also as PNGs.
     Its temporary files and its kernel's (the connection file among them) go into the process's
     temporary folder and are removed at the end. The warnings are the kernel's stderr and the stderr
     outputs of cells. A plain function of picklable values: any executor's worker can run it, in any
@@ -125,7 +130,7 @@ def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kern
         try:
             papermill.execute_notebook(str(source), str(target), parameters=values, kernel_name=kernel,
                                        cwd=str(scenarios.NOTEBOOKS_DIR), progress_bar=False, report_mode=False,
-                                       log_output=False, kernel_manager_class=_kernel_manager(tmp, stderr))
+                                       log_output=False, kernel_manager_class=_kernel_manager(tmp, stderr, env))
         except papermill.PapermillExecutionError as exc:
             raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
         except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
@@ -196,11 +201,13 @@ def local_pool(workers: int, tmp: Path | None = None) -> Iterator[ProcessPoolExe
 
 # ---- the cache entries and the build's executions ------------------------------------------------------
 
-def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL) -> str:
+def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL, *extra: object) -> str:
     """The cache key (:func:`jalapeno.cache.key`) of an execution of notebook ``name``: the notebook file,
-    the parameters, the kernel name, the package's source, the data files and the installed versions.
-    Equal hashes give equal executed notebooks."""
-    return cache.key("notebook", name, kernel, scenarios.notebook_path(name).read_bytes(), values, data=data_dir())
+    the parameters, the kernel name, ``extra`` (what else the execution reads: a reader's measurements
+    file's SHA-256), the package's source, the data files (of :func:`jalapeno.data.data_dir`) and the
+    installed versions. Equal hashes give equal executed notebooks."""
+    return cache.key("notebook", name, kernel, scenarios.notebook_path(name).read_bytes(), values, *extra,
+                     data=data_dir())
 
 
 def _damage(entry: Path) -> str | None:
@@ -227,10 +234,13 @@ def _result(name: str, future: Future) -> Executed:
 
 def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bool = True,
                   jobs: int | None = None, progress: bool = True, executor: Executor | None = None,
+                  env: dict[str, str] | None = None, extra: tuple[object, ...] = (),
                   ) -> tuple[dict[str, Path], dict[str, str], list[str], dict[str, str]]:
     """Execute (or take from the cache) every notebook of ``runs`` (name: parameters), each in its own
     kernel: through ``executor`` if given (a Dask cluster's, say), else in a :func:`local_pool` of
-    ``jobs`` processes (default: one per core) whose temporary files go into ``stage/run``.
+    ``jobs`` processes (default: one per core) whose temporary files go into ``stage/run``. ``env``:
+    variables added to each kernel's environment (:func:`execute_notebook`); ``extra``: what else the
+    executions read, in their keys (:func:`input_hash`).
 
     With ``use_cache``, each execution becomes the cache entry of its inputs, under the entry's lock: a
     notebook another build is executing is waited for and read, not executed twice. Without it, the
@@ -242,7 +252,7 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
     kernel = KERNEL  # read at call time (tests point it at a missing kernel)
     root, tmp = cache.folder(), stage / "run"  # the local kernels' temporary files: never the system's folder
     tmp.mkdir(parents=True, exist_ok=True)
-    keys = {name: input_hash(name, values, kernel) for name, values in runs.items()}
+    keys = {name: input_hash(name, values, kernel, *extra) for name, values in runs.items()}
     entries = {name: root / f"{name}--{keys[name][:20]}" if use_cache else tmp / name for name in runs}
     status: dict[str, str] = {}
     locks: dict[str, filelock.BaseFileLock] = {}
@@ -288,7 +298,8 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
         bar.write(f"  {name}: {status[name]}", file=sys.stderr)
 
     def submit(pool: Executor, name: str) -> Future:
-        return pool.submit(execute_notebook, name, runs[name], scenarios.notebook_path(name).read_bytes(), kernel)
+        return pool.submit(execute_notebook, name, runs[name], scenarios.notebook_path(name).read_bytes(), kernel,
+                           *((env,) if env else ()))
 
     workers = max(1, min(len(todo) + len(elsewhere), jobs or os.cpu_count() or 1))
     futures: dict[Future, str] = {}

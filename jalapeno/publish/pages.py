@@ -103,7 +103,8 @@ def build_command(names: list[str], scenario: Scenario | None, overrides: dict[s
 
 
 def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entries: dict[str, Path],
-          scenario: Scenario | None, overrides: dict[str, object], out: Path, default_out: Path) -> Staged:
+          scenario: Scenario | None, overrides: dict[str, object], out: Path, default_out: Path,
+          measurements: dict[str, dict[str, str]] | None = None) -> Staged:
     """Write the book's sources into ``src`` and the figures' files into ``figures_dir``.
 
     ``runs`` maps each chosen notebook to the parameters it was given, ``entries`` to the folder that
@@ -114,8 +115,9 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     figures: list[dict[str, str]] = []
     numbers: dict[str, dict[str, str]] = {}
     titles: dict[str, str] = {}
-    changed = scenario is not None or any(runs.values())
+    changed = scenario is not None or any(runs.values()) or bool(measurements)  # measurements: page -> banner's
     title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
+    title = "Rebuilt on your measurements" if measurements and not scenario and not any(runs.values()) else title
     for name, values in runs.items():
         nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
         fold_parameters(nb)  # before the prose's glossary links: a term's first use is in the page's reading
@@ -124,12 +126,14 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
         defaults = params.declared(notebook_path(name))
         own = {k: v for k, v in overrides.items() if k in defaults}
-        if scenario or values:  # every page of a scenario; the pages a plain rerun changed
+        if scenario or values or measurements:  # every page of a scenario; the pages a plain rerun changed
             text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+            mine = (measurements or {}).get(name)
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = insert_after_title(first.source, render(
-                "banner.md", title=title, description=text, rows=banner_rows(name, values),
-                command=build_command([name], scenario, own, out, default_out)))
+                "banner.md", title=title, description=mine["description"] if mine and not scenario and not values else text,
+                rows=banner_rows(name, values), measurements=mine,
+                command=build_command([name], scenario, own, out, default_out) + (mine["args"] if mine else "")))
         drawn: dict[str, dict[str, str]] = {}  # element id on the page -> the figure it draws
         for svg in sorted((entries[name] / "figures").glob("*.svg")):
             clash = next((f["notebook"] for f in figures if f["name"] == svg.stem), None)
@@ -148,10 +152,13 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         text = scenario.description if scenario else "These chapters were rebuilt with parameters other than the defaults."
         rows = sorted((f"{n}: {k}", v, d) for n, vals in runs.items() for k, v, d in banner_rows(n, vals))
         chosen = [] if len(runs) == len(notebook_names()) else list(runs)
+        mine = (measurements or {}).get("intro")
         intro.write_text(insert_after_title(intro.read_text(), render(
-            "banner.md", title=title, description=text, rows=rows,
-            command=build_command(chosen, scenario, overrides, out, default_out))))
-    at_defaults = tuple(n for n, v in runs.items() if not v) if changed else ()
+            "banner.md", title=title, description=mine["description"] if mine and not scenario and not rows else text,
+            rows=rows, measurements=mine,
+            command=build_command(chosen, scenario, overrides, out, default_out) + (mine["args"] if mine else ""))))
+    at_defaults = tuple(n for n, v in runs.items() if not v and not (measurements or {}).get(n, {}).get("refit")
+                        ) if changed else ()  # a chapter run on refitted constants is not at the defaults
     (src / "intro.md").write_text(quote_chapters((src / "intro.md").read_text(), numbers, "book/intro.md", at_defaults))
     (src / "figures.md").write_text(figures_page(figures, titles, scenario))
     (src / "environment.md").write_text(environment_page())

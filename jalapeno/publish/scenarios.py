@@ -8,6 +8,8 @@ A *scenario* is a YAML file naming a set of assumptions (see ``scenarios/``)::
     parameters: {}               # for every chosen notebook that declares them
     notebooks:                   # for one notebook each
       roofline: {focus_chip: gb300}
+    measurements: my-runs.jsonl  # optional: a reader's runs the book is rebuilt on (relative to this file)
+    chips: my-chip.csv           # optional: the new chips those runs name (relative to this file)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..errors import CostError, JalapenoError, ParameterError, UnknownNameError,
 from . import params
 
 NOTEBOOKS_DIR, BOOK_DIR, SCENARIOS_DIR = REPO_ROOT / "notebooks", REPO_ROOT / "book", REPO_ROOT / "scenarios"
-_SCENARIO_KEYS = ("name", "description", "parameters", "notebooks")
+_SCENARIO_KEYS = ("name", "description", "parameters", "notebooks", "measurements", "chips")
 
 
 class ScenarioError(JalapenoError):
@@ -53,13 +55,17 @@ def notebook_path(name: str | Path) -> Path:
 @dataclass(frozen=True)
 class Scenario:
     """A named set of parameter overrides: ``parameters`` for every chosen notebook that declares them,
-    ``notebooks`` per notebook (these win). ``source`` is how commands refer to the file."""
+    ``notebooks`` per notebook (these win). ``source`` is how commands refer to the file. ``measurements``
+    and ``chips``: a reader's runs and their new chips (paths, resolved against the scenario file's
+    folder) the book is rebuilt on (``jalapeno build --measurements``), or None."""
 
     name: str
     description: str
     parameters: dict[str, object] = field(default_factory=dict)
     notebooks: dict[str, dict[str, object]] = field(default_factory=dict)
     source: str = ""
+    measurements: str | None = None
+    chips: str | None = None
 
 
 def scenario_names() -> list[str]:
@@ -102,9 +108,23 @@ def load_scenario(path: str | Path) -> Scenario:
                                "notebook names to parameters")
     notebooks = {notebook_path(nb).stem: dict(params.mapping(v, f"{where}: notebooks.{nb}", ScenarioError))
                  for nb, v in notebooks.items()}
-    if not parameters and not notebooks:
-        raise ScenarioError(f"{where}: the scenario sets no parameter (give 'parameters' or 'notebooks')")
-    return Scenario(name, " ".join(description.split()), dict(parameters), notebooks, where)
+    files = {}
+    for key in ("measurements", "chips"):  # a reader's files, relative to the scenario file
+        value = data.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ScenarioError(f"{where}: {key!r} must be a file's path (relative to the scenario file), got "
+                                f"{shown(value)}")
+        files[key] = None if value is None else str((p.parent / value).resolve())
+        if value is not None and not Path(files[key]).is_file():
+            raise ScenarioError(f"{where}: {key!r}: no file {shown(value)} (read relative to the scenario file: "
+                                f"{display_path(Path(files[key]))})")
+    if files["chips"] and not files["measurements"]:
+        raise ScenarioError(f"{where}: 'chips' names the new chips of a measurements file: give 'measurements' too")
+    if not parameters and not notebooks and not files["measurements"]:
+        raise ScenarioError(f"{where}: the scenario sets no parameter (give 'parameters', 'notebooks' or "
+                            "'measurements')")
+    return Scenario(name, " ".join(description.split()), dict(parameters), notebooks, where, files["measurements"],
+                    files["chips"])
 
 
 def plan(notebooks: list[str] | None, parameters: dict[str, object],
