@@ -241,6 +241,17 @@ def _fail(path: Path, index: int, column: str, value: object, why: str) -> DataE
     return DataError(f"{path}: line {index + 2}, column '{column}': {why} (got {value!r})")
 
 
+def read_text_csv(path: Path, what: str = "data file") -> pl.DataFrame:
+    """The CSV file ``path`` with every cell as text (no type inferred). DataError naming the file when it
+    is missing (``<path>: <what> not found``) or is no valid CSV."""
+    if not path.is_file():
+        raise DataError(f"{path}: {what} not found")
+    try:
+        return pl.read_csv(path, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        raise DataError(f"{path}: not a valid CSV file: {exc}") from exc
+
+
 def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...] = ()) -> pl.DataFrame:
     """Read one CSV file and validate it against ``schema``.
 
@@ -250,12 +261,7 @@ def read_table(path: Path | str, schema: dict[str, Column], key: tuple[str, ...]
     cell, a value outside a closed set or its column's plausible range (:class:`Column`), a duplicate key.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path}: data file not found")
-    try:
-        raw = pl.read_csv(path, infer_schema=False)
-    except pl.exceptions.PolarsError as exc:
-        raise DataError(f"{path}: not a valid CSV file: {exc}") from exc
+    raw = read_text_csv(path)
     missing = [c for c in schema if c not in raw.columns]
     extra = [c for c in raw.columns if c not in schema]
     if missing or extra:

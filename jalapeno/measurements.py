@@ -398,12 +398,7 @@ def chip_tables(path: Path | str) -> tuple[dict[str, specs.ChipSpec], dict[str, 
     is wrong``)."""
     path = Path(path)
     name = path.name
-    if not path.is_file():
-        raise DataError(f"{path}: chips file not found")
-    try:
-        raw = pl.read_csv(path, infer_schema=False)
-    except pl.exceptions.PolarsError as exc:
-        raise DataError(f"{path}: not a valid CSV file: {exc}") from exc
+    raw = data.read_text_csv(path, "chips file")
     missing = [c for c in CHIP_COLUMNS if c not in raw.columns]
     extra = [c for c in raw.columns if c not in CHIP_COLUMNS]
     if missing or extra or raw.is_empty():
