@@ -147,6 +147,23 @@ def session(name: str, turns, *, tool_time_s: float = 0.0, think_time_s: float =
     return Session(name, tuple(steps))
 
 
+def from_profile(profile) -> Session:
+    """The session of an agent task of :class:`jalapeno.agents.AgentProfile` (read by its fields: this module
+    sits beside :mod:`jalapeno.agents`, not above it), on the first attempt of every step: ``steps`` turns,
+    the first bringing ``initial_context_tokens``, each later one the step's growth less the previous
+    output, ``context_growth_tokens - output_tokens`` (the profile's growth ``g`` counts the previous
+    step's output and the tool's result; the output is already in the context, so only the rest is new),
+    each decoding ``output_tokens`` and followed by ``tool_time_s``. Its contexts are the profile's
+    ``c_0 + i g``. ValueError when ``g`` is below the output (the growth could not hold it)."""
+    g, d = profile.context_growth_tokens, profile.output_tokens
+    if profile.steps > 1 and g < d:
+        raise ValueError(f"agent profile {profile.name!r}: context_growth_tokens ({g!r}) is below output_tokens "
+                         f"({d!r}); the growth counts the previous output, so it cannot be smaller")
+    turns = [Turn(profile.initial_context_tokens if i == 0 else g - d, d, profile.tool_time_s)
+             for i in range(profile.steps)]
+    return Session(profile.name, tuple(turns))
+
+
 @dataclass(frozen=True)
 class PrefixCache:
     """A prefix cache keeping up to ``capacity_tokens`` tokens of KV per session between its calls (``inf``:
