@@ -343,3 +343,31 @@ def cache_tokens_per_session(chip: ChipSpec | str, model: ModelSpec | str, *, ch
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
+
+
+def closed_loop(result: SessionResult, *, active_sessions: float, chips: float) -> dict[str, float]:
+    """Closed-loop serving of ``active_sessions`` copies of a session (AgentX counts concurrency as active
+    sessions; each starts its next task when one ends) on ``chips`` chips, queue-free (the server's TTFT and
+    TPOT are those of its operating point, whatever the load). By Little's law, with ``L`` the task latency
+    (s): tasks per second ``A / L``; tokens per second per chip ``A (prompt + output tokens) / L / chips``,
+    prompt tokens counted cached or not and output tokens (the benchmark's throughput per GPU counts input
+    and output), and output tokens alone; the sequences decoding or prefilling on average,
+    ``A sum(call_s) / L`` (compare with the operating point's concurrency: :func:`sessions_for_concurrency`).
+    ValueError for a non-positive count."""
+    for name, v in (("active_sessions", active_sessions), ("chips", chips)):
+        _check("closed loop", name, v, _finite_nonneg(v) and v > 0, "a finite number > 0")
+    a, lat = float(active_sessions), result.latency_s
+    prompt = result.cached_tokens + result.uncached_tokens
+    return {"tasks_per_s": a / lat,
+            "throughput_tok_s_chip": a * (prompt + result.output_tokens) / lat / chips,
+            "output_tok_s_chip": a * result.output_tokens / lat / chips,
+            "running_sequences": a * float(result.calls["call_s"].sum()) / lat}
+
+
+def sessions_for_concurrency(result: SessionResult, concurrency: float) -> float:
+    """The active sessions that keep ``concurrency`` sequences in calls on average (closed loop, Little's
+    law): ``B L / sum(call_s)``; tool and think time leave a session's slot to others, so more sessions
+    than sequences are active."""
+    _check("closed loop", "concurrency", concurrency, _finite_nonneg(concurrency) and concurrency > 0,
+           "a finite number > 0")
+    return float(concurrency) * result.latency_s / float(result.calls["call_s"].sum())

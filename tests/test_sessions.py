@@ -196,3 +196,42 @@ def test_cache_bound_from_the_capacity_plan():
 def test_bad_values_are_refused_by_name(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_closed_loop_by_hand():
+    """The 3-turn session with the cache: L = 7.90 s, calls 4.90 s, prompt tokens 2,000 + 2,700 + 3,150 =
+    7,850, output 450. 10 active sessions on 2 chips: 10 / 7.9 = 1.2658 tasks/s; (7,850 + 450) x 10 / 7.9 / 2
+    = 5,253.2 tok/s per chip, 450 x 10 / 7.9 / 2 = 284.81 output tok/s per chip; 10 x 4.90 / 7.90 = 6.2025
+    sequences in calls on average. Concurrency 8 takes 8 x 7.90 / 4.90 = 12.898 active sessions."""
+    r = S.run_session(three_turns(), SERVER, S.PrefixCache())
+    c = S.closed_loop(r, active_sessions=10, chips=2)
+    assert c["tasks_per_s"] == pytest.approx(10 / 7.9)
+    assert c["throughput_tok_s_chip"] == pytest.approx(8300 * 10 / 7.9 / 2)
+    assert c["throughput_tok_s_chip"] == pytest.approx(5253.16, rel=1e-5)
+    assert c["output_tok_s_chip"] == pytest.approx(284.81, rel=1e-4)
+    assert c["running_sequences"] == pytest.approx(6.2025, rel=1e-4)
+    assert S.sessions_for_concurrency(r, 8) == pytest.approx(12.898, rel=1e-4)
+    with pytest.raises(ValueError, match="active_sessions must be a finite number > 0, got 0"):
+        S.closed_loop(r, active_sessions=0, chips=2)
+
+
+def test_session_on_the_serving_model_agrees_with_the_task_model():
+    """On a serving-model point (Jalapeño, gpt-oss-120b, 1 chip, concurrency 8): without a cache a session
+    of a profile's shape takes exactly the task model's latency (every call prefills its whole context in
+    both); with the cache its later calls prefill g - d = 768 tokens instead of the task model's g = 1,024,
+    so their TTFT is shorter and the first call's the same."""
+    import jalapeno as jp
+    from jalapeno import subject
+    eff = subject.fit_jalapeno("central").efficiency
+    point = agents.ServingPoint(subject.jalapeno_chip("central"), jp.model("gpt-oss-120b"), eff, "jalapeno", 1, 1, 8)
+    p = agents.AgentProfile("serving", steps=4, initial_context_tokens=4096, context_growth_tokens=1024,
+                            output_tokens=256, tool_time_s=0.5, prefix_cache=False)
+    plain = S.run_session(S.from_profile(p), point)
+    assert plain.latency_s == pytest.approx(agents.run_task(p, point).latency_s, rel=1e-12)
+    task = agents.run_task(agents.profile(p, prefix_cache=True), point)
+    cached = S.run_session(S.from_profile(p), point, S.PrefixCache())
+    assert cached.calls["uncached_tokens"].to_list() == [4096, 768, 768, 768]
+    ttft_task, ttft_session = task.steps["ttft_s"].to_numpy(), cached.calls["ttft_s"].to_numpy()
+    assert ttft_session[0] == pytest.approx(ttft_task[0], rel=1e-12)
+    assert np.all(ttft_session[1:] < ttft_task[1:])
+    assert cached.latency_s < task.latency_s < plain.latency_s
