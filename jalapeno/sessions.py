@@ -371,3 +371,76 @@ def sessions_for_concurrency(result: SessionResult, concurrency: float) -> float
     _check("closed loop", "concurrency", concurrency, _finite_nonneg(concurrency) and concurrency > 0,
            "a finite number > 0")
     return float(concurrency) * result.latency_s / float(result.calls["call_s"].sum())
+
+
+def shared_cache(sessions_: list[Session] | tuple, server, capacity_tokens: float, *, start_s=None,
+                 stagger_s: float = 0.0, seed: int = 0) -> list[SessionResult]:
+    """Competing sessions sharing one prefix cache of ``capacity_tokens`` tokens (> 0), simulated event by
+    event, deterministic: sessions of plain turns (no :class:`FanOut`), served queue-free on ``server``.
+
+    Start times: ``start_s`` (one per session, s), or drawn uniformly from ``[0, stagger_s)`` with numpy's
+    ``default_rng(seed)`` (``stagger_s = 0``: all at 0). The cache: a call's KV is held while it runs (it is
+    in the running batch the capacity plan sizes); the bound is on the KV of the sessions between their
+    calls (the idle pool). A call starts with the tokens its session has in the pool cached
+    (``cached = min(H, C_k)``) and takes them out of the pool; when it ends its session's KV, ``C_k + out_k``
+    tokens, joins the pool and the pool is trimmed to the bound, least recently used session first (the
+    earliest end of a last call, when its KV was last written; ties to the lower index), newest tokens first within it (the rule of the
+    module docstring). Events at the same time: call ends before call starts, then by session index.
+    One session with ``capacity_tokens = M`` gives :func:`run_session` with ``PrefixCache(M)``.
+
+    Returns one :class:`SessionResult` per session, in order: its calls' ``start_s`` on the shared clock,
+    its ``latency_s`` from its start to the end of its last turn. ValueError for a fan-out, a bad bound or
+    start times that do not match the sessions."""
+    import heapq
+
+    sessions_ = list(sessions_)
+    _check("shared cache", "sessions", sessions_, len(sessions_) >= 1 and all(
+        isinstance(s, Session) and all(isinstance(t, Turn) for t in s.steps) for s in sessions_),
+        "one or more Session of plain turns (no FanOut)")
+    PrefixCache(capacity_tokens)  # the bound's check
+    n = len(sessions_)
+    if start_s is None:
+        _check("shared cache", "stagger_s", stagger_s, _finite_nonneg(stagger_s), "a finite time >= 0 (s)")
+        starts = np.random.default_rng(seed).uniform(0.0, stagger_s, n) if stagger_s > 0 else np.zeros(n)
+    else:
+        starts = np.asarray(start_s, dtype=float)
+        _check("shared cache", "start_s", start_s, starts.shape == (n,) and bool(np.all(np.isfinite(starts))),
+               f"{n} finite times (s), one per session")
+    context, pool, last_use, ends = [0.0] * n, {}, [0.0] * n, [0.0] * n
+    rows: list[list] = [[] for _ in range(n)]
+    events = [(float(starts[i]), 1, i, 0) for i in range(n)]  # (time, 0 end / 1 start, session, turn)
+    heapq.heapify(events)
+    while events:
+        t, kind, i, k = heapq.heappop(events)
+        turn = sessions_[i].steps[k]
+        if kind == 1:
+            ctx = context[i] + turn.new_tokens
+            if not ctx >= 1:
+                raise ValueError(f"session {sessions_[i].name!r}, turn {k + 1}: the call has no context")
+            cached = min(pool.pop(i, 0.0), ctx)
+            c = server.call(float(ctx), float(ctx - cached), float(turn.output_tokens))
+            decode = c.tpot_s * (turn.output_tokens - 1)
+            call = c.ttft_s + decode
+            rows[i].append({"session": sessions_[i].name, "turn": k + 1, "start_s": t, "context_tokens": float(ctx),
+                            "cached_tokens": float(cached), "uncached_tokens": float(ctx - cached),
+                            "output_tokens": float(turn.output_tokens), "ttft_s": float(c.ttft_s),
+                            "tpot_s": float(c.tpot_s), "decode_s": float(decode), "call_s": float(call),
+                            "interactivity_tok_s_user": 1.0 / c.tpot_s if c.tpot_s > 0 else math.inf,
+                            "tool_time_s": float(turn.tool_time_s), "think_time_s": float(turn.think_time_s)})
+            context[i] = ctx + turn.output_tokens
+            heapq.heappush(events, (t + call, 0, i, k))
+            continue
+        pool[i], last_use[i] = context[i], t
+        excess = sum(pool.values()) - capacity_tokens
+        for j in sorted(pool, key=lambda j: (last_use[j], j)):
+            if excess <= 0:
+                break
+            cut = min(pool[j], excess)
+            pool[j] -= cut
+            excess -= cut
+        nxt = t + turn.tool_time_s + turn.think_time_s
+        if k + 1 < len(sessions_[i].steps):
+            heapq.heappush(events, (nxt, 1, i, k + 1))
+        else:
+            ends[i] = nxt
+    return [SessionResult(s.name, pl.DataFrame(rows[i]), ends[i] - float(starts[i])) for i, s in enumerate(sessions_)]

@@ -235,3 +235,49 @@ def test_session_on_the_serving_model_agrees_with_the_task_model():
     assert ttft_session[0] == pytest.approx(ttft_task[0], rel=1e-12)
     assert np.all(ttft_session[1:] < ttft_task[1:])
     assert cached.latency_s < task.latency_s < plain.latency_s
+
+
+def two_competing() -> list:
+    """Two sessions of two turns: 2,000 new / 100 out, 10 s of tool; then 100 new / 100 out."""
+    return [S.Session(name, (S.Turn(2000, 100, 10.0), S.Turn(100, 100))) for name in ("first", "second")]
+
+
+def test_shared_cache_evicts_the_least_recently_used_session_by_hand():
+    """Server: TTFT = uncached / 10,000 tok/s, TPOT 10 ms. The cache holds 3,000 tokens of idle sessions;
+    "first" starts at 0 s, "second" at 0.5 s.
+
+    Both first calls prefill 2,000 tokens: TTFT 0.2 + 99 x 0.01 = 1.19 s, ending at 1.19 and 1.69 s. At
+    1.19 s "first"'s 2,100 tokens join the idle pool (fits); at 1.69 s "second"'s 2,100 join, 4,200 > 3,000:
+    the least recently used, "first" (its call ended at 1.19 s), loses its newest 1,200 and keeps 900.
+    At 11.19 s "first" (context 2,200) finds 900 cached and prefills 1,300: TTFT 0.13 s, call 1.12 s; at
+    11.69 s "second" finds its 2,100 and prefills 100: call 0.01 + 0.99 = 1.00 s. Latencies: 1.19 + 10 +
+    1.12 = 12.31 s and 1.19 + 10 + 1.00 = 12.19 s."""
+    srv = S.PrefillRateServer(10_000.0, 0.01)
+    first, second = S.shared_cache(two_competing(), srv, 3000, start_s=[0.0, 0.5])
+    assert first.calls["uncached_tokens"].to_list() == [2000, 1300]
+    assert first.calls["cached_tokens"].to_list() == [0, 900]
+    assert second.calls["uncached_tokens"].to_list() == [2000, 100]
+    assert first.calls["start_s"].to_list() == pytest.approx([0.0, 11.19])
+    assert second.calls["start_s"].to_list() == pytest.approx([0.5, 11.69])
+    assert (first.latency_s, second.latency_s) == (pytest.approx(12.31), pytest.approx(12.19))
+    # a cache that holds both: only the new 100 tokens prefilled by either
+    roomy = S.shared_cache(two_competing(), srv, 4200, start_s=[0.0, 0.5])
+    assert [r.calls["uncached_tokens"].to_list() for r in roomy] == [[2000, 100], [2000, 100]]
+
+
+def test_shared_cache_of_one_session_is_run_session_and_seeded_starts_repeat():
+    srv = S.PrefillRateServer(10_000.0, 0.01, 0.05)
+    for m in (1000, 2500, math.inf):
+        alone = S.shared_cache([three_turns()], srv, m)[0]
+        ref = S.run_session(three_turns(), srv, S.PrefixCache(m))
+        assert alone.calls["uncached_tokens"].to_list() == ref.calls["uncached_tokens"].to_list()
+        assert alone.latency_s == pytest.approx(ref.latency_s)
+    a = S.shared_cache(two_competing(), srv, 3000, stagger_s=5.0, seed=7)
+    b = S.shared_cache(two_competing(), srv, 3000, stagger_s=5.0, seed=7)
+    starts = np.random.default_rng(7).uniform(0.0, 5.0, 2)
+    assert [r.calls["start_s"][0] for r in a] == pytest.approx(list(starts))
+    assert [r.calls.to_dicts() for r in a] == [r.calls.to_dicts() for r in b]
+    with pytest.raises(ValueError, match="no FanOut"):
+        S.shared_cache([fan_out(1.0)], srv, 3000)
+    with pytest.raises(ValueError, match="start_s must be 2 finite times"):
+        S.shared_cache(two_competing(), srv, 3000, start_s=[0.0])
