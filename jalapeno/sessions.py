@@ -5,7 +5,9 @@ Agent traffic is sessions, not independent requests: InferenceX's AgentX workloa
 book describes its published methodology, replays multi-turn coding-agent traces with growing contexts,
 shared prefixes, tool and think time and sub-agents that fan out and join, and reports p90 interactivity,
 TTFT, throughput per chip and cost. This module is the book's model of such a session, queue-free (each
-call is served at the operating point the server stands for; competing sessions are not simulated here).
+call is served at the operating point the server stands for): one session (:func:`run_session`), closed-loop
+concurrency in active sessions (:func:`closed_loop`), and competing sessions sharing one cache
+(:func:`shared_cache`).
 
 The session (tokens are counts, times in s):
 
@@ -60,7 +62,7 @@ path (sub-agents in parallel, each fan-out as long as its slowest sub-session); 
 ``1 / P90(TPOT)`` (the interactivity 90 % of its calls reach or beat; the percentile by linear
 interpolation, numpy's default and that of vLLM's ``benchmark_serving`` percentiles).
 
-Deterministic: no random draw anywhere.
+Deterministic: the one random draw is :func:`shared_cache`'s start times, from a stated seed.
 """
 
 from __future__ import annotations
@@ -444,3 +446,19 @@ def shared_cache(sessions_: list[Session] | tuple, server, capacity_tokens: floa
         else:
             ends[i] = nxt
     return [SessionResult(s.name, pl.DataFrame(rows[i]), ends[i] - float(starts[i])) for i, s in enumerate(sessions_)]
+
+
+def compare_profiles(profiles, servers: dict, capacities_tokens=(math.inf,)) -> pl.DataFrame:
+    """The agent task shapes of :class:`jalapeno.agents.AgentProfile` as sessions (:func:`from_profile`, the
+    first attempt of every step) on each server of ``servers`` (key -> server, or a function of the
+    profile returning such a dict, as :func:`jalapeno.agents.task_servers`), without a cache and with a
+    cache of each bound of ``capacities_tokens``: one row each, ``profile``, ``server_key``,
+    ``cache_tokens`` (null: no cache) and :meth:`SessionResult.summary`'s columns."""
+    rows = []
+    for p in profiles:
+        srv = servers(p) if callable(servers) else servers
+        s = from_profile(p)
+        for key, server in srv.items():
+            for r in compare_caches(s, server, capacities_tokens).iter_rows(named=True):
+                rows.append({"profile": p.name, "server_key": key, **r})
+    return pl.DataFrame(rows, schema_overrides={"cache_tokens": pl.Float64})

@@ -281,3 +281,17 @@ def test_shared_cache_of_one_session_is_run_session_and_seeded_starts_repeat():
         S.shared_cache([fan_out(1.0)], srv, 3000)
     with pytest.raises(ValueError, match="start_s must be 2 finite times"):
         S.shared_cache(two_competing(), srv, 3000, start_s=[0.0])
+
+
+def test_compare_profiles_by_hand():
+    """A 3-step profile, c_0 = 1,000, g = 300 of which the output d = 100: contexts 1,000, 1,300, 1,600;
+    with the cache 1,000 + 200 + 200 = 1,400 prefilled, without 3,900; a bound of 1,200 keeps 1,100 after
+    call 1 (fits) and 1,200 after call 2 (of 1,400): 1,000 + 200 + 400 = 1,600."""
+    p = agents.AgentProfile("small", steps=3, initial_context_tokens=1000, context_growth_tokens=300,
+                            output_tokens=100)
+    t = S.compare_profiles([p], {"hand": SERVER}, (math.inf, 1200))
+    assert t["profile"].to_list() == ["small"] * 3 and t["server_key"].to_list() == ["hand"] * 3
+    assert t["cache_tokens"].to_list() == [None, math.inf, 1200]
+    assert t["uncached_tokens"].to_list() == [3900, 1400, 1600]
+    # latency without a cache: TTFTs 0.05 + 0.10, 0.13, 0.16 s = 0.54 s, decode 3 x 0.99 s
+    assert t["latency_s"].to_list()[0] == pytest.approx(0.54 + 2.97)
