@@ -166,6 +166,20 @@ def from_profile(profile) -> Session:
     return Session(profile.name, tuple(turns))
 
 
+
+def coding_agent_session(*, sub_agents: int = 3, tool_time_s: float = 2.0, fork: bool = False) -> Session:
+    """An illustrative coding-agent session (hypothetical: the book sets this shape itself, like
+    :data:`jalapeno.agents.PROFILES`; not a trace of InferenceX's AgentX): 20 turns of the main agent, the
+    first bringing 12,000 tokens (system prompt, tool definitions, the task, files), each later one 1,500
+    (tool results; after the fan-out, the sub-agents' reports), every call decoding 300 tokens and followed
+    by ``tool_time_s``; after turn 10, ``sub_agents`` sub-agents of 5 turns each (4,000 tokens first, then
+    1,000; 200 out; the same tool time), joined before turn 11."""
+    main = [Turn(12_000 if k == 0 else 1_500, 300, tool_time_s) for k in range(20)]
+    subs = tuple(Session(f"sub-agent {i + 1}", tuple(Turn(4_000 if j == 0 else 1_000, 200, tool_time_s)
+                                                     for j in range(5))) for i in range(sub_agents))
+    steps = main[:10] + ([FanOut(subs, fork=fork)] if sub_agents else []) + main[10:]
+    return Session("coding agent (illustrative)", tuple(steps))
+
 @dataclass(frozen=True)
 class PrefixCache:
     """A prefix cache keeping up to ``capacity_tokens`` tokens of KV per session between its calls (``inf``:

@@ -295,3 +295,20 @@ def test_compare_profiles_by_hand():
     assert t["uncached_tokens"].to_list() == [3900, 1400, 1600]
     # latency without a cache: TTFTs 0.05 + 0.10, 0.13, 0.16 s = 0.54 s, decode 3 x 0.99 s
     assert t["latency_s"].to_list()[0] == pytest.approx(0.54 + 2.97)
+
+
+def test_illustrative_coding_agent_session_by_hand():
+    """Main agent: C_1 = 12,000, C_k = 12,000 + 1,800 (k - 1) (300 out + 1,500 new), k = 1..20; without a
+    cache it prefills 20 x 12,000 + 1,800 x 190 = 582,000 tokens, with one 12,000 + 19 x 1,500 = 40,500.
+    Each of 3 sub-agents: C_j = 4,000 + 1,200 (j - 1), j = 1..5: 32,000 without, 8,000 with. In all
+    678,000 and 64,500; cached share 613,500 / 678,000 = 0.90487."""
+    s = S.coding_agent_session()
+    plain, cached = S.run_session(s, SERVER), S.run_session(s, SERVER, S.PrefixCache())
+    assert (plain.calls.height, cached.calls.height) == (35, 35)
+    assert plain.uncached_tokens == 678_000 and cached.uncached_tokens == 64_500
+    assert cached.cached_share == pytest.approx(613_500 / 678_000)
+    main = cached.calls.filter(cached.calls["session"] == s.name)
+    assert main["context_tokens"].to_list()[-1] == 12_000 + 1_800 * 19
+    # the join: turn 11 of the main agent starts when the sub-agents (all alike) end
+    sub = cached.calls.filter(cached.calls["session"].str.ends_with("sub-agent 1"))
+    assert main["start_s"][10] == pytest.approx(sub["start_s"][4] + sub["call_s"][4] + 2.0)
