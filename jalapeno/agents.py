@@ -7,7 +7,12 @@ The task model (all times in s, SI units):
 - Step ``i`` (``i = 0 .. N-1``) runs with a context of ``c_i = c_0 + i g`` tokens (``g``: tokens added per
   step, the previous step's output and tool result). With prefix caching (the KV cache of the context
   kept from the previous step, as Jalapeño's "KV cache stays local" design intends) the call prefills
-  only the new tokens (``c_0`` at the first step, ``g`` after); without it, the whole context.
+  ``c_0`` at the first step and ``g`` after; without it, the whole context. ``g`` counts the previous
+  step's ``d`` output tokens, whose KV a serving engine with a prefix cache already holds (written while
+  they were decoded: SGLang's RadixAttention, vLLM's automatic prefix caching), so this default
+  re-prefills them; with ``cached_output`` a step prefills ``g - d`` (the rule of :mod:`jalapeno.sessions`,
+  which models sessions, sub-agents and a bounded cache). The default is kept because the book's published
+  numbers (0.9.1) were computed with it.
 - The call takes ``m_i = TTFT_i + TPOT_i (d - 1)`` for ``d`` output tokens (the benchmark's E2E
   convention, :mod:`jalapeno.metrics`). TTFT and TPOT come from a *server*: :class:`FixedLatency`
   (constants, e.g. the published numbers) or :class:`ServingPoint` (the serving model of
@@ -63,8 +68,11 @@ class AgentProfile:
     call decodes (at least 2); ``tool_time_s``: tool execution after each call; ``step_success``:
     probability that a returned call's result is right (``q``); ``timeout_s``: a call longer than this
     is cut and fails (``inf``: no timeout); ``max_attempts``: attempts per step (1: no retry);
-    ``prefix_cache``: prefill only the new tokens of each step; ``latency_sigma``: lognormal shape of a
-    call's latency around its modeled mean (0: deterministic). Raises ValueError naming a bad value."""
+    ``prefix_cache``: prefill only the tokens each step adds (``context_growth_tokens``, the previous
+    output included); ``cached_output``: with ``prefix_cache``, count the previous step's output as cached
+    too (prefill ``context_growth_tokens - output_tokens``; the module docstring); ``latency_sigma``:
+    lognormal shape of a call's latency around its modeled mean (0: deterministic). Raises ValueError
+    naming a bad value."""
 
     name: str
     steps: int
@@ -77,6 +85,7 @@ class AgentProfile:
     max_attempts: int = 1
     prefix_cache: bool = True
     latency_sigma: float = 0.0
+    cached_output: bool = False
 
     def __post_init__(self):
         checks = [
@@ -90,6 +99,9 @@ class AgentProfile:
             ("max_attempts", self.max_attempts,
              isinstance(self.max_attempts, (int, np.integer)) and self.max_attempts >= 1, "an integer >= 1"),
             ("latency_sigma", self.latency_sigma, self.latency_sigma >= 0, ">= 0"),
+            ("context_growth_tokens", self.context_growth_tokens,
+             not (self.cached_output and self.steps > 1 and self.context_growth_tokens < self.output_tokens),
+             f">= output_tokens ({self.output_tokens!r}) with cached_output (the growth counts the output)"),
         ]
         for name, value, ok, want in checks:
             if not ok:
@@ -100,10 +112,12 @@ class AgentProfile:
         return self.initial_context_tokens + self.context_growth_tokens * np.arange(self.steps)
 
     def prefill_tokens(self) -> np.ndarray:
-        """Tokens each step prefills, shape ``(steps,)``: the new ones with ``prefix_cache``, else all."""
+        """Tokens each step prefills, shape ``(steps,)``: with ``prefix_cache`` the ones it adds (``g``; ``g - d``
+        with ``cached_output``), at least 1; else all."""
         if not self.prefix_cache:
             return self.contexts()
-        out = np.full(self.steps, float(self.context_growth_tokens))
+        growth = self.context_growth_tokens - (self.output_tokens if self.cached_output else 0)
+        out = np.full(self.steps, float(growth))
         out[0] = self.initial_context_tokens
         return np.maximum(out, 1.0)
 

@@ -234,3 +234,26 @@ def test_task_efficiency_is_first_pass_rate_times_tasks_completed_per_kwh():
     assert row["completed_tasks_per_kwh"] == pytest.approx(767.37, rel=1e-5)
     assert row["effective_tasks_per_kwh"] == pytest.approx(621.57, rel=1e-5)
     assert eff["effective_tasks_per_kwh"].to_list() == pytest.approx(df["effective_tasks_per_kwh"].to_list())
+
+
+def test_cached_output_prefills_the_growth_less_the_previous_output(eff):
+    # code-editing: g = 1,536 per step of which 1,024 are the previous output. The default (the published
+    # numbers') prefills g; cached_output prefills g - d = 512, the rule of jalapeno.sessions (the output's
+    # KV was written while it was decoded), and then the task model and a session agree call by call
+    from jalapeno import sessions
+    t = agents.profile("code-editing")
+    assert list(t.prefill_tokens()[:3]) == [16384, 1536, 1536]
+    c = agents.profile(t, cached_output=True)
+    assert list(c.prefill_tokens()[:3]) == [16384, 512, 512]
+    assert list(agents.profile(c, prefix_cache=False).prefill_tokens()) == list(t.contexts())
+    with pytest.raises(ValueError, match="context_growth_tokens must be >= output_tokens"):
+        agents.profile(c, context_growth_tokens=512)
+    point = agents.ServingPoint(subject.jalapeno_chip("central"), jp.model("gpt-oss-120b"), eff, "jalapeno", 1, 1, 8)
+    short = agents.AgentProfile("short", steps=4, initial_context_tokens=4096, context_growth_tokens=1024,
+                                output_tokens=256, tool_time_s=0.5, cached_output=True)
+    task = agents.run_task(short, point)
+    s = sessions.run_session(sessions.from_profile(short), point, sessions.PrefixCache())
+    assert s.calls["uncached_tokens"].to_list() == list(task.steps["prefill_tokens"]) == [4096, 768, 768, 768]
+    assert s.calls["ttft_s"].to_list() == pytest.approx(task.steps["ttft_s"].to_list(), rel=1e-12)
+    assert s.latency_s == pytest.approx(task.latency_s, rel=1e-12)
+    assert task.latency_s < agents.run_task(agents.profile(short, cached_output=False), point).latency_s
