@@ -15,8 +15,8 @@ The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and m
 network, power and measured data; the serving evaluator (``serving``); the roofline's speed-of-light
 bounds (``bounds``: the evaluator with ideal constants); capacity plans (``capacity_plans``, the
 evaluator on each tensor-parallel slice once its memory is full); calibration; Pareto frontiers (``pareto``); the
-subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents,
-caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
+subject chip's builder and fit (``subject``) and the published comparison; the analyses of agents and
+their sessions with a prefix cache (``sessions``), caveats and systems, and the validation schemes of the error bar (``schemes``); error bands
 (``uncertainty``); charts and the diagrams of fabrics (``diagrams``);
 the claims registry (``registry``); a reader's own runs (``measurements``); the chapters (``chapters``); the book machinery (``publish``).
 """
