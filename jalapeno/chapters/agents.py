@@ -9,12 +9,13 @@ energy, cost and the effective task efficiency at a matched interactivity.
 from __future__ import annotations
 
 import functools
+import math
 
 import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import agents, charts, data, display, power, specs, subject
+from .. import agents, charts, data, display, power, sessions, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -93,7 +94,7 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     the chip both chips' calls carry (:func:`jalapeno.subject.outside_chip_latency_s`).
 
     Returns a :class:`~jalapeno.chapters.Chapter`. Tables: ``seeds``, ``steps``, ``compounding``,
-    ``published``, ``economics``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts``, ``task-efficiency``
+    ``published``, ``economics``, ``sessions``. Figures: ``task-latency``, ``steps-sweep``, ``timeouts``, ``task-efficiency``
     (exported as ``agent-task-latency-<model>-<baseline>``, ``agent-steps-...``, ``agent-timeouts-...``,
     ``agent-task-efficiency-...``). Raises
     UnknownNameError for an unknown model, chip, scenario, reading, power basis or profile, ValueError for a bad
@@ -129,7 +130,37 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), model=model, baseline=baseline,
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
                price_ratio=jalapeno_price_ratio)
+    _sessions(ch, tasks, at_latency)
     return ch
+
+
+def _sessions(ch: Chapter, tasks, servers) -> None:
+    """Each task as a session (:func:`jalapeno.sessions.from_profile`: its first attempts), served without a
+    prefix cache and with an unbounded one (:func:`jalapeno.sessions.compare_profiles`), at the latency
+    operating points: the tokens each prefills and its latency. A task whose growth is below its output
+    (no session holds it) is left out and named."""
+    fit = [t for t in tasks if t.steps == 1 or t.context_growth_tokens >= t.output_tokens]
+    left = [t.name for t in tasks if t not in fit]
+    df = sessions.compare_profiles(fit, servers, (math.inf,)).with_columns(
+        pl.col("cache_tokens").is_not_null().alias("cached"))
+    wide = df.pivot(on="cached", index=["profile", "server_key"], values=["uncached_tokens", "latency_s"])
+    wide = wide.with_columns(pl.col("server_key").map_elements(agents.server_name, return_dtype=pl.String).alias("chip"))
+    ch.tables["sessions"] = wide.select(
+        "profile", "chip", pl.col("uncached_tokens_false").cast(pl.Int64).alias("tokens prefilled, no cache"),
+        pl.col("uncached_tokens_true").cast(pl.Int64).alias("tokens prefilled, prefix cache"),
+        (100 * (1 - pl.col("uncached_tokens_true") / pl.col("uncached_tokens_false"))).alias("prefill saved (%)"),
+        pl.col("latency_s_false").alias("task latency, no cache (s)"),
+        pl.col("latency_s_true").alias("task latency, prefix cache (s)"))
+    own = wide.filter(pl.col("profile") == tasks[0].name)
+    j = own.filter(pl.col("server_key") == "jalapeno").row(0, named=True)
+    b = own.filter(pl.col("server_key") != "jalapeno").row(0, named=True)
+    ch.quote("ses_no_cache", j["uncached_tokens_false"], "{:,.0f}")
+    ch.quote("ses_cache", j["uncached_tokens_true"], "{:,.0f}")
+    ch.quote("ses_saved_pct", 100 * (1 - j["uncached_tokens_true"] / j["uncached_tokens_false"]), "{:.0f}")
+    ch.quote("ses_j_saving_ms", 1e3 * (j["latency_s_false"] - j["latency_s_true"]), "{:.1f}")
+    ch.quote("ses_b_saving_ms", 1e3 * (b["latency_s_false"] - b["latency_s_true"]), "{:.1f}")
+    ch.quote("ses_b_name", b["chip"])
+    ch.quote("ses_left_out", ", ".join(left) if left else "none")
 
 
 def _pair_words(slow: str):
