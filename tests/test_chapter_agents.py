@@ -190,3 +190,4 @@ def test_sessions_prefill_what_the_cache_does_not_hold(ch):
     assert (t["task latency, prefix cache (s)"] < t["task latency, no cache (s)"]).all()
     assert ch.numbers["ses_no_cache"] == "691,200" and ch.numbers["ses_cache"] == "30,464"
     assert ch.numbers["ses_saved_pct"] == "96"
+    assert ch.numbers["ses_task_model"] == "37,888"  # the task model's count: 8,192 + 29 x 1,024, the output in it

@@ -161,6 +161,9 @@ def _sessions(ch: Chapter, tasks, servers) -> None:
     ch.quote("ses_b_saving_ms", 1e3 * (b["latency_s_false"] - b["latency_s_true"]), "{:.1f}")
     ch.quote("ses_b_name", b["chip"])
     ch.quote("ses_left_out", ", ".join(left) if left else "none")
+    # the task model of the sections above counts each step's growth as prefilled, the previous output in it
+    # (jalapeno.agents.AgentProfile.prefill_tokens): the engines' rule, the sessions', holds the output cached
+    ch.quote("ses_task_model", float(tasks[0].prefill_tokens().sum()), "{:,.0f}")
 
 
 def _pair_words(slow: str):
