@@ -7,12 +7,12 @@ The task model (all times in s, SI units):
 - Step ``i`` (``i = 0 .. N-1``) runs with a context of ``c_i = c_0 + i g`` tokens (``g``: tokens added per
   step, the previous step's output and tool result). With prefix caching (the KV cache of the context
   kept from the previous step, as Jalapeño's "KV cache stays local" design intends) the call prefills
-  ``c_0`` at the first step and ``g`` after; without it, the whole context. ``g`` counts the previous
+  ``c_0`` at the first step and ``g - d`` after; without it, the whole context. ``g`` counts the previous
   step's ``d`` output tokens, whose KV a serving engine with a prefix cache already holds (written while
-  they were decoded: SGLang's RadixAttention, vLLM's automatic prefix caching), so this default
-  re-prefills them; with ``cached_output`` a step prefills ``g - d`` (the rule of :mod:`jalapeno.sessions`,
-  which models sessions, sub-agents and a bounded cache). The default is kept because the book's published
-  numbers (0.9.1) were computed with it.
+  they were decoded: SGLang's RadixAttention, vLLM's automatic prefix caching), so a step prefills only
+  the rest (``cached_output``, the default since 0.10.0, the rule of :mod:`jalapeno.sessions`, which
+  models sessions, sub-agents and a bounded cache; ``cached_output=False`` re-prefills the output, the
+  count of the book's numbers up to 0.9.2).
 - The call takes ``m_i = TTFT_i + TPOT_i (d - 1)`` for ``d`` output tokens (the benchmark's E2E
   convention, :mod:`jalapeno.metrics`). TTFT and TPOT come from a *server*: :class:`FixedLatency`
   (constants, e.g. the published numbers) or :class:`ServingPoint` (the serving model of
@@ -68,9 +68,10 @@ class AgentProfile:
     call decodes (at least 2); ``tool_time_s``: tool execution after each call; ``step_success``:
     probability that a returned call's result is right (``q``); ``timeout_s``: a call longer than this
     is cut and fails (``inf``: no timeout); ``max_attempts``: attempts per step (1: no retry);
-    ``prefix_cache``: prefill only the tokens each step adds (``context_growth_tokens``, the previous
-    output included); ``cached_output``: with ``prefix_cache``, count the previous step's output as cached
-    too (prefill ``context_growth_tokens - output_tokens``; the module docstring); ``latency_sigma``:
+    ``prefix_cache``: prefill only the tokens each step adds that the cache does not hold;
+    ``cached_output`` (default): with ``prefix_cache``, the previous step's output is held too, so a step
+    prefills ``context_growth_tokens - output_tokens`` (False: ``context_growth_tokens``, the output
+    prefilled again; the module docstring); ``latency_sigma``:
     lognormal shape of a call's latency around its modeled mean (0: deterministic). Raises ValueError
     naming a bad value."""
 
@@ -85,7 +86,7 @@ class AgentProfile:
     max_attempts: int = 1
     prefix_cache: bool = True
     latency_sigma: float = 0.0
-    cached_output: bool = False
+    cached_output: bool = True
 
     def __post_init__(self):
         checks = [
@@ -455,7 +456,7 @@ def seed_example(steps: int, per_step_saving_s: float, *, base_call_s: float = 1
     if not base_call_s > 0:
         raise ValueError(f"base_call_s must be positive, got {base_call_s!r}")
     task = AgentProfile("seed example", steps=steps, initial_context_tokens=1, context_growth_tokens=0,
-                        output_tokens=2)
+                        output_tokens=2, cached_output=False)  # fixed latencies: no context, nothing prefilled
     slow = FixedLatency(base_call_s + per_step_saving_s, 0.0, "slow")
     fast = FixedLatency(base_call_s, 0.0, "fast")
     a, b = run_task(task, slow).latency_s, run_task(task, fast).latency_s

@@ -13,7 +13,7 @@ from jalapeno.metrics import mean_request_length
 
 
 def task(**kw):
-    base = dict(steps=3, initial_context_tokens=1, context_growth_tokens=0, output_tokens=2)
+    base = dict(steps=3, initial_context_tokens=1, context_growth_tokens=0, output_tokens=2, cached_output=False)
     return agents.AgentProfile("hand-worked", **{**base, **kw})
 
 
@@ -198,7 +198,7 @@ def test_profiles_contexts_and_prefill():
     t = agents.profile("long-context-research")
     ctx = t.contexts()
     assert ctx[0] == 8192 and ctx[-1] == 8192 + 2048 * 49
-    assert list(t.prefill_tokens()[:2]) == [8192, 2048]
+    assert list(t.prefill_tokens()[:2]) == [8192, 2048 - 512]  # the growth less the previous output, cached
     assert list(agents.profile(t, prefix_cache=False).prefill_tokens()) == list(ctx)
 
 
@@ -237,14 +237,15 @@ def test_task_efficiency_is_first_pass_rate_times_tasks_completed_per_kwh():
 
 
 def test_cached_output_prefills_the_growth_less_the_previous_output(eff):
-    # code-editing: g = 1,536 per step of which 1,024 are the previous output. The default (the published
-    # numbers') prefills g; cached_output prefills g - d = 512, the rule of jalapeno.sessions (the output's
-    # KV was written while it was decoded), and then the task model and a session agree call by call
+    # code-editing: g = 1,536 per step of which 1,024 are the previous output. The default, cached_output,
+    # prefills g - d = 512, the rule of jalapeno.sessions (the output's KV was written while it was decoded),
+    # and then the task model and a session agree call by call; cached_output=False (the count of the
+    # numbers up to 0.9.2) prefills g
     from jalapeno import sessions
-    t = agents.profile("code-editing")
-    assert list(t.prefill_tokens()[:3]) == [16384, 1536, 1536]
-    c = agents.profile(t, cached_output=True)
+    c = agents.profile("code-editing")
     assert list(c.prefill_tokens()[:3]) == [16384, 512, 512]
+    t = agents.profile(c, cached_output=False)
+    assert list(t.prefill_tokens()[:3]) == [16384, 1536, 1536]
     assert list(agents.profile(c, prefix_cache=False).prefill_tokens()) == list(t.contexts())
     with pytest.raises(ValueError, match="context_growth_tokens must be >= output_tokens"):
         agents.profile(c, context_growth_tokens=512)

@@ -147,17 +147,21 @@ def test_agent_servers_serve_sessions():
 def test_from_profile_counts_the_previous_output_as_cached():
     """code-editing: c_0 = 16,384, growth g = 1,536 per step of which the previous output is 1,024: the
     session's contexts are the profile's c_0 + i g, and with the cache each later call prefills
-    g - d = 512 tokens, where AgentProfile.prefill_tokens counts g = 1,536 (it re-prefills the output)."""
+    g - d = 512 tokens, as AgentProfile.prefill_tokens counts (its default, cached_output; without it,
+    g = 1,536: the output prefilled again)."""
     p = agents.profile("code-editing")
     r = S.run_session(S.from_profile(p), agents.FixedLatency(1.0, 0.01), S.PrefixCache())
     assert np.allclose(r.calls["context_tokens"].to_numpy(), p.contexts())
     assert r.calls["uncached_tokens"].to_list()[:3] == [16384, 512, 512]
-    assert list(p.prefill_tokens()[:3]) == [16384, 1536, 1536]
+    assert list(p.prefill_tokens()[:3]) == [16384, 512, 512]
+    assert list(agents.profile(p, cached_output=False).prefill_tokens()[:3]) == [16384, 1536, 1536]
     plain = S.run_session(S.from_profile(p), agents.FixedLatency(1.0, 0.01))
     assert np.allclose(plain.calls["uncached_tokens"].to_numpy(),
                        agents.profile(p, prefix_cache=False).prefill_tokens())
     with pytest.raises(ValueError, match="context_growth_tokens .512. is below output_tokens .1024"):
-        S.from_profile(agents.profile(p, context_growth_tokens=512))
+        S.from_profile(agents.profile(p, context_growth_tokens=512, cached_output=False))
+    with pytest.raises(ValueError, match="context_growth_tokens must be >= output_tokens .1024. with cached_output"):
+        agents.profile(p, context_growth_tokens=512)
 
 
 def test_cache_bound_from_the_capacity_plan():
@@ -218,8 +222,9 @@ def test_closed_loop_by_hand():
 def test_session_on_the_serving_model_agrees_with_the_task_model():
     """On a serving-model point (Jalapeño, gpt-oss-120b, 1 chip, concurrency 8): without a cache a session
     of a profile's shape takes exactly the task model's latency (every call prefills its whole context in
-    both); with the cache its later calls prefill g - d = 768 tokens instead of the task model's g = 1,024,
-    so their TTFT is shorter and the first call's the same."""
+    both); with the cache its later calls prefill g - d = 768 tokens, as the task model's do (its default,
+    cached_output): the same TTFT call by call, and shorter than the task model's without cached_output
+    (g = 1,024 prefilled)."""
     import jalapeno as jp
     from jalapeno import subject
     eff = subject.fit_jalapeno("central").efficiency
@@ -232,9 +237,11 @@ def test_session_on_the_serving_model_agrees_with_the_task_model():
     cached = S.run_session(S.from_profile(p), point, S.PrefixCache())
     assert cached.calls["uncached_tokens"].to_list() == [4096, 768, 768, 768]
     ttft_task, ttft_session = task.steps["ttft_s"].to_numpy(), cached.calls["ttft_s"].to_numpy()
-    assert ttft_session[0] == pytest.approx(ttft_task[0], rel=1e-12)
-    assert np.all(ttft_session[1:] < ttft_task[1:])
-    assert cached.latency_s < task.latency_s < plain.latency_s
+    assert ttft_session == pytest.approx(ttft_task, rel=1e-12)
+    again = agents.run_task(agents.profile(p, prefix_cache=True, cached_output=False), point)
+    assert np.all(ttft_session[1:] < again.steps["ttft_s"].to_numpy()[1:])
+    assert cached.latency_s == pytest.approx(task.latency_s, rel=1e-12)
+    assert task.latency_s < again.latency_s < plain.latency_s
 
 
 def two_competing() -> list:

@@ -46,7 +46,8 @@ PARAMETERS = (
     Parameter("max_chips", 8, "the most chips per worker of the baseline", low=1, high=1024, unit="chips"),
     Parameter("steps", 30, "the task's dependent calls", low=1, high=10000, unit="steps"),
     Parameter("initial_context_tokens", 8192, "the first call's context", low=1, high=1048576, unit="tokens"),
-    Parameter("context_growth_tokens", 1024, "the context's growth per step", low=0, high=1048576, unit="tokens"),
+    Parameter("context_growth_tokens", 1024, "the context's growth per step (the previous output and the tool's "
+              "result: at least output_tokens when steps > 1)", low=0, high=1048576, unit="tokens"),
     Parameter("output_tokens", 256, "tokens decoded per call", low=1, high=1048576, unit="tokens"),
     Parameter("tool_time_s", 1.0, "tool work per step", low=0, high=86400, unit="s"),
     Parameter("timeout_s", 5.0, "the time after which a call is cut", low=0, high=86400, low_open=True, unit="s"),
@@ -73,9 +74,11 @@ def _task(parameters: dict) -> agents.AgentProfile:
 
 def check(**parameters) -> None:
     """Refuse, before anything runs, parameters the chapter's task model refuses although each is inside
-    its declared range: a task whose longest call (``initial_context_tokens`` + ``steps`` x
-    ``context_growth_tokens``, and ``output_tokens``) exceeds ``model``'s context window. ValueError from
-    :func:`jalapeno.agents.task_shape` naming the task and the lengths."""
+    its declared range: a growth per step below the output it holds (``context_growth_tokens`` <
+    ``output_tokens`` with more than one step; ValueError from :class:`jalapeno.agents.AgentProfile` naming
+    both), a task whose longest call (``initial_context_tokens`` + ``steps`` x ``context_growth_tokens``,
+    and ``output_tokens``) exceeds ``model``'s context window (ValueError from
+    :func:`jalapeno.agents.task_shape` naming the task and the lengths)."""
     agents.task_shape(_task(parameters), parameters["model"])
 
 
@@ -161,9 +164,6 @@ def _sessions(ch: Chapter, tasks, servers) -> None:
     ch.quote("ses_b_saving_ms", 1e3 * (b["latency_s_false"] - b["latency_s_true"]), "{:.1f}")
     ch.quote("ses_b_name", b["chip"])
     ch.quote("ses_left_out", ", ".join(left) if left else "none")
-    # the task model of the sections above counts each step's growth as prefilled, the previous output in it
-    # (jalapeno.agents.AgentProfile.prefill_tokens): the engines' rule, the sessions', holds the output cached
-    ch.quote("ses_task_model", float(tasks[0].prefill_tokens().sum()), "{:,.0f}")
 
 
 def _pair_words(slow: str):
