@@ -71,15 +71,18 @@ def usd_per_chip_hour(chip: str, tier: str = "neocloud", case: str | None = None
     ``case``: ``published`` for a chip the source prices (the default for it), or ``low``, ``central``
     (the default) or ``high`` of Jalapeño's assumed range. Chip names are case-insensitive.
     UnknownNameError for a chip not in ``chips.csv``, a tier or a case the chip has not (the valid ones
-    listed); :class:`NotPricedError` with the file's reason for a chip the source does not price."""
+    listed); :class:`NotPricedError` with the file's reason for a chip the source does not price (or
+    saying the chip has no row, for a chip added to ``chips.csv`` without one)."""
     table = data.chip_costs()
     key = chip.lower() if isinstance(chip, str) else chip
-    chips = list(data.load("chips.csv")["chip"])  # every one has a row (data.chip_costs checks)
+    chips = list(data.load("chips.csv")["chip"])
     if key not in chips:
         raise UnknownNameError("chip", chip, chips)
     if tier not in data.COST_TIERS:
         raise UnknownNameError("price tier", tier, data.COST_TIERS)
     rows = table.filter(pl.col("chip") == key)
+    if rows.is_empty():
+        raise NotPricedError(f"chip {key!r} is not priced: it has no row in data/chip_costs.csv")
     if rows["usd_per_chip_hour"].is_null().all():
         raise NotPricedError(f"chip {key!r} is not priced: {rows['not_priced_reason'][0]}")
     cases = list(dict.fromkeys(rows["case"]))
