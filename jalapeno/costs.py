@@ -19,10 +19,14 @@ Formulas (throughput per chip in tok/s, price per chip in USD/h):
 * cost of a task (USD) = its chip-seconds x price / 3,600 (:func:`cost_per_task`), or its tokens /
   tokens per dollar (:func:`cost_per_task_from_tokens`).
 
-Disaggregated serving: the throughput per chip of a frontier point (``throughput_tok_s_chip`` of
-:func:`jalapeno.frontier`) and of the benchmark (``tput_per_gpu``) already divides the tokens by every
-chip of the deployment, prefill and decode chips together, so pricing each chip at the tier's hourly
-cost counts the prefill chips and the decode chips, as the InferenceX dashboard does.
+Disaggregated serving: the total throughput per chip of a frontier point (``throughput_tok_s_chip`` of
+:func:`jalapeno.frontier`) and of the benchmark (``tput_per_gpu``, :mod:`jalapeno.measured`) already
+divides the tokens by every chip of the deployment, prefill and decode chips together, so pricing each
+chip at the tier's hourly cost counts the prefill chips and the decode chips, as the InferenceX dashboard
+does. The input and output rates here are shares of that total (:func:`split_throughput`), per chip of
+the whole deployment. The benchmark's own ``output_tput_per_gpu`` of a disaggregated row is over its
+decode GPUs only (and ``input_tput_per_gpu`` over its prefill GPUs): priced directly, it would leave the
+other pool's chips out, so it is not what these functions take.
 """
 
 from __future__ import annotations

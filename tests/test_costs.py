@@ -163,3 +163,17 @@ def test_a_chip_without_a_row_is_not_priced(data_copy):
     assert "tpu-8i" not in set(data.chip_costs()["chip"])
     with pytest.raises(jp.NotPricedError, match="'tpu-8i' is not priced: it has no row in data/chip_costs.csv"):
         jp.usd_per_chip_hour("tpu-8i")
+
+
+def test_output_share_of_all_chips_matches_the_benchmarks_disaggregated_rows():
+    """In each of the benchmark's disaggregated rows, the output tokens over every chip (its
+    ``output_tput_per_gpu`` over the decode GPUs x decode / (prefill + decode) GPUs) is the osl share of its
+    ``tput_per_gpu`` (split_throughput) within 2 % (the runs' output lengths vary around osl; measured:
+    0.982 to 1.018, median 1.000), so an output cost from split_throughput counts prefill and decode chips."""
+    rows = data.load("measured/inferencemax.csv").filter(pl.col("disagg"))
+    assert rows.height > 300
+    over_all = rows["output_tput_per_gpu"] * rows["num_decode_gpu"] / (rows["num_prefill_gpu"] + rows["num_decode_gpu"])
+    _, share = costs.split_throughput(rows["tput_per_gpu"].to_numpy(), rows["isl"].to_numpy(), rows["osl"].to_numpy())
+    ratio = over_all.to_numpy() / share
+    assert ratio.min() > 0.98 and ratio.max() < 1.02
+    assert abs(float(pl.Series(ratio).median()) - 1) < 1e-3
