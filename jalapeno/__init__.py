@@ -9,6 +9,7 @@ The public API (see the README)::
     jp.frontier("gb300", "deepseek-r1")                    # a Pareto frontier (polars DataFrame)
     jp.frontier("gb300", "deepseek-r1", band=0.8)          # with the model's 80 % band and its scheme
     jp.claims()                                            # the claims registry with a status each
+    jp.cost_per_million_tokens(5000, jp.usd_per_chip_hour("gb200", "neocloud"))  # USD per 1M tokens at a tier
     jp.score("examples/my-runs.jsonl")                     # the model's error on a reader's own runs
 
 The layers, bottom to top (``tests/test_layers.py`` enforces them): errors and metrics; data; specs;
@@ -30,7 +31,9 @@ import os as _os
 # the order of BLAS's sums whatever the number of cores.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from . import costs  # noqa: E402
 from .capacity_plans import capacity_plan  # noqa: E402
+from .costs import NotPricedError, cost_per_million_tokens, tokens_per_dollar, usd_per_chip_hour  # noqa: E402
 from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
 from .measurements import score  # noqa: E402
 from .pareto import frontier  # noqa: E402
@@ -38,6 +41,6 @@ from .registry import claims  # noqa: E402
 from .serving import Evaluation, Layout, Workload, capacity, evaluate  # noqa: E402
 from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
-__all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "ParameterError",
-           "UnknownNameError", "Workload", "capacity", "capacity_plan", "chip", "chip_names", "claims", "evaluate", "frontier", "model",
-           "model_names", "score"]
+__all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "NotPricedError", "ParameterError",
+           "UnknownNameError", "Workload", "capacity", "capacity_plan", "chip", "chip_names", "claims", "cost_per_million_tokens", "costs", "evaluate", "frontier", "model",
+           "model_names", "score", "tokens_per_dollar", "usd_per_chip_hour"]

@@ -782,3 +782,66 @@ def gb300_point(point: str) -> dict[str, object]:
     if rows.is_empty():
         raise _unknown("GB300 public point", point, table["point"])
     return rows.row(0, named=True)
+
+
+# ---- hourly cost of a chip per price tier (the costs of jalapeno.costs) ------------------------------
+
+#: Price tiers of ``chip_costs.csv`` (column ``tier``): the InferenceX dashboard's all-in total cost of
+#: ownership per GPU-hour, ``hyperscaler`` (its ``costh``), ``neocloud`` (``costn``) and ``rental``
+#: (``costr``, a three-year rental).
+COST_TIERS = ("hyperscaler", "neocloud", "rental")
+
+#: Cases of ``chip_costs.csv`` (column ``case``): ``published`` (transcribed from the source) for a priced
+#: chip; ``low``, ``central``, ``high`` for Jalapeño, whose price is an assumption (no price is public).
+COST_CASES = ("published", *CASES)
+
+SCHEMAS["chip_costs.csv"] = {
+    "chip": _c(required=True), "tier": _c(choices=" ".join(COST_TIERS)), "case": _c(choices=" ".join(COST_CASES)),
+    "usd_per_chip_hour": _c("float", plausible=(0.01, 1000), unit="USD/h"),
+    "basis": _c(required=True), "source": _c(required=True), "not_priced_reason": _c(),
+}
+KEYS["chip_costs.csv"] = ("chip", "tier", "case")
+
+
+def chip_costs() -> pl.DataFrame:
+    """``chip_costs.csv``: one row per chip, price tier (:data:`COST_TIERS`) and case (:data:`COST_CASES`)
+    with the all-in cost of one chip for one hour (``usd_per_chip_hour``, USD/h), its basis and source;
+    a chip its source does not price has one row with no tier, case or cost and a ``not_priced_reason``.
+
+    Checked on top of the schema: each chip is listed in ``chips.csv`` (a chip of ``chips.csv`` without a
+    row, such as one a reader adds, is not priced: :func:`jalapeno.costs.usd_per_chip_hour` says so); a row has a cost (with a tier and a case) or a reason, never both nor neither; a chip is priced
+    in every tier, by ``published`` rows or (Jalapeño) by ``low``, ``central`` and ``high``, with
+    low <= central <= high. Raises DataError naming file, line, column and value."""
+    table = load("chip_costs.csv")
+    chips = list(load("chips.csv")["chip"])
+    path = data_dir() / "chip_costs.csv"
+    for i, row in enumerate(table.iter_rows(named=True)):
+        if row["chip"] not in chips:
+            raise _fail(path, i, "chip", row["chip"], f"chip not in chips.csv; valid chips: {', '.join(chips)}")
+        priced, reason = row["usd_per_chip_hour"] is not None, row["not_priced_reason"] is not None
+        if priced == reason:
+            raise _fail(path, i, "usd_per_chip_hour", row["usd_per_chip_hour"] or "",
+                        "a row gives either a cost or a not_priced_reason, not both nor neither")
+        for column in ("tier", "case"):
+            if (row[column] is not None) != priced:
+                raise _fail(path, i, column, row[column] or "",
+                            "a priced row names its tier and case; a not-priced row names neither")
+    for chip in dict.fromkeys(table["chip"]):
+        rows = table.filter(pl.col("chip") == chip)
+        if rows["usd_per_chip_hour"].is_null().any():
+            if rows.height > 1:
+                raise DataError(f"{path}: chip {chip!r} is both priced and not priced")
+            continue
+        cases = set(rows["case"])
+        if cases not in ({"published"}, set(CASES)):
+            raise DataError(f"{path}: chip {chip!r} has cases {sorted(cases)}; a chip has 'published' rows only "
+                            f"or low, central and high")
+        for tier in COST_TIERS:
+            got = {r["case"]: r["usd_per_chip_hour"] for r in rows.filter(pl.col("tier") == tier).iter_rows(named=True)}
+            if set(got) != cases:
+                raise DataError(f"{path}: chip {chip!r} has no cost for tier {tier!r} in every case "
+                                f"({', '.join(sorted(cases))})")
+            if cases == set(CASES) and not got["low"] <= got["central"] <= got["high"]:
+                raise DataError(f"{path}: chip {chip!r}, tier {tier!r}: low {got['low']:g} <= central "
+                                f"{got['central']:g} <= high {got['high']:g} does not hold")
+    return table
