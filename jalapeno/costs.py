@@ -204,3 +204,36 @@ def break_even_price(tput_tok_s, reference_tput_tok_s, reference_usd_per_chip_ho
 __all__ = ["ENERGY_USD_PER_KWH", "NotPricedError", "break_even_price", "cost_per_million_tokens", "cost_per_task",
            "cost_per_task_from_tokens", "energy_cost_per_million_tokens", "frontier_costs", "price_table",
            "split_throughput", "token_costs", "tokens_per_dollar", "tiers", "usd_per_chip_hour"]
+
+
+def cheaper_above(fast: pl.DataFrame, fast_usd_per_chip_hour: float, slow: pl.DataFrame, slow_usd_per_chip_hour: float,
+                  *, isl: int = 8192, osl: int = 1024, points: int = 400) -> dict[str, object]:
+    """Where one chip's output tokens cost less than another's along their Pareto frontiers: each frontier
+    (``interactivity_tok_s_user``, ``throughput_tok_s_chip``, as :func:`jalapeno.frontier` gives it, at the
+    request shape ``isl``/``osl``) priced at its chip's USD per chip-hour (:func:`token_costs`' USD per
+    million output tokens), both interpolated log-log on ``points`` interactivities spanning the range both
+    reach. Returns ``low`` and ``high`` (that common range, tok/s/user), ``where`` (``everywhere``: ``fast``
+    costs less over the whole range; ``above``: from ``cheaper_above`` up to ``high``, the crossing found by
+    interpolating the log of the cost ratio between grid points; ``nowhere``: not at ``high``) and
+    ``cheaper_above`` (tok/s/user; ``low`` everywhere, NaN nowhere). ValueError when the frontiers share no
+    interactivity, or as :func:`token_costs`."""
+    def curve(front: pl.DataFrame, price: float) -> tuple[np.ndarray, np.ndarray]:
+        f = front.sort("interactivity_tok_s_user")
+        cost = token_costs(f["throughput_tok_s_chip"].to_numpy(), isl, osl, price)["usd_per_million_output_tokens"]
+        return np.log(f["interactivity_tok_s_user"].to_numpy()), np.log(np.atleast_1d(cost))
+
+    (xf, yf), (xs, ys) = curve(fast, fast_usd_per_chip_hour), curve(slow, slow_usd_per_chip_hour)
+    lo, hi = max(xf.min(), xs.min()), min(xf.max(), xs.max())
+    if not lo < hi:
+        raise ValueError(f"the frontiers share no interactivity: {np.exp(xf.min()):.4g}-{np.exp(xf.max()):.4g} and "
+                         f"{np.exp(xs.min()):.4g}-{np.exp(xs.max()):.4g} tok/s/user")
+    grid = np.linspace(lo, hi, points)
+    gap = np.interp(grid, xf, yf) - np.interp(grid, xs, ys)  # log(fast's cost / slow's)
+    out = {"low": float(np.exp(lo)), "high": float(np.exp(hi))}
+    if np.all(gap < 0):
+        return {**out, "where": "everywhere", "cheaper_above": out["low"]}
+    if gap[-1] >= 0:
+        return {**out, "where": "nowhere", "cheaper_above": float("nan")}
+    i = int(np.nonzero(gap >= 0)[0][-1])  # the last point where fast is not cheaper; cheaper from there on
+    at = grid[i] + (grid[i + 1] - grid[i]) * gap[i] / (gap[i] - gap[i + 1])
+    return {**out, "where": "above", "cheaper_above": float(np.exp(at))}

@@ -191,3 +191,26 @@ def test_sessions_prefill_what_the_cache_does_not_hold(ch):
     assert (t["task latency, prefix cache (s)"] < t["task latency, no cache (s)"]).all()
     assert ch.numbers["ses_no_cache"] == "691,200" and ch.numbers["ses_cache"] == "30,464"
     assert ch.numbers["ses_saved_pct"] == "96"
+
+
+def test_a_task_costs_its_chip_time_at_each_tier(ch):
+    """Cost per task = chip time per task (s) x USD per chip-hour / 3,600 (jalapeno.costs.cost_per_task), at
+    the dashboard's tiers of data/chip_costs.csv: GB200 2.21 / 2.75 / 3.3 USD/h (InferenceX's costh / costn
+    / costr) and Jalapeño at the centre of its assumed range, GB200's price. The prefix cache cuts a task's
+    chip time, so its cost, on both chips; along the 8k/1k frontiers Jalapeño's output tokens cost less at
+    every interactivity both reach, in every tier and at both ends of its price range."""
+    t = ch.tables["task-costs"]
+    assert t.height == 4 and set(t["chip"]) == {"Jalapeño", "GB200"}
+    for row in t.iter_rows(named=True):
+        for tier, usd_h in (("hyperscaler", 2.21), ("neocloud", 2.75), ("rental", 3.3)):
+            assert row[f"{tier} (USD per task)"] == pytest.approx(row["chip time per task (s)"] * usd_h / 3600, rel=1e-12)
+    for chip in ("Jalapeño", "GB200"):
+        cached, plain = (t.filter((pl.col("chip") == chip) & (pl.col("prefix cache") == c)).row(0, named=True) for c in (True, False))
+        assert cached["neocloud (USD per task)"] < plain["neocloud (USD per task)"]
+    j = t.filter((pl.col("chip") == "Jalapeño") & pl.col("prefix cache")).row(0, named=True)
+    assert ch.numbers["cost_j_neocloud"] == f"{1e3 * j['neocloud (USD per task)']:.2f}"
+    c = ch.tables["cheaper-above"]
+    assert c.height == 6 and c["GB200 (USD per chip-hour)"].to_list() == [2.21, 2.21, 2.75, 2.75, 3.3, 3.3]
+    assert c["Jalapeño (USD per chip-hour)"].to_list() == pytest.approx(
+        [2.21 * 700 / 1200, 2.21 * 216 / 186, 2.75 * 700 / 1200, 2.75 * 216 / 186, 3.3 * 700 / 1200, 3.3 * 216 / 186], abs=6e-5)
+    assert ch.numbers["cheaper_text"].startswith("at every interactivity both reach")

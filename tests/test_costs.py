@@ -1,6 +1,7 @@
 """Costs per token and per task (jalapeno.costs) against hand-worked cases, and chip_costs.csv against its
 source and the rest of data/."""
 
+import math
 from fractions import Fraction
 
 import polars as pl
@@ -177,3 +178,25 @@ def test_output_share_of_all_chips_matches_the_benchmarks_disaggregated_rows():
     ratio = over_all.to_numpy() / share
     assert ratio.min() > 0.98 and ratio.max() < 1.02
     assert abs(float(pl.Series(ratio).median()) - 1) < 1e-3
+
+
+def test_cheaper_above_finds_where_one_frontier_costs_less_per_output_token():
+    """Two hand-made frontiers at 1k/1k (half the tokens output): the fast chip's throughput per chip falls
+    from 20,000 to 1,000 tok/s between 10 and 1,000 tok/s/user (log-linear), the slow chip's from 40,000 to
+    500 over the same range, both at 2 USD/h. Cost per million output tokens = 2 / (tput / 2 x 3,600) x 1e6:
+    the fast chip is cheaper where its throughput is higher. In logs, fast: ln 20,000 - (ln 20) t, slow:
+    ln 40,000 - (ln 80) t with t = log10(x / 10) / 2 in [0, 1]; equal where ln 2 = (ln 80 - ln 20) t = (ln 4) t,
+    t = 1/2: x = 100 tok/s/user."""
+    x = [10.0, 100.0, 1000.0]
+    fast = pl.DataFrame({"interactivity_tok_s_user": x, "throughput_tok_s_chip": [20000.0, 20000.0 / 20 ** 0.5, 1000.0]})
+    slow = pl.DataFrame({"interactivity_tok_s_user": x, "throughput_tok_s_chip": [40000.0, 40000.0 / 80 ** 0.5, 500.0]})
+    r = costs.cheaper_above(fast, 2.0, slow, 2.0, isl=1024, osl=1024)
+    assert r["where"] == "above" and (r["low"], r["high"]) == (pytest.approx(10.0), pytest.approx(1000.0))
+    assert r["cheaper_above"] == pytest.approx(100.0, rel=1e-9)
+    # priced at 0.9 USD/h the fast chip is cheaper everywhere (at half, the two tie at 10 tok/s/user); at 8x,
+    # nowhere (its 2x edge at 1,000 is gone)
+    assert costs.cheaper_above(fast, 0.9, slow, 2.0, isl=1024, osl=1024)["where"] == "everywhere"
+    nowhere = costs.cheaper_above(fast, 8.0, slow, 2.0, isl=1024, osl=1024)
+    assert nowhere["where"] == "nowhere" and math.isnan(nowhere["cheaper_above"])
+    with pytest.raises(ValueError, match="share no interactivity"):
+        costs.cheaper_above(fast.with_columns(pl.col("interactivity_tok_s_user") * 1000), 2.0, slow, 2.0)

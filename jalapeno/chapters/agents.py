@@ -15,7 +15,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import agents, charts, data, display, power, sessions, specs, subject
+from .. import agents, charts, costs, data, display, pareto, power, sessions, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -134,7 +134,69 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
                price_ratio=jalapeno_price_ratio)
     _sessions(ch, tasks, at_latency)
+    _costs(ch, task, servers(matched_interactivity_tok_s_user, task), model=model, baseline=baseline,
+           scenario=scenario, fit=fit, max_chips=max_chips)
     return ch
+
+
+def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario: str, fit, max_chips: int) -> None:
+    """What one task costs under the dashboard's price tiers (:mod:`jalapeno.costs`, ``data/chip_costs.csv``):
+    this chapter's task on both chips at the matched interactivity, with and without a prefix cache, per
+    tier (Jalapeño at the centre of its assumed price range); and, along both chips' frontiers at the
+    benchmark's 8k/1k, the interactivity above which Jalapeño's output tokens cost less than the baseline's,
+    per tier, at both ends of Jalapeño's price range. A baseline the source does not price is named, and
+    only Jalapeño is priced."""
+    prices, note = {}, "The source prices both chips."
+    for key in srv:
+        try:
+            prices[key] = {t: costs.usd_per_chip_hour(key, t) for t in costs.tiers()}
+        except costs.NotPricedError as exc:
+            note = f"{specs.short_name(key)} is not priced, so only Jalapeño is: {exc}."
+    ch.quote("cost_note", note)
+    rows = []
+    for key, server in srv.items():
+        for cached in (True, False):
+            r = agents.run_task(agents.profile(task, prefix_cache=cached), server)
+            rows.append({"chip": agents.server_name(key, server.label), "prefix cache": cached,
+                         "task latency (s)": r.latency_s, "chip time per task (s)": r.chip_s,
+                         **{f"{t} (USD per task)": costs.cost_per_task(r.chip_s, prices[key][t]) if key in prices else None
+                            for t in costs.tiers()}})
+    table = pl.DataFrame(rows)
+    ch.tables["task-costs"] = table
+    name = {k: agents.server_name(k, srv[k].label) for k in srv}
+    ch.quote("cost_b_name", name[baseline])
+    for who, key in (("j", "jalapeno"), ("b", baseline)):
+        row = table.filter(pl.col("prefix cache") & (pl.col("chip") == name[key])).row(0, named=True)
+        for tier in costs.tiers():
+            cost = row[f"{tier} (USD per task)"]
+            ch.quote(f"cost_{who}_{tier}", "not priced" if cost is None else 1e3 * cost, "{:.2f}")  # USD per 1,000 tasks
+    if baseline not in prices:
+        ch.tables["cheaper-above"] = pl.DataFrame({"note": [note]})
+        ch.quote("cheaper_text", f"nowhere that can be said: {specs.short_name(baseline)} has no price")
+        return
+    fronts = {"jalapeno": subject.jalapeno_frontier(model, scenario, fit=fit),
+              baseline: pareto.frontier(baseline, model, max_chips=max_chips)}
+    where, at, case = "Jalapeño cheaper per output token", "from (tok/s/user)", "Jalapeño's price"
+    below = []
+    for tier in costs.tiers():
+        for end in ("low", "high"):
+            r = costs.cheaper_above(fronts["jalapeno"], costs.usd_per_chip_hour("jalapeno", tier, end),
+                                    fronts[baseline], prices[baseline][tier])
+            below.append({"tier": tier, case: end, "Jalapeño (USD per chip-hour)": costs.usd_per_chip_hour("jalapeno", tier, end),
+                          f"{specs.short_name(baseline)} (USD per chip-hour)": prices[baseline][tier],
+                          where: {"everywhere": "at every interactivity both reach", "above": "above",
+                                  "nowhere": "nowhere"}[r["where"]],
+                          at: None if r["where"] == "nowhere" else r["cheaper_above"],
+                          "range both reach (tok/s/user)": f"{number(r['low']):,.0f}–{number(r['high']):,.0f}"})
+    ch.tables["cheaper-above"] = pl.DataFrame(below)
+    span = below[0]["range both reach (tok/s/user)"]
+    if all(r[where] == "at every interactivity both reach" for r in below):
+        text = f"at every interactivity both reach ({span} tok/s/user), in every tier and at both ends of its price range"
+    else:  # the least favourable tier and price
+        worst = max(below, key=lambda r: (r[where] == "nowhere", r[at] or 0.0))
+        text = (f"{worst[where]}" + (f" {number(worst[at]):,.0f} tok/s/user" if worst[where] == "above" else "")
+                + f" at worst ({worst['tier']} tier, its price at the {worst[case]} end of its range; both reach {span} tok/s/user)")
+    ch.quote("cheaper_text", text)
 
 
 def _sessions(ch: Chapter, tasks, servers) -> None:
