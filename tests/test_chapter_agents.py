@@ -191,6 +191,10 @@ def test_sessions_prefill_what_the_cache_does_not_hold(ch):
     assert (t["task latency, prefix cache (s)"] < t["task latency, no cache (s)"]).all()
     assert ch.numbers["ses_no_cache"] == "691,200" and ch.numbers["ses_cache"] == "30,464"
     assert ch.numbers["ses_saved_pct"] == "96"
+    # the illustrative coding agent with a cache: the main agent's 12,000 + 19 x 1,500 = 40,500 new tokens and
+    # its three sub-agents' 3 x (4,000 + 4 x 1,000) = 24,000: 64,500 tokens prefilled
+    coding = ch.tables["sessions"].filter(pl.col("profile") == "coding agent (illustrative)")
+    assert coding["tokens prefilled, prefix cache"].to_list() == [64_500, 64_500]
 
 
 def test_a_task_costs_its_chip_time_at_each_tier(ch):

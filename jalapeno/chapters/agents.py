@@ -133,7 +133,11 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), model=model, baseline=baseline,
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
                price_ratio=jalapeno_price_ratio)
-    _sessions(ch, tasks, at_latency)
+    coding = sessions.coding_agent_session()  # an AgentX-like shape the book sets itself (illustrative)
+    longest = sessions.run_session(coding, agents.FixedLatency(1.0, 0.01)).calls["context_tokens"].max()
+    shape = agents.AgentProfile(coding.name, steps=1, initial_context_tokens=longest, context_growth_tokens=0,
+                                output_tokens=300)  # the operating points that hold its longest call
+    _sessions(ch, tasks, at_latency, extra=(coding, at_latency(shape)))
     _costs(ch, task, servers(matched_interactivity_tok_s_user, task), model=model, baseline=baseline,
            scenario=scenario, fit=fit, max_chips=max_chips)
     return ch
@@ -199,14 +203,19 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
     ch.quote("cheaper_text", text)
 
 
-def _sessions(ch: Chapter, tasks, servers) -> None:
-    """Each task as a session (:func:`jalapeno.sessions.from_profile`: its first attempts), served without a
-    prefix cache and with an unbounded one (:func:`jalapeno.sessions.compare_profiles`), at the latency
+def _sessions(ch: Chapter, tasks, servers, extra: tuple) -> None:
+    """Each task as a session (:func:`jalapeno.sessions.from_profile`: its first attempts), and the session
+    ``extra`` (a :class:`jalapeno.sessions.Session` and its servers: the illustrative coding agent with its
+    sub-agents), served without a prefix cache and with an unbounded one
+    (:func:`jalapeno.sessions.compare_profiles`, :func:`~jalapeno.sessions.compare_caches`), at the latency
     operating points: the tokens each prefills and its latency. A task whose growth is below its output
     (no session holds it) is left out and named."""
     fit = [t for t in tasks if t.steps == 1 or t.context_growth_tokens >= t.output_tokens]
     left = [t.name for t in tasks if t not in fit]
-    df = sessions.compare_profiles(fit, servers, (math.inf,)).with_columns(
+    session, at = extra
+    more = [sessions.compare_caches(session, server, (math.inf,)).select(
+        pl.lit(session.name).alias("profile"), pl.lit(key).alias("server_key"), pl.all()) for key, server in at.items()]
+    df = pl.concat([sessions.compare_profiles(fit, servers, (math.inf,)), *more], how="diagonal_relaxed").with_columns(
         pl.col("cache_tokens").is_not_null().alias("cached"))
     wide = df.pivot(on="cached", index=["profile", "server_key"], values=["uncached_tokens", "latency_s"])
     wide = wide.with_columns(pl.col("server_key").map_elements(agents.server_name, return_dtype=pl.String).alias("chip"))
@@ -226,6 +235,15 @@ def _sessions(ch: Chapter, tasks, servers) -> None:
     ch.quote("ses_b_saving_ms", 1e3 * (b["latency_s_false"] - b["latency_s_true"]), "{:.1f}")
     ch.quote("ses_b_name", b["chip"])
     ch.quote("ses_left_out", ", ".join(left) if left else "none")
+    turns = [s for s in session.steps if isinstance(s, sessions.Turn)]
+    fan = next((i for i, s in enumerate(session.steps) if isinstance(s, sessions.FanOut)), None)
+    shape = (f"{len(turns)} turns of a main agent, the first bringing {number(turns[0].new_tokens):,.0f} tokens and "
+             f"each later one {number(turns[1].new_tokens):,.0f}")
+    if fan is not None:
+        subs = session.steps[fan].sessions
+        shape += (f", and after turn {fan}, {len(subs)} sub-agents of {len(subs[0].steps)} turns each, run in parallel "
+                  f"and joined before turn {fan + 1}")
+    ch.quote("coding_shape", shape)
 
 
 def _pair_words(slow: str):
