@@ -369,6 +369,13 @@ CHECKS = (
 )
 
 
+def line_words(key: tuple[str, str, str]) -> str:
+    """A frontier line's key (chip, precision, speculative decoding) as a reader names it:
+    ``("gb300", "fp8", "none")`` -> ``GB300 FP8 without MTP``, ``("gb300", "fp4", "mtp")`` -> ``GB300 FP4 with MTP``."""
+    chip, precision, spec = key
+    return f"{specs.short_name(chip)} {precision.upper()} " + ("with MTP" if spec == "mtp" else "without MTP")
+
+
 def check_table(lines: dict[tuple[str, str, str], pl.DataFrame | None], points: pl.DataFrame,
                 spec_decoding: str = "none") -> pl.DataFrame:
     """The arithmetic of :func:`gb300_checks` on given frontiers: ``lines`` maps (chip, precision,
@@ -391,19 +398,19 @@ def check_table(lines: dict[tuple[str, str, str], pl.DataFrame | None], points: 
         note = ""
         if any(f is None for f in fronts):
             modeled = float("nan")
-            note = "no frontier for " + ", ".join(" ".join(k) for k, f in zip(keys, fronts) if f is None)
+            note = "no frontier for " + ", ".join(line_words(k) for k, f in zip(keys, fronts) if f is None)
         elif at is None:
             modeled = float(fronts[0]["throughput_tok_s_chip"].max()) / float(fronts[1]["throughput_tok_s_chip"].max())
         else:
             y = [pareto.throughput_at(f, at, "throughput_tok_s_chip") for f in fronts]
             modeled = y[0] / y[1]
-            ends = [(" ".join(k), float(f["interactivity_tok_s_user"].max())) for k, f in zip(keys, fronts)
+            ends = [(line_words(k), float(f["interactivity_tok_s_user"].max())) for k, f in zip(keys, fronts)
                     if at > float(f["interactivity_tok_s_user"].max())]
-            note = "; ".join(f"the {k} frontier ends at {number(e):.0f} tok/s/user" for k, e in ends)
+            note = "; ".join(f"{k}'s frontier ends at {number(e):.0f} tok/s/user" for k, e in ends)
         rows.append({"check": check, "public_value": public, "source_id": " / ".join(i for i in (num_id, den_id) if i),
                      "modeled_value": modeled, "ratio_modeled_over_public": modeled / public,
                      "at_interactivity_tok_s_user": at,
-                     "modeled_from": " / ".join(" ".join(k) + (f" ({f['source'][0]})" if f is not None and "source" in f.columns
+                     "modeled_from": " / ".join(line_words(k) + (f" ({f['source'][0]})" if f is not None and "source" in f.columns
                                                               else "") for k, f in zip(keys, fronts)),
                      "note": note})
     return pl.DataFrame(rows, schema_overrides={"at_interactivity_tok_s_user": pl.Float64})

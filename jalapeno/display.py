@@ -208,7 +208,11 @@ def _as_written(x: float) -> str:
     """``x`` to at most :data:`DIGITS` significant digits, no trailing zeros, with thousands separators,
     never in exponent form (``53.7``, ``3,400``, ``0.25``)."""
     r = significant(x, DIGITS)
-    return f"{int(r):,}" if r.is_integer() else f"{r:,}"
+    if r.is_integer():
+        return f"{int(r):,}"
+    if abs(r) < 1e-4:  # a float's own text is in exponent form below 1e-4: the digits in fixed point instead
+        return f"{r:.{DIGITS - 1 - math.floor(math.log10(abs(r)))}f}".rstrip("0")
+    return f"{r:,}"
 
 
 def quantity(value: object, unit: str = "") -> str:

@@ -122,8 +122,8 @@ def test_each_check_divides_what_it_says_on_a_hand_worked_case():
 def test_a_missing_line_gives_no_modeled_value_and_says_which():
     t = baselines.check_table({}, data.gb300_points())
     assert t["modeled_value"].is_nan().all()
-    assert t["note"].str.starts_with("no frontier for gb300 fp4 ").all()
-    assert t["note"][-1] == "no frontier for gb300 fp4 mtp, gb300 fp4 none"
+    assert t["note"].str.starts_with("no frontier for GB300 FP4 ").all()  # each line as a reader names it
+    assert t["note"][-1] == "no frontier for GB300 FP4 with MTP, GB300 FP4 without MTP"
 
 
 def test_the_gb300_checks_compare_the_books_baselines_with_the_transcription():

@@ -91,3 +91,10 @@ def test_a_claim_of_a_chapter_the_book_does_not_have_is_refused(edit_data):
     edit_data("claims.csv", ",reading-the-numbers,", ",reading-the-figures,")
     with pytest.raises(DataError, match="reading-the-figures"):
         chapter.compute(show_status="all", chapter_order=ORDER)
+
+
+def test_the_claims_table_names_each_treatment_in_words(ch):
+    assert set(chapter.TREATMENT_WORDS) == set(data.TREATMENTS)  # every treatment has its words
+    shown = set(ch.tables["claims"]["treatment"])
+    assert shown <= set(chapter.TREATMENT_WORDS.values()) and "not checkable" in shown
+    assert not any("_" in t for t in shown)

@@ -235,3 +235,12 @@ def test_constants_table_in_reader_words_and_microseconds():
         "τ: per-layer overhead, Dynamo + TensorRT-LLM on Blackwell", "τ: per-layer overhead, ATOM on another generation"]
     assert t["unit"].to_list() == ["fraction", "µs", "µs per layer per step", "µs per layer per step"]
     assert t["value"].to_list() == pytest.approx([0.9, 3.324, 41.648, 81.539], rel=1e-12)
+
+
+def test_the_held_out_table_names_folds_and_constants_in_words():
+    assert chapter.fold_words("model-chip=deepseek-r1 gb200") == "deepseek-r1 on gb200"
+    assert chapter.fold_words("generation=CDNA 4") == "CDNA 4"
+    assert chapter.fold_words("shape=1024/1024") == "1,024/1,024"
+    assert chapter.constant_symbol("tau_s:dynamo-trt@blackwell") == "τ (Dynamo + TensorRT-LLM on Blackwell)"
+    assert chapter.constant_symbol("tau_s:trt") == "τ (TensorRT-LLM)"
+    assert chapter.constant_symbol("mla_layer_factor") == "MLA layer factor"

@@ -72,7 +72,7 @@ def test_the_diagrams_are_drawn_from_the_topologies_that_give_the_quoted_hops(ch
     assert "72 chips on one switch, diameter 1 hop" in title("diagram_nvl72")
     # a change of size redraws the TPUs: 512 chips is an 8 x 8 x 8 torus, diameter 12
     small = chapter.compute(**(defaults | {"size": 512}))
-    assert "512 chips as a 8 x 8 x 8 3D torus, diameter 12 hops" in title("diagram_tpu_8t", small)
+    assert "512 chips as an 8 x 8 x 8 3D torus, diameter 12 hops" in title("diagram_tpu_8t", small)
 
 
 def test_an_unknown_topology_names_the_parameter_and_the_choices(defaults):

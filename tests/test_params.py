@@ -22,7 +22,7 @@ DECLARED = (
 @pytest.mark.parametrize("name, value, fragment", [
     ("chips", '["gb200"]', "must be a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y"),
     ("chips", [], "must be a non-empty list"),
-    ("mtp", "false", "must be True or False"),
+    ("mtp", "false", "must be true or false"),
     ("conc", 64.0, "must be an integer (such as 64; 64.0, '64k' and True are refused)"),
     ("conc", True, "must be an integer (such as 64; 64.0, '64k' and True are refused)"),
     ("power_w", "high", "must be a number"),

@@ -95,10 +95,13 @@ class Parameter:
         return said.group(1) if said else ""
 
     def shown(self, value: object) -> str:
-        """A value of this parameter as a reader writes it (:func:`jalapeno.display.text`); ``None`` as what
-        it stands for (``unset: its rated TDP``, :attr:`unset`)."""
+        """A value of this parameter as a reader writes it (:func:`jalapeno.display.text`); a flag as it is
+        typed (``true``, ``false``: ``-p prefix_cache false``); ``None`` as what it stands for (``unset: its
+        rated TDP``, :attr:`unset`)."""
         if value is None and self.unset:
             return f"unset: {self.unset}"
+        if isinstance(value, bool):
+            return "true" if value else "false"
         return display.text(value)
 
     @property

@@ -332,7 +332,8 @@ def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "pareto-shape")
     shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
     ch.tables["pareto-shape"] = _shown(shape_t)
-    ch.add_figure("pareto-shape", figures.ratio_curves(curves), "caveats-pareto-shape")
+    ch.add_figure("pareto-shape", figures.ratio_curves(curves, "A three-digit ratio is the frontier's shape: "
+                                                       "the ratio at each interactivity"), "caveats-pareto-shape")
     m = shape_t["model"][0]
     at = {round(r["fraction"], 2): r["ratio"] for r in shape_t.filter(pl.col("model") == m).iter_rows(named=True)}
     near, half = PARETO_SHAPE_FRACTIONS

@@ -95,11 +95,18 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))
             .with_row_index("_row").sort("_order", "_row")
             .select("chapter", "claim_id", "claimed", "quantity",
-                    pl.col("seeds").map_elements(data.cite_seeds, return_dtype=pl.String), "treatment", "status",
+                    pl.col("seeds").map_elements(data.cite_seeds, return_dtype=pl.String),
+                    pl.col("treatment").replace_strict(TREATMENT_WORDS), "status",
                     "computed", "published_vs_computed", "check"))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
     ch.tables["claims"] = rows
     return ch
+
+
+#: Each treatment of :data:`jalapeno.data.TREATMENTS` as the table of claims names it.
+TREATMENT_WORDS = {"reproduce": "reproduced from measured data", "arithmetic": "checked by arithmetic",
+                   "restate": "a restatement", "predict": "predicted by the model", "fit_target": "a fit target",
+                   "conflict": "seeds in conflict", "not_checkable": "not checkable"}
 
 
 def _by_chapter(reg: pl.DataFrame, order: dict[str, int]) -> pl.DataFrame:

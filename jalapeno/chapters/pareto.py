@@ -124,7 +124,8 @@ def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
 
 def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:
     """Jalapeño's unknowns, its fitted constants per scenario and the concurrency range of the fit."""
-    ch.tables["unknowns"] = data.jalapeno_unknowns().select("parameter", "low", "central", "high", "unit", "basis")
+    ch.tables["unknowns"] = data.jalapeno_unknowns().select(
+        pl.col("parameter").replace_strict(INPUT_WORDS, default=pl.col("parameter")), "low", "central", "high", "unit", "basis")
     effs = {sc: f.efficiency for sc, f in fits.items()}
     pub_shape = {"isl": int(claim_value("workload-isl")), "osl": int(claim_value("workload-osl"))}  # 8k/1k
     caps = {(m, d): pareto.benchmark_concurrency_cap(m, **pub_shape, disagg=d)
@@ -263,7 +264,7 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
     published = published_marks(models, baseline_chips, isl=isl, osl=osl)
     for m in models:
         chart = frontiers_explorable(all_lines.filter(pl.col("model") == m), power_basis=power_basis,
-                                     scenario="central", title=f"{m}: Pareto frontiers",
+                                     scenario="central", title=f"{specs.model(m).display_name}: Pareto frontiers",
                                      published=published.filter(pl.col("model") == m))
         ch.add_figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
     _published_quotes(ch, published, models, isl=isl, osl=osl)
@@ -380,6 +381,7 @@ def _ratios(ch: Chapter, ratios: pl.DataFrame, *, models, power_basis, concurren
     ch.quote("n_ratios", summary.height)
     central_close = ratios.filter(pl.col("scenario") == "central").select(close.sum()).item()
     ch.quote("n_close_central", int(central_close))
+    ch.quote("close_verb", "comes" if int(central_close) == 1 else "come")
     ch.quote("tolerance_pct", 100 * tolerance, "{:.0f}")
     n_all = int(per_scenario["all_within"].sum())
     ch.quote("all_three", "no single scenario reproduces all three at once" if n_all == 0
@@ -485,6 +487,12 @@ def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis
     ch.tables["sensitivity"] = sens
 
 
+#: Jalapeño's unknowns (``data/jalapeno_unknowns.csv``) and the model's own error, the inputs of the error
+#: bands, as the tables and the prose name them.
+INPUT_WORDS = {"hbm_bandwidth": "HBM bandwidth", "scale_up_bandwidth": "scale-up bandwidth",
+               "scale_up_domain": "scale-up domain", "model_error": "model's own error"}
+
+
 def _key(model: str) -> str:
     """The key the prose quotes a model's numbers under: the first part of its name."""
     return model.split("-")[0]
@@ -510,13 +518,14 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
     ch.tables["ratio_bands"] = table
     drivers = uncertainty.sensitivity(ens, {m: (uncertainty.matched_ratio_nodes(ens, m, power_basis=power_basis), True)
                                             for m in models})
+    drivers = drivers.with_columns(pl.col("input").replace_strict(INPUT_WORDS, default=pl.col("input")))
     ch.tables["drivers"] = drivers.rename({"quantity": "model"})
     for m in models:
         d = drivers.filter(pl.col("quantity") == m).sort("rank")
         k = _key(m)
-        ch.quote(f"{k}_driver", d["input"][0].replace("_", " "))
+        ch.quote(f"{k}_driver", d["input"][0])
         ch.quote(f"{k}_driver_share", display.formatted(100 * d["total"][0], "{:.0f}", noise=display.FIT_NOISE))
-        ch.quote(f"{k}_second", d["input"][1].replace("_", " "))
+        ch.quote(f"{k}_second", d["input"][1])
         ch.quote(f"{k}_second_share", display.formatted(100 * d["total"][1], "{:.0f}", noise=display.FIT_NOISE))
 
 

@@ -136,9 +136,43 @@ def _schemes(ch: Chapter) -> None:
     ch.quote("prior_folds", ", ".join(folds) or "none")
     ch.quote("mla_prior", calibration.PRIORS["mla_layer_factor"], "{:.2f}")
     labels = {n: s.label for n, s in schemes.SCHEMES.items()}
+    stacks = {**display.NAMES, **STACK_WORDS}
     ch.tables["holdout"] = errors.select(
-        pl.col("scheme").replace_strict(labels), "fold", "series", pl.col("stack").replace_strict(display.NAMES, default=pl.col("stack")).alias("stack predicted with"),
-        "points", (100 * pl.col("frontier_distance")).alias("frontier distance (%)"), "held_at_prior")
+        pl.col("scheme").replace_strict(labels), pl.col("fold").map_elements(fold_words, return_dtype=pl.String),
+        "series", pl.col("stack").replace_strict(stacks, default=pl.col("stack")).alias("stack predicted with"),
+        "points", (100 * pl.col("frontier_distance")).alias("frontier distance (%)"),
+        pl.col("held_at_prior").map_elements(lambda s: "; ".join(constant_symbol(k) for k in s.split(", ") if k) or "none",
+                                             return_dtype=pl.String).alias("constants held at their priors"))
+
+
+#: How the held-out table names the two stacks of a scheme that are not a serving stack's.
+STACK_WORDS = {"anchored": "its own constants, fitted to its end points",
+               "unmeasured-vendor": "the fallback of a vendor with no measured stack"}
+
+#: The symbol of each stored constant, as the chapter's prose and constants table write it.
+CONSTANT_SYMBOLS = {"eta_mem": "η_mem", "eta_compute": "η_compute", "eta_prefill": "η_prefill", "alpha_s": "α",
+                    "beta_s": "β", "mla_layer_factor": "MLA layer factor", "tau_s": "τ"}
+
+
+def constant_symbol(key: str) -> str:
+    """A stored constant's key (``tau_s:dynamo-trt@blackwell``) as its symbol with its stack and generation
+    (``τ (Dynamo + TensorRT-LLM on Blackwell)``); :data:`CONSTANT_SYMBOLS`, :func:`jalapeno.display.name`."""
+    base, _, scope = key.partition(":")
+    stack, _, generation = scope.partition("@")
+    where = " on ".join(display.name(x) for x in (stack, generation) if x)
+    return CONSTANT_SYMBOLS[base] + (f" ({where})" if where else "")
+
+
+def fold_words(fold: str) -> str:
+    """A validation fold (``model-chip=deepseek-r1 gb200``, ``generation=Blackwell``, ``shape=1024/1024``) as
+    the held-out table names it, its scheme being in the row's first column: what is left out
+    (``deepseek-r1 on gb200``, ``Blackwell``, ``1,024/1,024``)."""
+    kind, _, value = fold.partition("=")
+    if kind == "model-chip":
+        return " on ".join(value.split(" ", 1))
+    if kind == "shape":
+        return "/".join(f"{int(x):,}" for x in value.split("/"))
+    return value
 
 
 def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> None:

@@ -210,7 +210,9 @@ def _diagrams(ch: Chapter, tpu: dict[str, sy.System], size: int) -> None:
             title = f"{label}: {number(t.n_chips):,} chips on one switch, {hops}"
         else:
             what = "torus" if t.kind == "torus" and len(t.shape) != 3 else _KIND_WORDS[t.kind]
-            title = f"{label}: {number(t.n_chips):,} chips as a {_shape(t.shape)} {what}, {hops}"
+            shape = _shape(t.shape)
+            article = "an" if shape.lstrip().startswith(("8", "11", "18")) else "a"  # an 8 x 32, an 11, an 18
+            title = f"{label}: {number(t.n_chips):,} chips as {article} {shape} {what}, {hops}"
         ch.add_figure(slot, topology_diagram(diagrams.drawing(t), title=title, size=360 if t.kind == "torus" else 280),
                       name)
 

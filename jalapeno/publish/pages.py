@@ -96,7 +96,7 @@ def build_command(names: list[str], scenario: Scenario | None, overrides: dict[s
     if scenario:
         cmd += ["--scenario", scenario.source]
     for key, value in sorted(overrides.items()):  # -p reads its value as YAML: a flow-style dump reads back
-        cmd += ["-p", key, yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("\n...\n").strip()]
+        cmd += ["-p", key, params.as_typed(value)]
     if out is not None and out != default_out:
         cmd += ["--out", display_path(out)]
     return " ".join(shlex.quote(c) for c in cmd)

@@ -163,6 +163,12 @@ def chapter_module(notebook: str | Path) -> ModuleType:
     return importlib.import_module(f"jalapeno.chapters.{Path(str(notebook)).stem.replace('-', '_')}")
 
 
+def as_typed(value: object) -> str:
+    """``value`` as a reader types it after ``-p NAME``: YAML in flow style (``null``, ``true``, ``gb200``,
+    ``[a, b]``, ``1400.0``), which :func:`read_yaml` reads back to the same value."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("\n...\n").strip()
+
+
 def declaration(notebook: str | Path) -> tuple[Parameter, ...]:
     """What notebook ``notebook`` (its name, file name or path) takes: its chapter module's ``PARAMETERS``."""
     return chapter_module(notebook).PARAMETERS
@@ -232,7 +238,7 @@ def check_value(name: str, value: object, default: object, declared_type: type |
             value = float(value)
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if isinstance(default, bool):
-        ok, hint = isinstance(value, bool), "True or False (papermill: -p name True, exact spelling)"
+        ok, hint = isinstance(value, bool), "true or false (YAML: -p name true; papermill: -p name True)"
     elif isinstance(default, int):
         ok = number and isinstance(value, int)
         hint = f"an integer (such as {default}; {float(default)}, '{default}k' and True are refused)"
