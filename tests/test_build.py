@@ -531,3 +531,12 @@ def test_staging_keeps_a_code_toggle_only_where_the_code_says_something():
 def test_a_banner_shows_an_unset_parameter_as_what_it_stands_for():
     rows = pages.banner_rows("reading-the-numbers", {"baseline_power_w": 1400.0, "baseline": "gb300"})
     assert rows == [("baseline", "gb300", "gb200"), ("baseline_power_w", "1,400", "unset: its rated TDP")]
+
+
+def test_staging_unlinks_a_chapter_the_build_does_not_hold():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        'See the <a href="claims.html">claims</a> page and <a href="roofline.html">the roofline</a>; '
+        '<a href="figures.html">figures</a> is a book page.')])
+    pages.unlink_unbuilt(nb, {"reading-the-numbers", "roofline"})
+    assert nb.cells[0].source == ('See the claims page and <a href="roofline.html">the roofline</a>; '
+                                  '<a href="figures.html">figures</a> is a book page.')

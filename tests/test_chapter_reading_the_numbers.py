@@ -141,3 +141,9 @@ def test_tables_name_claims_and_chips_in_a_readers_words(ch):
     ids = set(jp.claims()["claim_id"])
     cells = r["numerator"].to_list() + r["denominator"].to_list() + fitted
     assert not [c for c in cells if c and any(i in c for i in ids)]
+
+
+def test_the_first_basis_says_what_the_baseline_is_divided_by(ch, defaults):
+    assert ch.numbers["rated_basis"] == "at rated power"  # the default: rated on both sides
+    other = chapter.compute(**{**defaults, "baseline_power_w": 1400.0})
+    assert other.numbers["rated_basis"] == "at Jalapeño's rated power against the 1,400 W this build divides the baseline by"

@@ -158,6 +158,9 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
         ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
         ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
     ch.tables["power_bases"] = bases
+    # the first basis in words: rated on both sides unless this build gives the baseline another power
+    ch.quote("rated_basis", "at rated power" if baseline_power_w is None else
+             f"at Jalapeño's rated power against the {number(baseline_power_w):,.0f} W this build divides the baseline by")
     grid = comparison.power_basis_grid(summary, jalapeno_sustained_w=jalapeno_sustained_w,
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}

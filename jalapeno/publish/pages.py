@@ -122,6 +122,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
         fold_parameters(nb)  # before the prose's glossary links: a term's first use is in the page's reading
         quiet_one_liners(nb)
+        unlink_unbuilt(nb, set(runs))
         stage_prose(nb, src / "glossary.md")  # glossary links and typeset formulas, in the staged copy only
         titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
         defaults = params.declared(notebook_path(name))
@@ -312,6 +313,20 @@ def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario
 
 #: A code cell's line that only shows a result: a table or a figure (jalapeno.publish.notebook).
 _SHOW_LINE = re.compile(r"(table|figure|display)\(.*\)")
+
+
+#: A link of the prose to another chapter's page, as the chapters write it in HTML.
+_CHAPTER_LINK = re.compile(r'<a href="([a-z0-9-]+)\.html">(.*?)</a>', re.S)
+
+
+def unlink_unbuilt(nb: nbformat.NotebookNode, built: set[str]) -> None:
+    """In the staged chapter ``nb``, a link to a chapter this build does not hold (a build of some
+    chapters only) becomes its text, so no page links to a page that is not there."""
+    chapters = set(notebook_names())
+    for c in nb.cells:
+        if c.cell_type == "markdown" and "<a href=" in c.source:
+            c.source = _CHAPTER_LINK.sub(lambda m: m.group(0) if m.group(1) in built or m.group(1) not in chapters
+                                         else m.group(2), c.source)
 
 
 def quiet_one_liners(nb: nbformat.NotebookNode) -> None:
