@@ -1052,6 +1052,15 @@ def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:
     ])
 
 
+def parameter_parts(key: str) -> tuple[str, str, str]:
+    """A stored constant's key as (constant, stack, generation), the last two empty where the key has
+    none: ``tau_s:dynamo-trt@blackwell`` -> ``("tau_s", "dynamo-trt", "blackwell")``, ``eta_mem`` ->
+    ``("eta_mem", "", "")`` (the keys of ``data/calibration.csv``)."""
+    base, _, scope = key.partition(":")
+    stack, _, generation = scope.partition("@")
+    return base, stack, generation
+
+
 def stored_table() -> pl.DataFrame:
     """The stored calibration (``data/calibration.csv``) without its long source column."""
     return data.calibration_table().select("parameter", "value", "unit")

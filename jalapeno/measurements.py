@@ -51,6 +51,7 @@ import tempfile
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -359,22 +360,15 @@ def _data_folder(tables: dict[str, str]):
     (``JALAPENO_CACHE_DIR``: the loaders' cache entries of those tables are not kept); removed afterwards."""
     root = data.data_dir()
     tmp = Path(tempfile.mkdtemp(prefix="jalapeno-chips-"))
-    old = {v: os.environ.get(v) for v in ("JALAPENO_DATA_DIR", "JALAPENO_CACHE_DIR")}
-    os.environ["JALAPENO_CACHE_DIR"] = str(tmp / ".cache")
     try:
         for entry in root.iterdir():
             if entry.name not in tables and entry.name != ".cache":
                 (tmp / entry.name).symlink_to(entry)
         for name, text in tables.items():
             (tmp / name).write_text(text)
-        os.environ["JALAPENO_DATA_DIR"] = str(tmp)
-        yield tmp
+        with mock.patch.dict(os.environ, {"JALAPENO_DATA_DIR": str(tmp), "JALAPENO_CACHE_DIR": str(tmp / ".cache")}):
+            yield tmp
     finally:
-        for v, value in old.items():
-            if value is None:
-                os.environ.pop(v, None)
-            else:
-                os.environ[v] = value
         shutil.rmtree(tmp, ignore_errors=True)
 
 

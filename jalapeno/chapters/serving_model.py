@@ -157,8 +157,7 @@ CONSTANT_SYMBOLS = {"eta_mem": "η_mem", "eta_compute": "η_compute", "eta_prefi
 def constant_symbol(key: str) -> str:
     """A stored constant's key (``tau_s:dynamo-trt@blackwell``) as its symbol with its stack and generation
     (``τ (Dynamo + TensorRT-LLM on Blackwell)``); :data:`CONSTANT_SYMBOLS`, :func:`jalapeno.display.name`."""
-    base, _, scope = key.partition(":")
-    stack, _, generation = scope.partition("@")
+    base, stack, generation = calibration.parameter_parts(key)
     where = " on ".join(display.name(x) for x in (stack, generation) if x)
     return CONSTANT_SYMBOLS[base] + (f" ({where})" if where else "")
 
@@ -229,8 +228,7 @@ def constants_table(stored: pl.DataFrame) -> pl.DataFrame:
     microseconds (``s per layer per step`` -> ``µs per layer per step``, the value times 1e6), for display only."""
     rows = []
     for key, value, unit in stored.iter_rows():
-        base, _, scope = key.partition(":")
-        stack, _, generation = scope.partition("@")
+        base, stack, generation = calibration.parameter_parts(key)
         what = CONSTANT_WORDS[base] + (f", {display.name(stack)}" if stack else "") + (
             f" on {display.name(generation)}" if generation else " on another generation" if stack else "")
         if unit == "s" or unit.startswith("s "):

@@ -30,6 +30,7 @@ import time
 from concurrent.futures import BrokenExecutor, Executor
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import polars as pl
 
@@ -217,22 +218,6 @@ def _measured(path: Path | str | None, chips: Path | str | None, hold_out: bool,
     return Measured(runs, recal, scored, args, banners)
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]):
-    """``values`` set in ``os.environ`` for the ``with`` block (the build's own reads of the data folder,
-    and the local workers it spawns), then restored."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _sync(src: Path, dest: Path) -> None:
     """Make ``dest`` hold exactly the files of ``src`` (apart from ``dest/_build``), writing only the
     files whose content changed, so that Sphinx sees unchanged pages as unchanged."""
@@ -317,7 +302,7 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
     env: dict[str, str] = {}
     if measured is not None and measured.recal is not None:
         env = {"JALAPENO_DATA_DIR": str(_measurements.data_folder(measured.recal, stage / "run" / "data"))}
-    with _environment(env):
+    with mock.patch.dict(os.environ, env):  # the build's own reads of the data folder, and its local workers
         return _build_stage(stage, out, runs, scenario, overrides, use_cache, jobs, progress, executor, measured, env)
 
 

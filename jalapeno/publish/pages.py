@@ -60,8 +60,6 @@ AT_DEFAULTS = ("*This build left the {chapter} chapter at its default parameters
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                trim_blocks=True, lstrip_blocks=True)
-#: A value in a Markdown table as a reader writes it (:func:`jalapeno.display.text`), ``|`` escaped.
-TEMPLATES.filters["md_cell"] = lambda v: str(v).replace("|", "\\|")
 #: A Markdown table cell: one line, whole (a reason is never cut), ``|`` escaped.
 TEMPLATES.filters["cell"] = lambda text: " ".join(str(text).split()).replace("|", "\\|")
 TEMPLATES.filters["bibtex_name"] = lambda name: "{" + name + "}"
@@ -311,10 +309,6 @@ def figures_page(figures: list[dict[str, str]], titles: dict[str, str], scenario
                   scenario=scenario, seed_figures=rows)
 
 
-#: A code cell's line that only shows a result: a table or a figure (jalapeno.publish.notebook).
-_SHOW_LINE = re.compile(r"(table|figure|display)\(.*\)")
-
-
 #: A link of the prose to another chapter's page, as the chapters write it in HTML.
 _CHAPTER_LINK = re.compile(r'<a href="([a-z0-9-]+)\.html">(.*?)</a>', re.S)
 
@@ -327,6 +321,10 @@ def unlink_unbuilt(nb: nbformat.NotebookNode, built: set[str]) -> None:
         if c.cell_type == "markdown" and "<a href=" in c.source:
             c.source = _CHAPTER_LINK.sub(lambda m: m.group(0) if m.group(1) in built or m.group(1) not in chapters
                                          else m.group(2), c.source)
+
+
+#: A code cell's line that only shows a result: a table or a figure (jalapeno.publish.notebook).
+_SHOW_LINE = re.compile(r"(table|figure|display)\(.*\)")
 
 
 def quiet_one_liners(nb: nbformat.NotebookNode) -> None:
@@ -816,7 +814,8 @@ def stage_prose(nb: nbformat.NotebookNode, glossary: Path) -> None:
     place; the committed notebook is not changed."""
     cells = [c for c in nb.cells if c.cell_type == "markdown"]
     terms = glossary_terms(glossary.read_text()) if glossary.exists() else {}
-    for cell, text in zip(cells, link_glossary([inline_glued_terms(c.source, glued(nb), terms) for c in cells], terms)):
+    values = glued(nb)
+    for cell, text in zip(cells, link_glossary([inline_glued_terms(c.source, values, terms) for c in cells], terms)):
         cell.source = typeset_math(text)
 
 
