@@ -101,8 +101,10 @@ class AgentProfile:
              isinstance(self.max_attempts, (int, np.integer)) and self.max_attempts >= 1, "an integer >= 1"),
             ("latency_sigma", self.latency_sigma, self.latency_sigma >= 0, ">= 0"),
             ("context_growth_tokens", self.context_growth_tokens,
-             not (self.cached_output and self.steps > 1 and self.context_growth_tokens < self.output_tokens),
-             f">= output_tokens ({self.output_tokens!r}) with cached_output (the growth counts the output)"),
+             not (self.cached_output and self.prefix_cache and self.steps > 1
+                  and self.context_growth_tokens < self.output_tokens),
+             f">= output_tokens ({self.output_tokens!r}) with a prefix cache (prefix_cache; the growth counts the "
+             "previous output, which the cache holds)"),
         ]
         for name, value, ok, want in checks:
             if not ok:

@@ -258,3 +258,13 @@ def test_cached_output_prefills_the_growth_less_the_previous_output(eff):
     assert s.calls["ttft_s"].to_list() == pytest.approx(task.steps["ttft_s"].to_list(), rel=1e-12)
     assert s.latency_s == pytest.approx(task.latency_s, rel=1e-12)
     assert task.latency_s < agents.run_task(agents.profile(short, cached_output=False), point).latency_s
+
+
+def test_a_growth_below_the_output_is_refused_only_where_a_cache_holds_the_output():
+    # the growth counts the previous output, which a prefix cache holds: below it, the cached prefill is
+    # undefined; without a cache every call prefills its whole context, and the growth may be anything
+    with pytest.raises(ValueError, match=r"context_growth_tokens must be >= output_tokens \(256\) with a prefix cache"):
+        agents.AgentProfile("t", steps=3, initial_context_tokens=8192, context_growth_tokens=100, output_tokens=256)
+    plain = agents.AgentProfile("t", steps=3, initial_context_tokens=8192, context_growth_tokens=100, output_tokens=256,
+                                prefix_cache=False)
+    assert list(plain.prefill_tokens()) == [8192, 8292, 8392]

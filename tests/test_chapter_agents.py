@@ -218,3 +218,10 @@ def test_a_task_costs_its_chip_time_at_each_tier(ch):
     assert c["Jalapeño (USD per chip-hour)"].to_list() == pytest.approx(
         [2.21 * 700 / 1200, 2.21 * 216 / 186, 2.75 * 700 / 1200, 2.75 * 216 / 186, 3.3 * 700 / 1200, 3.3 * 216 / 186], abs=6e-5)
     assert ch.numbers["cheaper_text"].startswith("at every interactivity both reach")
+
+
+def test_a_growth_below_the_output_is_refused_before_anything_runs(defaults):
+    for cache in (True, False):  # with the cache the task's own rule refuses it first; both name the two values
+        with pytest.raises(ValueError, match=r"context_growth_tokens.* must be >= output_tokens \(256\)") as err:
+            chapter.check(**{**defaults, "context_growth_tokens": 100, "prefix_cache": cache})
+        assert "100" in str(err.value)

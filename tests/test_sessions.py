@@ -160,7 +160,7 @@ def test_from_profile_counts_the_previous_output_as_cached():
                        agents.profile(p, prefix_cache=False).prefill_tokens())
     with pytest.raises(ValueError, match="context_growth_tokens .512. is below output_tokens .1024"):
         S.from_profile(agents.profile(p, context_growth_tokens=512, cached_output=False))
-    with pytest.raises(ValueError, match="context_growth_tokens must be >= output_tokens .1024. with cached_output"):
+    with pytest.raises(ValueError, match="context_growth_tokens must be >= output_tokens .1024. with a prefix cache .prefix_cache"):
         agents.profile(p, context_growth_tokens=512)
 
 

@@ -79,7 +79,12 @@ def check(**parameters) -> None:
     both), a task whose longest call (``initial_context_tokens`` + ``steps`` x ``context_growth_tokens``,
     and ``output_tokens``) exceeds ``model``'s context window (ValueError from
     :func:`jalapeno.agents.task_shape` naming the task and the lengths)."""
-    agents.task_shape(_task(parameters), parameters["model"])
+    task = _task(parameters)
+    if task.steps > 1 and task.context_growth_tokens < task.output_tokens:  # with or without the task's cache
+        raise ValueError(f"context_growth_tokens ({task.context_growth_tokens!r}) must be >= output_tokens "
+                         f"({task.output_tokens!r}): the chapter also serves its task as a session, whose context "
+                         "grows by each call's output")
+    agents.task_shape(task, parameters["model"])
 
 
 def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_chips: int, steps: int, initial_context_tokens: int,
@@ -150,12 +155,13 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
     benchmark's 8k/1k, the interactivity above which Jalapeño's output tokens cost less than the baseline's,
     per tier, at both ends of Jalapeño's price range. A baseline the source does not price is named, and
     only Jalapeño is priced."""
-    prices, note = {}, "The source prices both chips."
+    prices, note = {}, (f"The source prices {specs.short_name(baseline)}; Jalapeño's price is the assumed range "
+                        "above, its centre in the table")
     for key in srv:
         try:
             prices[key] = {t: costs.usd_per_chip_hour(key, t) for t in costs.tiers()}
         except costs.NotPricedError as exc:
-            note = f"{specs.short_name(key)} is not priced, so only Jalapeño is: {exc}."
+            note = f"{specs.short_name(key)} is not priced, so only Jalapeño is: {exc}"
     ch.quote("cost_note", note)
     rows = []
     for key, server in srv.items():
@@ -235,6 +241,9 @@ def _sessions(ch: Chapter, tasks, servers, extra: tuple) -> None:
     ch.quote("ses_b_saving_ms", 1e3 * (b["latency_s_false"] - b["latency_s_true"]), "{:.1f}")
     ch.quote("ses_b_name", b["chip"])
     ch.quote("ses_left_out", ", ".join(left) if left else "none")
+    ch.quote("ses_task_model", "The task model of the sections above counts its prefill the same way"
+             if tasks[0].prefix_cache else "The task model of the sections above runs without a prefix cache in this "
+             "build (prefix_cache false): it prefills each call's whole context, as the first columns here do")
     turns = [s for s in session.steps if isinstance(s, sessions.Turn)]
     fan = next((i for i, s in enumerate(session.steps) if isinstance(s, sessions.FanOut)), None)
     shape = (f"{len(turns)} turns of a main agent, the first bringing {number(turns[0].new_tokens):,.0f} tokens and "

@@ -160,6 +160,7 @@ def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology:
     lpx_topo = sy.system("groq-3-lpx").topology
     ch.quote("sys_size", size, "{:,}")
     ch.quote("sys_torus_shape", _shape(t8t.shape))
+    ch.quote("sys_torus_article", "an" if _shape(t8t.shape).lstrip().startswith(("8", "11", "18")) else "a")
     ch.quote("sys_torus_hops", t8t.diameter_hops())
     ch.quote("sys_torus_avg", t8t.average_hops(), "{:.1f}")
     ch.quote("sys_torus_next_shape", _shape(shapes[1][0]) if len(shapes) > 1 else "none")
@@ -502,7 +503,7 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.tables["jalapeno_requirements"] = req.select(
         "model", (pl.col("bytes_needed") / 1e9).alias("GB_to_hold"), "chips",
         (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
-        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_GB_s_needed"))
+        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_gb_s_needed"))
 
 
 def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts: list[int], context_tokens: int,

@@ -36,7 +36,7 @@ import nbformat
 from .. import cache, derived
 from ..data import data_dir
 from ..errors import BuildError, JalapenoError
-from . import output, scenarios
+from . import output, params, scenarios
 
 KERNEL = "python3"
 #: Seconds a notebook's first execution takes (a cold build on 2 cores, ``benchmarks/build_speed.py``),
@@ -279,7 +279,7 @@ def run_notebooks(runs: dict[str, dict[str, object]], stage: Path, use_cache: bo
     bar = tqdm(total=len(runs), initial=len(status), desc="notebooks", unit="nb", file=sys.stderr, leave=False,
                disable=not (progress and sys.stderr.isatty()))
     for name in runs:
-        shown = ", ".join(f"{k}={v!r}" for k, v in runs[name].items()) or "defaults"
+        shown = ", ".join(f"{k}={params.as_typed(v)}" for k, v in runs[name].items()) or "defaults"  # as -p takes it
         what = status.get(name) or ("waiting for another build that executes it" if name in elsewhere
                                     else f"executing ({shown})")
         bar.write(f"  {name}: {what}", file=sys.stderr)
