@@ -96,6 +96,23 @@ PRIOR_WIDTH = math.log(1e4)
 TOLERANCES = {"ftol": 1e-12, "xtol": 1e-12, "gtol": 1e-12}
 
 
+def chip_of(hw: str, chips: list[str] | None = None) -> str:
+    """The chip key of a benchmark hardware key ``hw``: the key itself or its alias
+    (:data:`jalapeno.specs.CHIP_ALIASES`: ``b200-trt`` is ``b200``), else the key without a
+    ``-<stack>`` suffix (a stack of :data:`STACKS`: a reader's ``h100-vllm`` is ``h100``), when that is
+    one of ``chips`` (default: the chips the serving model can time, :func:`jalapeno.specs.hbm_chip_names`).
+    UnknownNameError (kind ``chip``) listing ``chips`` otherwise."""
+    chips = specs.hbm_chip_names() if chips is None else chips
+    key = str(hw).strip().lower()
+    key = specs.CHIP_ALIASES.get(key, key)
+    if key in chips:
+        return key
+    for stack in sorted(STACKS, key=len, reverse=True):
+        if key.endswith("-" + stack) and key[:-len(stack) - 1] in chips:
+            return key[:-len(stack) - 1]
+    raise UnknownNameError("chip", hw, chips)
+
+
 def configurations(points: pl.DataFrame | None = None, *, keep_queue_bound: bool = False) -> pl.DataFrame:
     """Measured points (no speculative decoding) that are not queue-bound (column ``queue_bound`` of
     :func:`jalapeno.measured.points`: fewer than ``queue_bound_occupancy`` of the admitted users decoding
@@ -103,11 +120,13 @@ def configurations(points: pl.DataFrame | None = None, *, keep_queue_bound: bool
     calibrated on nor scored, though the measured charts show it), mapped onto the serving model's worker
     description (``keep_queue_bound``: keep those rows too, for a use that transforms measured points
     rather than fits or scores the model, :func:`jalapeno.pareto.transferred_frontier`):
-    ``series``, ``model_key``, ``chip``, ``stack``, ``n_chips``, ``dp``, ``ep``, ``worker_conc``,
+    ``series``, ``model_key``, ``chip`` (:func:`chip_of` of the hardware key), ``stack``, ``n_chips``, ``dp``, ``ep``, ``worker_conc``,
     ``disagg``, ``prefill_chips``, ``prefill_tp`` next to the measured ``mean_tpot``, ``tput_per_gpu``,
     ``mean_ttft``."""
     pts = measured.points() if points is None else points
     pts = pts.filter((pl.col("spec_decoding") == "none") & (pl.lit(keep_queue_bound) | ~pl.col("queue_bound")))
+    known = specs.hbm_chip_names()
+    chips = {hw: chip_of(hw, known) for hw in pts["hw"].unique()}
     d = pl.col("disagg")
     workers = pl.when(d).then(pl.col("decode_num_workers")).otherwise(1)
     # decode_tp / decode_ep are not filled in for every disaggregated recipe (the Dynamo-SGLang rows say 1
@@ -118,7 +137,7 @@ def configurations(points: pl.DataFrame | None = None, *, keep_queue_bound: bool
     return pts.select(
         pl.concat_str([pl.col("model_key"), pl.col("hw"), pl.col("framework"), pl.col("precision"),
                        pl.format("{}/{}", pl.col("isl"), pl.col("osl"))], separator=" ").alias("series"),
-        "model_key", pl.col("hw").str.replace("-trt", "").alias("chip"), "hw", pl.col("framework").alias("stack"),
+        "model_key", pl.col("hw").replace_strict(chips).alias("chip"), "hw", pl.col("framework").alias("stack"),
         "precision", "isl", "osl", "conc", "run_id",
         n.cast(pl.Float64).alias("n_chips"),
         pl.when(dp_attn).then(n).otherwise(1).cast(pl.Float64).alias("dp"),
@@ -980,10 +999,12 @@ def coverage(errors: pl.DataFrame, level: float = BAND_LEVEL, confidence: float 
 ANCHORED_CHIP = "jalapeno"
 
 
-def band_scheme(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int, osl: int) -> str:
+def band_scheme(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int, osl: int,
+                training: pl.DataFrame | None = None) -> str:
     """The validation scheme whose error a frontier of ``chip`` serving ``model`` at ``isl``/``osl``
     carries (a key of :data:`jalapeno.schemes.SCHEMES`), by what the benchmark measured (every measured
-    run without speculative decoding, :func:`configurations`):
+    run without speculative decoding, :func:`configurations`; ``training``: the rows of a calibration
+    fitted on others, as :func:`jalapeno.measurements.score` refits without a reader's repeated runs):
 
     - ``anchored`` (c) for Jalapeño (:data:`ANCHORED_CHIP`), known by its published end points;
     - ``generation`` (a) for a chip no benchmark ran (GB300, whose layouts a transferred baseline borrows
@@ -996,7 +1017,7 @@ def band_scheme(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int, osl: 
     c, m = specs.chip(chip).chip, specs.model(model).model
     if c == ANCHORED_CHIP:
         return "anchored"
-    pairs = _measured_pairs()
+    pairs = _measured_pairs() if training is None else frozenset(training.select("model_key", "chip").unique().iter_rows())
     if c not in {p[1] for p in pairs}:
         return "generation"
     return "shape" if (m, c) in pairs else "model-chip"
@@ -1040,15 +1061,19 @@ def summary(errors: pl.DataFrame) -> dict[str, float]:
     return out
 
 
-def long_points(pred: pl.DataFrame, series: list[str]) -> pl.DataFrame:
+def long_points(pred: pl.DataFrame, series: list[str], reader_runs: list[str] = ()) -> pl.DataFrame:
     """Measured and predicted (interactivity, throughput) of the chosen series in long form, for a chart:
-    ``series``, ``kind``, ``interactivity``, ``throughput``."""
+    ``series``, ``kind``, ``interactivity``, ``throughput``; with ``reader_runs`` (the run ids of a
+    reader's rows, in a book built on them) also ``runs``: :data:`jalapeno.measured.READER_LABEL` on a
+    measured point of theirs, ``InferenceMAX`` on another (null on a predicted one)."""
     p = pred.filter(pl.col("series").is_in(series))
+    runs = ([pl.when(pl.col("run_id").is_in(list(reader_runs))).then(pl.lit(measured.READER_LABEL))
+             .otherwise(pl.lit("InferenceMAX")).alias("runs")] if reader_runs else [])
     return pl.concat([
         p.select("series", pl.lit("measured").alias("kind"), (1 / pl.col("mean_tpot")).alias("interactivity"),
-                 pl.col("tput_per_gpu").alias("throughput")),
+                 pl.col("tput_per_gpu").alias("throughput"), *runs),
         p.select("series", pl.lit("predicted").alias("kind"), (1 / pl.col("pred_tpot")).alias("interactivity"),
-                 pl.col("pred_tput").alias("throughput")),
+                 pl.col("pred_tput").alias("throughput"), *([pl.lit(None, pl.Utf8).alias("runs")] if reader_runs else [])),
     ])
 
 

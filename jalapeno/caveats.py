@@ -178,7 +178,8 @@ def measured_chip_comparison(model: str = "gpt-oss-120b", *, isl: int = 8192, os
     key = specs.model(model).model
     if key != "gpt-oss-120b":
         raise ValueError(f"published Jalapeño throughput and speed exist for gpt-oss-120b only, got {model!r}")
-    pts = measured.points(key, isl=isl, osl=osl).with_columns(chip=pl.col("hw").str.replace("-trt$", ""))
+    pts = measured.points(key, isl=isl, osl=osl)
+    pts = pts.with_columns(chip=pl.col("hw").replace_strict({h: calibration.chip_of(h) for h in pts["hw"].unique()}))
     j_kw = claim_value("gptoss-jalapeno-tok-per-kw") if jalapeno_tok_s_kw is None else jalapeno_tok_s_kw
     j_user = claim_value("gptoss-jalapeno-single-user") if jalapeno_tok_s_user is None else jalapeno_tok_s_user
     rows = []

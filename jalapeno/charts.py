@@ -30,7 +30,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from . import cache, display, specs
+from . import cache, display, measured, specs
 from . import data as _data
 
 THEME = "jalapeno"
@@ -57,7 +57,10 @@ OTHER_COLOUR = "#333333"
 
 #: The line style of each source of a frontier: measured solid, transferred dashed, modeled dotted.
 SOURCES = ("measured", "transferred", "modeled")
-SOURCE_DASHES = {"measured": [1, 0], "transferred": [7, 4], "modeled": [2, 3]}
+#: The source of a frontier of a reader's own runs (``jalapeno build --measurements``), drawn beside the
+#: book's three only in a book built on them.
+READER_SOURCE = measured.READER_LABEL
+SOURCE_DASHES = {"measured": [1, 0], "transferred": [7, 4], "modeled": [2, 3], READER_SOURCE: [10, 3, 2, 3]}
 _DASH_CYCLE = [[1, 0], [7, 4], [2, 3], [10, 3, 2, 3], [4, 2]]
 
 #: Category axis labels longer than this many characters break at spaces and hyphens.
@@ -155,11 +158,13 @@ def system_color(names, field: str = "system", title: str | None = "system", leg
         domain=domain, range=[colours.get(_system_chip(n) or "", OTHER_COLOUR) for n in domain]))
 
 
-def source_dash(field: str = "source", title: str | None = "source") -> alt.StrokeDash:
+def source_dash(field: str = "source", title: str | None = "source", reader: bool = False) -> alt.StrokeDash:
     """The book's line style of a frontier's source: measured solid, transferred dashed, modeled dotted
-    (:data:`SOURCE_DASHES`); the legend draws the three line styles."""
+    (:data:`SOURCE_DASHES`), and with ``reader`` a reader's runs dash-dotted (:data:`READER_SOURCE`); the
+    legend draws the line styles."""
+    domain = [*SOURCES, READER_SOURCE] if reader else list(SOURCES)
     return alt.StrokeDash(f"{field}:N", title=title, scale=alt.Scale(
-        domain=list(SOURCES), range=[SOURCE_DASHES[s] for s in SOURCES]),
+        domain=domain, range=[SOURCE_DASHES[s] for s in domain]),
         legend=alt.Legend(symbolType="stroke", symbolSize=500, symbolStrokeColor="#333333", symbolStrokeWidth=2))
 
 

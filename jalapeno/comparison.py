@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 
-from . import bounds, measured, metrics, power, specs
+from . import bounds, calibration, measured, metrics, power, specs
 from .data import claim_value
 from .display import number
 from .errors import UnknownNameError
@@ -34,11 +34,18 @@ POWER_BASIS_ROWS = ("rated", "sustained", "sustained, both", "all-in-proportiona
 COMPARISON_BASES = ("rated", "sustained", "all-in-proportional")
 
 
+def run_order(run_id: str) -> tuple:
+    """The sort key of a run id, oldest first: InferenceMAX's GitHub run ids by number, then a reader's
+    runs (``jalapeno build --measurements``) named otherwise, by name."""
+    return (0, int(run_id), "") if run_id.isdigit() else (1, 0, run_id)
+
+
 def resolve_run(model: str, hw: str, isl: int, osl: int, run_id: str = "auto") -> str:
     """The run to read: ``auto`` is the run the published figures cite for that configuration if there
-    is one, else the latest run measured; an explicit id must exist for the configuration."""
+    is one, else the latest run measured (the highest GitHub run id; a reader's run named otherwise, as
+    its file's name, counts as later, :func:`run_order`); an explicit id must exist for the configuration."""
     pts = measured.require(measured.points(model, hw, isl=isl, osl=osl), f"{model} on {hw} at {isl}/{osl}")
-    runs = sorted(pts["run_id"].unique(), key=int)
+    runs = sorted(pts["run_id"].unique(), key=run_order)
     if run_id == "auto":
         return PUBLISHED_RUNS.get((specs.model(model).model, hw, isl, osl), runs[-1])
     if run_id not in runs:
@@ -75,7 +82,7 @@ def baseline_summary(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int
     run = resolve_run(model, hw, isl, osl, run_id)
     pts = measured.points(model, hw, isl=isl, osl=osl, run_id=run)
     if baseline_power_w is None:
-        baseline_power_w = power.power_w(hw.removesuffix("-trt"), "rated")
+        baseline_power_w = power.power_w(calibration.chip_of(hw), "rated")
     if baseline_power_w is None or not baseline_power_w > 0:
         raise ValueError(f"baseline_power_w must be a positive number of watts, got {baseline_power_w!r}")
     best = pts.sort("tput_per_gpu", descending=True).row(0, named=True)
@@ -95,7 +102,7 @@ def runs_table(model: str = "gpt-oss-120b", hw: str = "gb200", *, isl: int = 819
     one configuration differ."""
     pts = measured.points(model, hw, isl=isl, osl=osl)
     rows = [asdict(baseline_summary(model, hw, isl=isl, osl=osl, run_id=r, baseline_power_w=baseline_power_w))
-            for r in sorted(pts["run_id"].unique(), key=int)]
+            for r in sorted(pts["run_id"].unique(), key=run_order)]
     return pl.DataFrame(rows).select(
         "run_id", "peak_conc", "peak_tput_per_gpu", "tok_s_per_kw", "single_conc",
         (pl.col("tpot_s") * 1e3).alias("tpot_ms"), "e2e_s", "ttft_s")
@@ -166,7 +173,7 @@ def power_basis_table(baseline: BaselineSummary | None = None, *, bases: tuple[s
     if unknown:
         raise UnknownNameError("power basis", unknown[0], POWER_BASIS_ROWS)
     baseline = baseline or baseline_summary(hw=baseline_hw)
-    chip = specs.chip(baseline_hw.removesuffix("-trt"))
+    chip = specs.chip(calibration.chip_of(baseline_hw))
     if chip.allin_power_w is None:
         raise ValueError(f"no all-in power is published for {chip.chip!r}")
     ref = chip.chip  # Jalapeño's unpublished all-in power is scaled from the baseline's own, so both sides move together

@@ -139,9 +139,14 @@ MEASURED_PLAUSIBLE = {
     "tput": ((1, 1e6), "tok/s per GPU"), "ttft": ((1e-4, 1e4), "s"), "tpot": ((1e-5, 10), "s"),
     "itl": ((1e-5, 100), "s"), "e2el": ((1e-3, 1e5), "s"), "intvty": ((1e-2, 1e5), "tok/s/user"),
 }
+#: The measured results every row gives (a reader's run too, :mod:`jalapeno.measurements`); every
+#: shipped row gives all of them, a reader's may leave the others out.
+MEASURED_REQUIRED = ("tput_per_gpu", "output_tput_per_gpu", "mean_tpot", "mean_intvty")
 _MEASURED_FLOATS = {
-    **{f"{p}tput_per_gpu": _c("float", True, None, *MEASURED_PLAUSIBLE["tput"]) for p in ("", "output_", "input_")},
-    **{f"{s}_{m}": _c("float", True, None, ((0, 1e7) if m == "intvty" else (0, r[1])) if s == "std" else r, unit)
+    **{f"{p}tput_per_gpu": _c("float", f"{p}tput_per_gpu" in MEASURED_REQUIRED, None, *MEASURED_PLAUSIBLE["tput"])
+       for p in ("", "output_", "input_")},
+    **{f"{s}_{m}": _c("float", f"{s}_{m}" in MEASURED_REQUIRED, None,
+                      ((0, 1e7) if m == "intvty" else (0, r[1])) if s == "std" else r, unit)
        for m, (r, unit) in MEASURED_PLAUSIBLE.items() if m != "tput" for s in ("mean", "median", "p99", "std")},
 }
 _TOKENS, _GPUS = {"plausible": (1, 1e7), "unit": "tokens"}, {"plausible": (1, 1e5), "unit": "GPUs"}
@@ -179,12 +184,12 @@ SCHEMAS: dict[str, dict[str, Column]] = {
         "precision": _c(required=True, choices="fp4 fp8 bf16"), "spec_decoding": _c(required=True, choices="none mtp"),
         "isl": _c("int", True, **_TOKENS), "osl": _c("int", True, **_TOKENS),
         "conc": _c("int", True, plausible=(1, 1e6), unit="requests"),
-        "disagg": _c("bool", True), "is_multinode": _c("bool", True),
+        "disagg": _c("bool", True), "is_multinode": _c("bool"),
         "tp": _c("int", **_GPUS), "ep": _c("int", **_GPUS), "dp_attention": _c("bool"),
         "num_prefill_gpu": _c("int", **_GPUS), "prefill_num_workers": _c("int", **_GPUS), "prefill_tp": _c("int", **_GPUS),
         "prefill_ep": _c("int", **_GPUS), "prefill_dp_attention": _c("bool"),
         "num_decode_gpu": _c("int", **_GPUS), "decode_num_workers": _c("int", **_GPUS), "decode_tp": _c("int", **_GPUS),
-        "decode_ep": _c("int", **_GPUS), "decode_dp_attention": _c("bool"), "image": _c(required=True),
+        "decode_ep": _c("int", **_GPUS), "decode_dp_attention": _c("bool"), "image": _c(),
         **_MEASURED_FLOATS,
     },
 }

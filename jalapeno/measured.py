@@ -15,10 +15,16 @@ import polars as pl
 
 from . import data
 from .errors import UnknownNameError
-from .specs import MODEL_ALIASES, resolve_name
+from .specs import MODEL_ALIASES, model_names, resolve_name
 
-#: Model keys of the book for the benchmark's ``infmax_model_prefix``.
+#: Model keys of the book for the benchmark's ``infmax_model_prefix`` (a row may also give a key of
+#: ``data/models.csv`` itself: a reader's run of another model, :mod:`jalapeno.measurements`).
 MODEL_PREFIX = {"gptoss": "gpt-oss-120b", "dsr1": "deepseek-r1"}
+#: How the ``source`` of every shipped row begins; a row whose source does not is a reader's run
+#: (``jalapeno build --measurements``: its source names the reader's file, its SHA-256 and the line).
+SHIPPED_SOURCE = "InferenceMAX run "
+#: What the charts and tables of a book built on a reader's runs call them.
+READER_LABEL = "your runs"
 
 
 def hardware_names() -> list[str]:
@@ -52,14 +58,16 @@ def points(model: str | None = None, hw: str | None = None, *, isl: int | None =
            spec_decoding: str | None = "none", run_id: str | None = None) -> pl.DataFrame:
     """Measured points, filtered. ``model`` accepts the book's keys or the benchmark's prefixes;
     ``hw`` the benchmark's hardware keys (``gb200``, ``b200``, ``b200-trt``, ``h100``, ``h200``,
-    ``mi355x``). Adds ``model_key``, ``n_gpus`` (all GPUs of the configuration), ``occupancy`` (Float64,
-    ratio: :func:`occupancy`) and ``queue_bound`` (Boolean: occupancy below
+    ``mi355x``). Adds ``model_key``, ``n_gpus`` (all GPUs of the configuration), ``reader_run``
+    (Boolean: a reader's run, not InferenceMAX's, :data:`SHIPPED_SOURCE`; the charts draw those as their
+    own series), ``occupancy`` (Float64, ratio: :func:`occupancy`) and ``queue_bound`` (Boolean: occupancy below
     ``data.model_constant("queue_bound_occupancy")``, 0.5 in ``data/model_constants.csv`` with its
     reason: such a run measures its queue, not steady decode, so the serving model is neither calibrated
     nor scored on it). Queue-bound rows are kept: the measured charts and reproductions show them.
     Unknown names raise UnknownNameError listing the valid ones."""
     df = data.load("measured/inferencemax.csv").with_columns(
-        model_key=pl.col("infmax_model_prefix").replace_strict(MODEL_PREFIX),
+        model_key=pl.col("infmax_model_prefix").replace_strict({**{m: m for m in model_names()}, **MODEL_PREFIX}),
+        reader_run=~pl.col("source").str.starts_with(SHIPPED_SOURCE),
         n_gpus=pl.when(pl.col("disagg")).then(pl.col("num_prefill_gpu") + pl.col("num_decode_gpu"))
         .otherwise(pl.col("tp")),
         occupancy=occupancy(),

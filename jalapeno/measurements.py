@@ -211,21 +211,6 @@ def _unknown(exc: UnknownNameError) -> str:
     return f"unknown {exc.kind} {shown(exc.name)} (valid: {', '.join(exc.valid)})"
 
 
-def chip_of(hw: str, chips: list[str]) -> str:
-    """The chip key of a benchmark hardware key, matched as the shipped keys are: the key itself or its
-    alias (:data:`jalapeno.specs.CHIP_ALIASES`: ``b200-trt`` is ``b200``), else the key without a
-    ``-<stack>`` suffix (a stack of :data:`jalapeno.calibration.STACKS`: ``h100-vllm`` is ``h100``).
-    UnknownNameError (kind ``chip``) listing ``chips`` otherwise."""
-    key = str(hw).strip().lower()
-    key = specs.CHIP_ALIASES.get(key, key)
-    if key in chips:
-        return key
-    for stack in sorted(calibration.STACKS, key=len, reverse=True):
-        if key.endswith("-" + stack) and key[:-len(stack) - 1] in chips:
-            return key[:-len(stack) - 1]
-    raise UnknownNameError("chip", hw, chips)
-
-
 def engine_of(stack: str) -> str | None:
     """The known stack (:data:`jalapeno.calibration.STACKS`) whose per-layer overhead a serving stack
     takes when it has none of its own: itself when known, else its engine by
@@ -301,7 +286,7 @@ def read(path: Path | str, chips: Path | str | None = None) -> Runs:
                 bad.append(f"{where}: {field}: missing, {words} (valid: {_kind_words(field)})")
         if "hw" in row:
             try:
-                row["chip"] = chip_of(row["hw"], chip_keys)
+                row["chip"] = calibration.chip_of(row["hw"], chip_keys)
             except UnknownNameError as exc:
                 bad.append(f"{where}: hw: {_unknown(exc)}")
         if "framework" in row:
@@ -497,14 +482,9 @@ SCORE_COLUMNS = ("series", "chip", "model_key", "shape", "precision", "disagg", 
 def scored_rows(runs: Runs) -> pl.DataFrame:
     """The runs the model is scored on: rows of :func:`jalapeno.calibration.configurations` of the
     reader's points (no speculative decoding, not queue-bound: the rows the calibration and the
-    validation schemes use), with ``chip`` the chip of :func:`chip_of` (a reader's ``h100-vllm`` is
-    ``h100``, where the shipped keys' only suffix, ``-trt``, is all that function strips)."""
-    pts = runs.points
-    configs = calibration.configurations(pts)
-    kept = pts.filter((pl.col("spec_decoding") == "none") & ~pl.col("queue_bound"))  # configurations' own filter
-    if kept.height != configs.height:
-        raise AssertionError("jalapeno.calibration.configurations kept other rows than its documented filter")
-    return configs.with_columns(chip=kept["chip"])
+    validation schemes use; a reader's ``h100-vllm`` is chip ``h100``, :func:`jalapeno.calibration.chip_of`)."""
+    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():  # a new chip's key
+        return calibration.configurations(runs.points)
 
 
 @dataclass(frozen=True)
@@ -585,7 +565,7 @@ def scored(path: Path | str, chips: Path | str | None = None) -> Scored:
         v = calibration.vertical_errors(x, y, fx, fy)
         reached = x <= fx.max() * (1 + 1e-9)  # calibration.band_scores' reach
         scheme = calibration.band_scheme(runs.chips.get(r["chip"], r["chip"]), r["model_key"], isl=int(r["isl"]),
-                                         osl=int(r["osl"]))
+                                         osl=int(r["osl"]), training=shipped if training is None else training)
         width = widths[scheme]
         inside = int(np.count_nonzero(np.abs(v[reached]) <= width))
         rows.append({"series": series, "chip": r["chip"], "model_key": r["model_key"], "shape": f"{r['isl']}/{r['osl']}",
@@ -894,14 +874,41 @@ def score_markdown(table: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def measured_table(recal: Recalibrated) -> pl.DataFrame:
+    """The measured table (the columns of ``data/measured/inferencemax.csv``) a book built on a reader's
+    runs reads: the shipped rows but those a reader's run repeats (:data:`REPEAT_KEYS`, as
+    :func:`training_rows` leaves them out), then every row of the reader's (queue-bound ones and those
+    with speculative decoding too: the charts show them; the calibration and the schemes skip them as they
+    skip the shipped ones), a missing ``run_id`` written as the file's name (its rows one run, as an
+    InferenceMAX run holds many configurations). Its
+    :func:`jalapeno.calibration.configurations` are the refit's training rows (:attr:`Recalibrated.training`),
+    so that the validation schemes, the serving-model chapter's tables and every chart of measured points
+    read the reader's rows with the shipped ones (:func:`jalapeno.measured.points`' ``reader_run`` tells
+    them apart)."""
+    columns = list(data.SCHEMAS[SHIPPED])
+    shipped = measured.points(spec_decoding=None).with_row_index("row")
+    plain = shipped.filter(pl.col("spec_decoding") == "none")  # configurations' own filter (queue-bound kept)
+    keys = calibration.configurations(plain, keep_queue_bound=True).select(REPEAT_KEYS).with_row_index("at")
+    repeated = keys.join(scored_rows(recal.runs).select(REPEAT_KEYS).unique(), on=list(REPEAT_KEYS), how="semi")
+    drop = set(plain["row"].gather(repeated["at"]).to_list())
+    name = recal.runs.path.name
+    mine = recal.runs.points.with_columns(pl.coalesce("run_id", pl.lit(name)).alias("run_id"))
+    return pl.concat([shipped.filter(~pl.col("row").is_in(drop)).select(columns), mine.select(columns)],
+                     how="vertical_relaxed")
+
+
 def data_folder(recal: Recalibrated, folder: Path) -> Path:
     """Write into ``folder`` (new) a copy of the data folder with the refit's ``calibration.csv``
-    (:attr:`Recalibrated.text`) and, with new chips, the ``chips.csv`` and ``chip_specs.csv`` holding them:
-    the folder a book built on the reader's runs reads (``JALAPENO_DATA_DIR``). Files, not links, so that
-    its digest (:func:`jalapeno.cache.files_digest`, in every notebook's cache key) is of its contents.
-    Returns ``folder``."""
+    (:attr:`Recalibrated.text`), the measured table with the reader's rows (:func:`measured_table`) and,
+    with new chips, the ``chips.csv`` and ``chip_specs.csv`` holding them: the folder a book built on the
+    reader's runs reads (``JALAPENO_DATA_DIR``; the build then re-runs the validation schemes on its rows,
+    :func:`jalapeno.schemes.derive_for`). Files, not links, so that its digest
+    (:func:`jalapeno.cache.files_digest`, in every notebook's cache key) is of its contents. Returns
+    ``folder``."""
+    table = measured_table(recal)
     shutil.copytree(data.data_dir(), folder, ignore=shutil.ignore_patterns(".cache", "__pycache__"))
     for name, text in recal.runs.tables.items():
         (folder / name).write_text(text)
     (folder / calibration.CALIBRATION_FILE).write_text(recal.text)
+    table.write_csv(folder / SHIPPED)
     return folder

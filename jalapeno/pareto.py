@@ -132,11 +132,31 @@ def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, 
     pts = measured.require(_points(model, hw, isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding),
                            f"{model} on {hw} at {isl}/{osl}, precision {precision or 'any'}, speculative decoding "
                            f"{spec_decoding}")
-    watts = power_w_ or power.power_w(hw.removesuffix("-trt"), "rated")
+    watts = power_w_ or power.power_w(calibration.chip_of(hw), "rated")
     df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
                     pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
                     pl.col("mean_e2el").alias("e2e_s"), "conc", "run_id", "framework")
     return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"))
+
+
+def reader_frontier(model: str, chip: str, *, isl: int = 8192, osl: int = 1024,
+                    power_basis: str = "rated") -> pl.DataFrame | None:
+    """The envelope of a reader's own runs (:func:`jalapeno.measured.points`' ``reader_run``: a book built
+    with ``jalapeno build --measurements``) of ``model`` on ``chip`` (every hardware key whose chip it is,
+    :func:`jalapeno.calibration.chip_of`: ``h100-vllm`` is H100's) at one shape, without speculative
+    decoding, in the columns of :func:`measured_frontier` (``tok_s_per_kw`` at the chip's power on
+    ``power_basis``); None when the reader ran none there (always, in the default book)."""
+    pts = _points(isl=isl, osl=osl, precision=None, spec_decoding="none")
+    pts = pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
+    chip_spec = specs.chip(chip)
+    pts = pts.filter(pl.col("hw").is_in([h for h in pts["hw"].unique() if calibration.chip_of(h) == chip_spec.chip]))
+    if pts.is_empty():
+        return None
+    df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
+                    pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
+                    pl.col("mean_e2el").alias("e2e_s"), "conc", "run_id", "framework")
+    return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"),
+                                                               power.power_w(chip_spec, power_basis)).alias("tok_s_per_kw"))
 
 
 def throughput_at(front: pl.DataFrame, interactivity, column: str = "tok_s_per_kw"):

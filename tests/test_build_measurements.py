@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from jalapeno import calibration, data, measurements, specs
+from jalapeno import calibration, data, measured, measurements, specs
 from jalapeno.publish import build, cli, pages, scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,6 +182,16 @@ def test_a_book_built_on_measurements_names_them_and_caches_by_their_contents(sl
     info = json.loads((out / "build-info.json").read_text())
     assert info["measurements"]["sha256"] == recal.runs.digest and info["measurements"]["hold_out"] is False
 
+    # the validation schemes re-run with the rows in: the series' held-out predictions are the same (fitted
+    # without it either way), its measured points 20 % slower, so each scheme's distance for it moves
+    site, repo = (pl.read_ndjson(root / "data" / "derived" / "schemes.jsonl") for root in (out, ROOT))
+    name = "gpt-oss-120b b200-trt trt fp4 1024/1024"
+    dist = [t.filter((pl.col("kind") == "series") & (pl.col("series") == name)).sort("scheme")["frontier_distance"]
+            for t in (site, repo)]
+    assert dist[0].len() == dist[1].len() >= 3 and (dist[0] - dist[1]).abs().min() > 0.01
+    table = pl.read_csv(out / "data" / "measured" / "inferencemax.csv", infer_schema_length=None)
+    assert table["source"].str.contains(recal.runs.digest).sum() == 77 and table.height == data.load(measurements.SHIPPED).height
+
     build.build(["serving-model", "verdict"], out=out, measurements=path, progress=False)
     assert build.last_report.status["serving-model"].startswith("cached")
     path.write_text(path.read_text() + "\n")
@@ -228,4 +238,37 @@ def test_a_new_chip_is_fitted_with_its_chips_file_and_its_data_folder_holds_it(t
     folder = measurements.data_folder(recal, tmp_path / "data")
     assert "x1000" in (folder / "chips.csv").read_text() and "x1000" in (folder / "chip_specs.csv").read_text()
     assert (folder / "calibration.csv").read_text() == recal.text
-    assert (folder / "measured" / "inferencemax.csv").read_bytes() == (data.data_dir() / "measured" / "inferencemax.csv").read_bytes()
+    shipped = data.load(measurements.SHIPPED)
+    table = pl.read_csv(folder / "measured" / "inferencemax.csv", infer_schema_length=None)
+    assert table.height == shipped.height + 113 and table["hw"].to_list()[-113:] == ["x1000"] * 113
+    # no run id: the file's rows are one run, named after it
+    assert table["run_id"][-113:].to_list() == ["x1000.jsonl"] * 113
+
+
+def test_a_book_on_measurements_reads_the_refits_training_rows(slower, tmp_path, monkeypatch):
+    """The measured table of a book built on the x0.8 file (jalapeno.measurements.measured_table) holds the
+    shipped rows but the 77 the file repeats, then the file's 77: its configurations, the rows every
+    chapter, chart and validation scheme of that book reads, are the refit's training rows; the reader's
+    rows are told apart (reader_run) by their source, which names the file and its digest."""
+    _, recal = slower
+    table = measurements.measured_table(recal)
+    shipped = data.load(measurements.SHIPPED)
+    assert table.height == shipped.height and table.columns == shipped.columns
+    mine = table.tail(77)
+    assert mine["source"].str.starts_with(f"slower.jsonl sha256:{recal.runs.digest} line ").all()
+    assert sorted(mine["run_id"].unique()) == sorted(series_rows(**SERIES)["run_id"].unique())
+    folder = measurements.data_folder(recal, tmp_path / "data")
+    monkeypatch.setenv("JALAPENO_DATA_DIR", str(folder))
+    monkeypatch.setenv("JALAPENO_CACHE_DIR", str(tmp_path / "cache"))
+    points, configs = measured.points(), calibration.configurations()
+    assert points["reader_run"].sum() == 77 and set(points.filter("reader_run")["hw"]) == {"b200-trt"}
+    cols = [c for c in configs.columns if c != "run_id"]
+    assert configs.select(cols).sort(cols).equals(recal.training.select(cols).sort(cols))
+
+
+def test_a_readers_run_counts_as_later_than_every_github_run():
+    """comparison.run_order: InferenceMAX's GitHub run ids by number (not as text: 9 before 20786863188), then
+    a reader's runs named after their file, so `run_id: auto` without a published run reads the newest."""
+    from jalapeno import comparison
+
+    assert sorted(["my-runs.jsonl", "20786863188", "9"], key=comparison.run_order) == ["9", "20786863188", "my-runs.jsonl"]

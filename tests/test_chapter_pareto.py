@@ -10,7 +10,7 @@ import chapter_sources
 import polars as pl
 import pytest
 
-from jalapeno import measured
+from jalapeno import measured, pareto
 from jalapeno.chapters import pareto as chapter
 from jalapeno.data import claim_value
 from jalapeno.errors import UnknownNameError
@@ -177,6 +177,24 @@ def test_frontier_sources_have_the_books_line_styles():
     assert dash["legend"]["symbolType"] == "stroke"  # the legend draws the line styles, not three dots
     with pytest.raises(ValueError, match="'guessed' is not one of"):
         chapter.frontiers(df.with_columns(pl.lit("gb200, guessed").alias("line")))
+
+
+def test_a_readers_runs_are_their_own_line_with_their_envelope_points():
+    """In a book built on a reader's runs (jalapeno build --measurements) a frontier `<chip>, your runs` has a
+    line style of its own (dash-dot, in the legend only then) and its envelope points drawn as squares, visible
+    where the reader's points are the measured envelope too; the default book has no such line."""
+    df = pl.DataFrame({"chip": ["gb200"] * 4, "interactivity_tok_s_user": [10.0, 50, 12, 60],
+                       "tok_s_per_kw": [1.0, 0.5, 1.2, 0.6], "line": ["gb200, measured"] * 2 + ["gb200, your runs"] * 2})
+    spec = chapter.frontiers(df).to_dict()
+    dash = spec["layer"][0]["encoding"]["strokeDash"]
+    assert dict(zip(dash["scale"]["domain"], dash["scale"]["range"])) == {
+        "measured": [1, 0], "transferred": [7, 4], "modeled": [2, 3], "your runs": [10, 3, 2, 3]}
+    dots = spec["layer"][1]
+    assert dots["mark"]["shape"] == "square" and "your runs" in json.dumps(dots["transform"])
+    assert "squares: the envelope points of your runs" in json.dumps(spec["title"])
+    default = chapter.frontiers(df.head(2)).to_dict()["encoding"]["strokeDash"]["scale"]["domain"]
+    assert default == ["measured", "transferred", "modeled"]
+    assert pareto.reader_frontier("gpt-oss-120b", "gb200") is None  # no reader's row in the shipped data
 
 
 def test_every_frontier_that_is_not_measured_draws_its_band(ch):

@@ -88,3 +88,22 @@ def test_the_data_page_quotes_its_counts_from_the_data():
 def test_the_data_page_refuses_a_number_it_does_not_know():
     with pytest.raises(BuildError, match="unknown numbers queue-bound-typo"):
         pages.data_page("Of <!-- jalapeno:number queue-bound-typo --> rows.")
+
+
+def test_every_shipped_row_is_inferencemaxs_and_none_a_readers():
+    """measured.points() tells a reader's rows (jalapeno build --measurements) from InferenceMAX's by their
+    source; in the shipped table every one of the 972 rows is InferenceMAX's."""
+    pts = measured.points(spec_decoding=None)
+    assert pts.height == data.load("measured/inferencemax.csv").height == 972
+    assert pts["source"].str.starts_with(measured.SHIPPED_SOURCE).all() and not pts["reader_run"].any()
+
+
+def test_the_results_every_row_gives_are_those_a_readers_file_must_give():
+    """A reader's rows enter the measured table of a book built on them, so the results the table requires
+    are exactly the results a measurements file must give (jalapeno.measurements.FIELDS)."""
+    from jalapeno import measurements
+
+    schema = data.SCHEMAS["measured/inferencemax.csv"]
+    must = {f for f, req in measurements.FIELDS.items() if req == "yes" and schema[f].kind == "float"}
+    assert must == set(data.MEASURED_REQUIRED) == {"tput_per_gpu", "output_tput_per_gpu", "mean_tpot", "mean_intvty"}
+    assert all(schema[f].required == (f in must) for f in schema if schema[f].kind == "float")

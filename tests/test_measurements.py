@@ -145,11 +145,11 @@ def test_a_malformed_json_array_is_reported_at_its_line(tmp_path, capsys):
 
 def test_hw_keys_map_to_chips_as_the_shipped_ones_and_new_stacks_take_their_engine(tmp_path, good):
     chips = ["b200", "h100", "vera-rubin"]
-    assert measurements.chip_of("b200-trt", chips) == "b200"
-    assert measurements.chip_of("H100-vLLM", chips) == "h100"
-    assert measurements.chip_of("vera-rubin", chips) == "vera-rubin"
+    assert calibration.chip_of("b200-trt", chips) == "b200"
+    assert calibration.chip_of("H100-vLLM", chips) == "h100"
+    assert calibration.chip_of("vera-rubin", chips) == "vera-rubin"
     with pytest.raises(measurements.UnknownNameError, match="valid chips: b200, h100, vera-rubin"):
-        measurements.chip_of("h100-foo", chips)
+        calibration.chip_of("h100-foo", chips)
     assert measurements.engine_of("dynamo-vllm") == "vllm" and measurements.engine_of("dynamo-trt") == "dynamo-trt"
     runs = measurements.read(write_lines(tmp_path / "s.jsonl", [good | {"framework": "dynamo-vllm", "hw": "b200-trt"}]))
     assert runs.new_stacks == {"dynamo-vllm": "vllm"} and runs.points["chip"].to_list() == ["b200"]
@@ -234,10 +234,12 @@ def test_score_of_repeated_shipped_series_equals_their_held_out_scheme_fold(caps
     # as the chapter's fold reports them: 9.2 %, 4.2 %, 10.2 %, 22.1 %
     assert sorted(round(d, 3) for d in table["frontier_distance"]) == [0.042, 0.092, 0.102, 0.221]
     assert set(table["calibration"]) == {"refit without 113 repeated rows"} and table["left_out"].sum() == 113
-    # the band the default path draws for a measured chip and model (scheme (b) shape), and its coverage
-    # recounted from the fold's own vertical errors
-    width = calibration.scheme_half_width("shape")
-    assert set(table["band_scheme"]) == {"shape"} and np.allclose(table["band_half_width"], width)
+    # the band of the fold's own scheme: with the rows left out, B200 is a measured chip that the calibration
+    # saw serve another model only (scheme (b) model-chip, x/÷ 2.3 in the chapter), not the shape band of a
+    # measured pair; and its coverage recounted from the fold's own vertical errors
+    width = calibration.scheme_half_width("model-chip")
+    assert set(table["band_scheme"]) == {"model-chip"} and np.allclose(table["band_half_width"], width)
+    assert np.exp(width) == pytest.approx(2.3, abs=0.05)
     for r in both.iter_rows(named=True):
         v, x = np.array(r["vertical_errors"]), np.array(r["point_interactivity"])
         reached = x <= r["predicted_top"] * (1 + 1e-9)

@@ -253,6 +253,11 @@ def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str,
                 b = banded(b.with_columns(pl.lit(c).alias("chip"), pl.lit(m).alias("model")), c, m, b["source"][0])
                 lines.append(b.select(*cols).with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
                                                           scenario=pl.lit(None, pl.Utf8), power_basis=pl.lit(basis)))
+                yours = pareto.reader_frontier(m, c, isl=isl, osl=osl, power_basis=basis)
+                if yours is not None:  # a book built on a reader's runs: theirs as their own line
+                    lines.append(banded(yours.with_columns(chip=pl.lit(c), model=pl.lit(m)), c, m, "measured")
+                                 .select(*cols).with_columns(line=pl.lit(f"{c}, {charts.READER_SOURCE}"),
+                                                             scenario=pl.lit(None, pl.Utf8), power_basis=pl.lit(basis)))
     return pl.concat(lines)
 
 
@@ -608,8 +613,8 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
     """Frontier lines (log-log) from a long frame with ``chip``, ``line`` (one line per frontier, e.g.
     ``gb200, measured``: the chip, then its source), ``interactivity_tok_s_user`` and ``y``. Colour by chip
     (:data:`jalapeno.charts.CHIP_COLOURS`), line style by source (:data:`jalapeno.charts.SOURCE_DASHES`: measured solid, transferred
-    dashed, modeled dotted), each line its own ``line``. Raises ValueError for a source that is not one
-    of :data:`jalapeno.charts.SOURCES`. With ``<y>_low`` and ``<y>_high`` columns (:func:`frontier_lines`,
+    dashed, modeled dotted; a reader's runs, :data:`jalapeno.charts.READER_SOURCE`, dash-dotted), each
+    line its own ``line``. Raises ValueError for a source that is none of these. With ``<y>_low`` and ``<y>_high`` columns (:func:`frontier_lines`,
     null on measured rows) each other frontier's band is an area under its line, and ``band_scheme`` names
     its validation scheme in the tooltip and the subtitle (a layered chart).
 
@@ -620,9 +625,10 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
     kW) with a diamond where it meets its axis, coloured by chip, the diamonds under the legend entry
     :data:`PUBLISHED_LABEL`."""
     sources = {line: line.rsplit(", ", 1)[-1] for line in df["line"].unique().to_list()}
-    unknown = sorted(s for s in sources.values() if s not in charts.SOURCES)
+    valid = [*charts.SOURCES, charts.READER_SOURCE]
+    unknown = sorted(s for s in sources.values() if s not in valid)
     if unknown:
-        raise ValueError(f"frontier source {unknown[0]!r} is not one of {list(charts.SOURCES)}")
+        raise ValueError(f"frontier source {unknown[0]!r} is not one of {valid}")
     df = df.with_columns(pl.col("line").replace_strict(sources, return_dtype=pl.Utf8).alias("source"))
     chips = df["chip"].to_list()
     marked = published is not None and not published.is_empty() and y == "tok_s_per_kw"
@@ -646,12 +652,18 @@ def frontiers(df: pl.DataFrame, y: str = "tok_s_per_kw", title: str = "Pareto fr
     lines = lines.mark_line(strokeWidth=2).encode(
         x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
         color=charts.chip_color(chips, legend=charts.LINE_LEGEND),
-        strokeDash=charts.source_dash(),
+        strokeDash=charts.source_dash(reader=charts.READER_SOURCE in sources.values()),
         detail="line:N", order="interactivity_tok_s_user:Q", tooltip=tooltip)
     y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
     marks = _published_layers(df, x, y_enc, chips) if marked else []
-    note = ("thin lines, diamonds: OpenAI's published points (each gives one coordinate)"
-            if marked else None)
+    if charts.READER_SOURCE in sources.values():  # a reader's envelope points, visible where theirs is the envelope
+        dots = alt.Chart(df).transform_filter(alt.datum.source == charts.READER_SOURCE).mark_point(
+            shape="square", filled=True, size=30).encode(x=x, y=y_enc, color=charts.chip_color(chips, legend=None),
+                                                          tooltip=tooltip)
+        marks = [dots, *marks]
+    notes = [*(["thin lines, diamonds: OpenAI's published points (each gives one coordinate)"] if marked else []),
+             *([f"squares: the envelope points of {charts.READER_SOURCE}"] if charts.READER_SOURCE in sources.values() else [])]
+    note = "; ".join(notes) or None
     if not banded:
         if not marks:
             return lines.properties(title=title)

@@ -285,18 +285,24 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict
 # ---- figures ----
 
 def measured_points(points: pl.DataFrame, highlight_run: str) -> alt.Chart:
-    """Throughput per GPU against interactivity of measured points; the points of ``highlight_run``
-    in colour, the other runs of the same configuration in grey."""
+    """Throughput per GPU against interactivity of measured points (rows of
+    :func:`jalapeno.measured.points`); the points of ``highlight_run`` in colour, the other runs of the
+    same configuration in grey, and in a book built on a reader's runs (``reader_run``) theirs as their
+    own series, :data:`jalapeno.charts.READER_SOURCE`."""
     df = points.select(
         (1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"), "tput_per_gpu", "conc", "run_id",
-        pl.when(pl.col("run_id") == highlight_run).then(pl.lit(f"run {highlight_run}"))
+        pl.when(pl.col("reader_run")).then(pl.lit(charts.READER_SOURCE))
+        .when(pl.col("run_id") == highlight_run).then(pl.lit(f"run {highlight_run}"))
         .otherwise(pl.lit("other runs")).alias("series"),
     ).sort("run_id", "conc")
+    domain = [f"run {highlight_run}", "other runs"]
+    colours = [charts.CHIP_COLOURS["gb200"], "#c7c7c7"]
+    if points["reader_run"].any():
+        domain, colours = [*domain, charts.READER_SOURCE], [*colours, charts.SERIES_COLOURS[1]]
     return alt.Chart(df).mark_line(point=True).encode(
         x=alt.X("interactivity_tok_s_user:Q", title="interactivity (tok/s/user, 1 / mean TPOT)", scale=alt.Scale(type="log")),
         y=alt.Y("tput_per_gpu:Q", title="throughput per GPU (input + output tok/s)", scale=alt.Scale(type="log")),
-        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=[f"run {highlight_run}", "other runs"],
-                                                                range=[charts.CHIP_COLOURS["gb200"], "#c7c7c7"])),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=domain, range=colours)),
         detail="run_id:N",
         tooltip=["run_id:N", "conc:Q", alt.Tooltip("tput_per_gpu:Q", format=",.0f"),
                  alt.Tooltip("interactivity_tok_s_user:Q", format=".1f")],

@@ -54,7 +54,10 @@ def compute(*, shown_series: list[str]) -> Chapter:
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
     ch.tables["fit_errors"] = fit_errors.drop("point_distances")
-    ch.add_figure("fit", predicted_vs_measured(calibration.long_points(pred, shown_series)), "serving-model-fit")
+    mine = calibration.configurations(measured.points().filter(pl.col("reader_run")))  # a book on a reader's runs
+    shown = [*shown_series, *(s for s in mine["series"].unique(maintain_order=True) if s not in shown_series)]
+    points = calibration.long_points(pred, shown, mine["run_id"].unique().sort().to_list())
+    ch.add_figure("fit", predicted_vs_measured(points), "serving-model-fit")
     _schemes(ch)
     ch.quote("prior_factor", math.exp(calibration.PRIOR_WIDTH), "{:,.0f}")
     _worked_example(ch)
@@ -331,13 +334,18 @@ def _worked_example(ch: Chapter) -> None:
 
 def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
     """Measured points and the model's predictions for a few series: ``series``, ``interactivity``,
-    ``throughput``, ``kind`` (``measured`` or ``predicted``)."""
+    ``throughput``, ``kind`` (``measured`` or ``predicted``) and, in a book built on a reader's runs,
+    ``runs`` (:func:`jalapeno.calibration.long_points`): their measured points drawn as squares, under the
+    legend entry :data:`jalapeno.charts.READER_SOURCE`."""
     base = alt.Chart(df).encode(
         x=alt.X("interactivity:Q", title="interactivity (tok/s/user)", scale=alt.Scale(type="log")),
         y=alt.Y("throughput:Q", title="throughput per GPU (tok/s)", scale=alt.Scale(type="log")),
         color=charts.series_color(df["series"].to_list(), "series"),
     )
     measured = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
+    if "runs" in df.columns:
+        measured = measured.encode(shape=alt.Shape("runs:N", title=None, scale=alt.Scale(
+            domain=["InferenceMAX", charts.READER_SOURCE], range=["circle", "square"])))
     predicted = base.transform_filter(alt.datum.kind == "predicted").mark_point(shape="cross", size=40)
     return alt.layer(measured, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
 

@@ -36,6 +36,7 @@ import polars as pl
 
 from .. import cache, derived
 from .. import measurements as _measurements
+from .. import schemes as _schemes
 from ..data import REPO_ROOT, data_dir
 from ..errors import BuildError, JalapenoError
 from . import execute, output, pages
@@ -303,6 +304,9 @@ def _build_into(stage: Path, out: Path, runs: dict[str, dict[str, object]], scen
     if measured is not None and measured.recal is not None:
         env = {"JALAPENO_DATA_DIR": str(_measurements.data_folder(measured.recal, stage / "run" / "data"))}
     with mock.patch.dict(os.environ, env):  # the build's own reads of the data folder, and its local workers
+        if env:
+            log("re-running the validation schemes with your rows in (about a minute on 2 cores when they are new)")
+            _schemes.derive_for(Path(env["JALAPENO_DATA_DIR"]), jobs or os.cpu_count() or 1)
         return _build_stage(stage, out, runs, scenario, overrides, use_cache, jobs, progress, executor, measured, env)
 
 

@@ -21,7 +21,7 @@ import nbformat
 import polars as pl
 import yaml
 
-from .. import charts, display, measured, specs
+from .. import calibration, charts, display, measured, specs
 from ..chapters.quantities import QUANTITIES, RECORD
 from ..cache import installed_version, pins, sha256, write_atomic
 from ..data import REPO_ROOT, claims_table, data_dir, model_constant, seed_citations, seed_figures, seeds_table
@@ -451,7 +451,7 @@ def data_page_numbers() -> dict[str, str]:
     return {**numbers, "queue-bound-min-occupancy": formatted(queued["occupancy"].min(), "{:.2f}"),
             "queue-bound-mean-ttft-s": formatted(queued["mean_ttft"].mean(), "{:.0f}"),
             "queue-bound-max-ttft-s": formatted(queued["mean_ttft"].max(), "{:.0f}"),
-            "queue-bound-hardware": ", ".join(specs.chip(hw.removesuffix("-trt")).display_name
+            "queue-bound-hardware": ", ".join(specs.chip(calibration.chip_of(hw)).display_name
                                               for hw in sorted(queued["hw"].unique())),
             "queue-bound-disaggregated": "all" if bool(queued["disagg"].all())
             else formatted(int(queued["disagg"].sum()), "{:,}")}
