@@ -43,12 +43,12 @@ SECONDS_PER_HOUR = 3600.0
 #: Tokens per "million tokens".
 MILLION = 1e6
 
-#: Default energy price, USD/kWh: the average retail price of electricity to US industrial customers in
-#: 2023, 8.06 US cents per kWh (US Energy Information Administration, March 2024, as relayed by
-#: https://www.statista.com/statistics/190680/us-industrial-consumer-price-estimates-for-retail-electricity-since-1970/).
-#: A parameter: pass another price to :func:`energy_cost_per_million_tokens`. It is NOT part of the tier
-#: costs (those are all-in) and is never added to them.
-ENERGY_USD_PER_KWH = 0.0806
+def energy_usd_per_kwh() -> float:
+    """The book's energy price, USD/kWh: fact ``energy_usd_per_kwh`` of ``data/public_facts.csv`` (the
+    average retail price of electricity to US industrial customers in 2023, 8.06 US cents per kWh, US
+    Energy Information Administration; the source in that file). A parameter of the agents chapter. It is
+    NOT part of the tier costs (those are all-in) and is never added to them."""
+    return data.fact("energy_usd_per_kwh")
 
 
 class NotPricedError(JalapenoError, LookupError):
@@ -176,14 +176,14 @@ def cost_per_task_from_tokens(tokens, tput_tok_s, usd_per_chip_hour: float):
     return _positive("tokens", tokens) / tokens_per_dollar(tput_tok_s, usd_per_chip_hour)
 
 
-def energy_cost_per_million_tokens(tput_tok_s, power_w, usd_per_kwh: float = ENERGY_USD_PER_KWH,
-                                   pue: float = 1.0):
+def energy_cost_per_million_tokens(tput_tok_s, power_w, usd_per_kwh: float | None = None, pue: float = 1.0):
     """Electricity alone per million tokens (USD) = ``power_w`` / 1,000 x ``pue`` x ``usd_per_kwh`` x 10^6
     / (3,600 x ``tput_tok_s``), for a chip drawing ``power_w`` watts (per chip, the basis the caller
     states) at ``tput_tok_s`` tokens per second per chip, in a facility of power usage effectiveness
-    ``pue`` (1 = the chip's own draw). A separate reading: the tier costs of :func:`usd_per_chip_hour`
+    ``pue`` (1 = the chip's own draw), ``usd_per_kwh`` default :func:`energy_usd_per_kwh`. A separate reading: the tier costs of :func:`usd_per_chip_hour`
     already include power, so this is never added to them. ValueError naming a non-positive value, or a
     ``pue`` below 1."""
+    usd_per_kwh = energy_usd_per_kwh() if usd_per_kwh is None else usd_per_kwh
     pue = _positive("pue", pue)
     if pue < 1:
         raise JalapenoError(f"pue must be at least 1 (facility power / IT power), got {shown(pue)}")
@@ -201,8 +201,8 @@ def break_even_price(tput_tok_s, reference_tput_tok_s, reference_usd_per_chip_ho
                                                                           reference_tput_tok_s)
 
 
-__all__ = ["ENERGY_USD_PER_KWH", "NotPricedError", "break_even_price", "cost_per_million_tokens", "cost_per_task",
-           "cost_per_task_from_tokens", "energy_cost_per_million_tokens", "frontier_costs", "price_table",
+__all__ = ["NotPricedError", "break_even_price", "cost_per_million_tokens", "cost_per_task",
+           "cost_per_task_from_tokens", "energy_cost_per_million_tokens", "energy_usd_per_kwh", "frontier_costs", "price_table",
            "split_throughput", "token_costs", "tokens_per_dollar", "tiers", "usd_per_chip_hour"]
 
 

@@ -446,9 +446,9 @@ def system_specs_si() -> pl.DataFrame:
 # ---- what-ifs and public facts (the agents and caveats chapters) -------------------------------------
 
 #: Units of ``whatif_ranges.csv`` and ``public_facts.csv`` and their multipliers to SI (W, B/s, FLOP/s,
-#: B; ``ratio``, ``year``, ``USD`` and ``USD/h`` are kept as they are, the unit named in the variable).
+#: B; ``ratio``, ``year``, ``USD``, ``USD/h`` and ``USD/kWh`` are kept as they are, the unit named in the variable).
 WHATIF_UNIT_TO_SI = {"W": 1.0, "kW": 1e3, "TB/s": 1e12, "PFLOP/s": 1e15, "ratio": 1.0, "USD/h": 1.0,
-                     "year": 1.0, "USD": 1.0, "Gb": 1e9 / 8, "GB": 1e9}
+                     "year": 1.0, "USD": 1.0, "USD/kWh": 1.0, "Gb": 1e9 / 8, "GB": 1e9}
 
 SCHEMAS["whatif_ranges.csv"] = {
     "parameter": _c(required=True), "low": _c("float", True), "central": _c("float", True), "high": _c("float", True),

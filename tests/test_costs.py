@@ -47,7 +47,9 @@ def test_energy_cost_by_hand_and_not_part_of_the_tiers():
     """1,000 W at 0.10 USD/kWh and PUE 1.2 is 0.12 USD an hour; at 5,000 tok/s that is 0.12 x 10^6 /
     18,000,000 = 0.00666... USD per million tokens."""
     assert costs.energy_cost_per_million_tokens(5000, 1000, 0.10, pue=1.2) == pytest.approx(0.12 / 18, rel=1e-12)
-    assert costs.ENERGY_USD_PER_KWH == pytest.approx(0.0806)
+    # the book's price: EIA's 2023 average to US industrial customers, 8.06 US cents per kWh (public_facts.csv)
+    assert costs.energy_usd_per_kwh() == pytest.approx(0.0806, abs=5e-5)
+    assert costs.energy_cost_per_million_tokens(5000, 1000) == pytest.approx(0.0806 / 18, rel=1e-12)
     with pytest.raises(ValueError, match="pue must be at least 1"):
         costs.energy_cost_per_million_tokens(5000, 1000, 0.10, pue=0.9)
 

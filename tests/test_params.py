@@ -218,4 +218,5 @@ def test_every_unset_default_says_what_it_stands_for():
              for p in params.declaration(scenarios.notebook_path(n)) if p.default is None}
     assert unset == {("reading-the-numbers", "baseline_power_w"): "unset: its rated TDP",
                      ("reading-the-numbers", "jalapeno_allin_w"): "unset: its TDP times the baseline's all-in / TDP",
-                     ("systems", "jalapeno_scale_up_tb_s"): "unset: the scenario's"}
+                     ("systems", "jalapeno_scale_up_tb_s"): "unset: the scenario's",
+                     ("agents", "energy_usd_per_kwh"): "unset: the average price to US industrial customers in 2023"}

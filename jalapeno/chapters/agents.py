@@ -64,7 +64,9 @@ PARAMETERS = (
     Parameter("power_basis", "facility", "the power basis of the energy per task",
               choices=tuple(power.POWER_BASES)),
     Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour over the baseline's", low=0, high=1000,
-              low_open=True),)
+              low_open=True),
+    Parameter("energy_usd_per_kwh", None, "the price of a task's electricity (None: the average price to US "
+              "industrial customers in 2023)", type=float, low=0, high=10, low_open=True, unit="USD/kWh"),)
 
 
 def _task(parameters: dict) -> agents.AgentProfile:
@@ -91,7 +93,7 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
             context_growth_tokens: int, output_tokens: int, tool_time_s: float, timeout_s: float,
             step_success: float, max_attempts: int, latency_sigma: float, prefix_cache: bool, profiles: list[str],
             interactivity_tok_s_user: float, matched_interactivity_tok_s_user: float, power_basis: str,
-            jalapeno_price_ratio: float) -> Chapter:
+            jalapeno_price_ratio: float, energy_usd_per_kwh: float | None) -> Chapter:
     """The agents chapter's numbers, tables and figures.
 
     Parameters: those of :data:`PARAMETERS` (type, default, range and unit of each there). The task
@@ -137,7 +139,7 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     _published(ch, tasks, ratios, baseline=baseline)
     _economics(ch, tasks, functools.partial(servers, matched_interactivity_tok_s_user), model=model, baseline=baseline,
                power_basis=power_basis, matched_at=matched_interactivity_tok_s_user,
-               price_ratio=jalapeno_price_ratio)
+               price_ratio=jalapeno_price_ratio, usd_per_kwh=energy_usd_per_kwh)
     coding = sessions.coding_agent_session()  # an AgentX-like shape the book sets itself (illustrative)
     longest = sessions.run_session(coding, agents.FixedLatency(1.0, 0.01)).calls["context_tokens"].max()
     shape = agents.AgentProfile(coding.name, steps=1, initial_context_tokens=longest, context_growth_tokens=0,
@@ -403,13 +405,19 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
 
 
 def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
-               price_ratio: float) -> None:
-    """Energy, cost and the effective task efficiency where both chips serve each user at one speed."""
+               price_ratio: float, usd_per_kwh: float | None) -> None:
+    """Energy, cost and the effective task efficiency where both chips serve each user at one speed; each
+    task's energy priced at ``usd_per_kwh`` (None: :func:`jalapeno.costs.energy_usd_per_kwh`, with its
+    basis), a reading apart from the cost per chip-hour, which includes power."""
     powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
     price = data.whatif("gb200_cost_per_gpu_hour")
     prices = {"jalapeno": price * price_ratio, baseline: price}
     econ = agents.compare(tasks, servers, powers=powers, prices=prices)
     ch.quote("matched_at", matched_at, "{:,.0f}")
+    kwh_price = costs.energy_usd_per_kwh() if usd_per_kwh is None else usd_per_kwh
+    ch.quote("energy_price", kwh_price, "{:.4g}")
+    ch.quote("energy_price_basis", "the average retail price to US industrial customers in 2023 (US Energy "
+             "Information Administration)" if usd_per_kwh is None else "this build's parameter `energy_usd_per_kwh`")
     ch.quote("basis", power.BASIS_LABELS[power_basis])
     ch.quote("basis_j_w", powers["jalapeno"].total_w, "{:,.0f}")
     ch.quote("price_ratio", price_ratio, "{:g}")
@@ -439,7 +447,9 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
         pl.col("tokens").alias("tokens per task"), pl.col("chip_s").alias("chip time per task (s)"),
         pl.col("energy_accelerator_j").alias("accelerator energy (J)"),
         pl.col("energy_host_network_j").alias("host and network energy (J)"),
-        pl.col("energy_cooling_j").alias("cooling energy (J)"), pl.col("cost_usd").alias("cost per task (USD)"),
+        pl.col("energy_cooling_j").alias("cooling energy (J)"),
+        (pl.col("energy_j") / 3.6e6 * kwh_price).alias("electricity per task (USD)"),
+        pl.col("cost_usd").alias("cost per task (USD)"),
         pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
         pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))
     _task_efficiency(ch, eff, model=model, baseline=baseline)
