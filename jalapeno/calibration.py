@@ -120,9 +120,9 @@ def configurations(points: pl.DataFrame | None = None, *, keep_queue_bound: bool
     calibrated on nor scored, though the measured charts show it), mapped onto the serving model's worker
     description (``keep_queue_bound``: keep those rows too, for a use that transforms measured points
     rather than fits or scores the model, :func:`jalapeno.pareto.transferred_frontier`):
-    ``series``, ``model_key``, ``chip`` (:func:`chip_of` of the hardware key), ``stack``, ``n_chips``, ``dp``, ``ep``, ``worker_conc``,
-    ``disagg``, ``prefill_chips``, ``prefill_tp`` next to the measured ``mean_tpot``, ``tput_per_gpu``,
-    ``mean_ttft``."""
+    ``series``, ``model_key``, ``chip`` (:func:`chip_of` of the hardware key), ``stack``, ``n_chips``, ``dp``,
+    ``ep``, ``worker_conc``, ``disagg``, ``prefill_chips``, ``prefill_tp`` next to the measured ``mean_tpot``,
+    ``tput_per_gpu``, ``mean_ttft``."""
     pts = measured.points() if points is None else points
     pts = pts.filter((pl.col("spec_decoding") == "none") & (pl.lit(keep_queue_bound) | ~pl.col("queue_bound")))
     known = specs.hbm_chip_names()

@@ -132,7 +132,11 @@ def measured_frontier(model: str, hw: str, *, isl: int = 8192, osl: int = 1024, 
     pts = measured.require(_points(model, hw, isl=isl, osl=osl, precision=precision, spec_decoding=spec_decoding),
                            f"{model} on {hw} at {isl}/{osl}, precision {precision or 'any'}, speculative decoding "
                            f"{spec_decoding}")
-    watts = power_w_ or power.power_w(calibration.chip_of(hw), "rated")
+    return _measured_envelope(pts, power_w_ or power.power_w(calibration.chip_of(hw), "rated"))
+
+
+def _measured_envelope(pts: pl.DataFrame, watts: float) -> pl.DataFrame:
+    """The envelope of measured points in frontier columns, ``tok_s_per_kw`` at ``watts`` per chip."""
     df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
                     pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
                     pl.col("mean_e2el").alias("e2e_s"), "conc", "run_id", "framework")
@@ -150,13 +154,7 @@ def reader_frontier(model: str, chip: str, *, isl: int = 8192, osl: int = 1024,
     pts = pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
     chip_spec = specs.chip(chip)
     pts = pts.filter(pl.col("hw").is_in([h for h in pts["hw"].unique() if calibration.chip_of(h) == chip_spec.chip]))
-    if pts.is_empty():
-        return None
-    df = pts.select((1.0 / pl.col("mean_tpot")).alias("interactivity_tok_s_user"),
-                    pl.col("tput_per_gpu").alias("throughput_tok_s_chip"), pl.col("mean_tpot").alias("tpot_s"),
-                    pl.col("mean_e2el").alias("e2e_s"), "conc", "run_id", "framework")
-    return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"),
-                                                               power.power_w(chip_spec, power_basis)).alias("tok_s_per_kw"))
+    return None if pts.is_empty() else _measured_envelope(pts, power.power_w(chip_spec, power_basis))
 
 
 def throughput_at(front: pl.DataFrame, interactivity, column: str = "tok_s_per_kw"):
