@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(f"make test-numeric-paths (exit status {status})")
             met = np_wall < NUMERIC_PATHS_TARGET_S
             missed += [] if met else ["make test-numeric-paths"]
-            parts = "; ".join(f"pytest {s:.1f} s ({c})" for c, s in pytest_seconds(out))
+            names = re.findall(r"^== numeric path (\S+): OPENBLAS", out, flags=re.M)
+            parts = "; ".join(f"{name}: pytest {s:.1f} s ({c})" for name, (c, s) in zip(names, pytest_seconds(out)))
             print(f"make test-numeric-paths (the two other floating-point paths): {np_wall:.1f} s wall "
                   f"(target < {NUMERIC_PATHS_TARGET_S / 60:.0f} more min: {'met' if met else 'MISSED'}); {parts}")
     if args.keep:
