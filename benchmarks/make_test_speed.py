@@ -25,10 +25,12 @@ What a new user (and CI, ``.ci/run``) does, step by step, each in the clone:
 pytest's whole output goes to a log file (``--log``, default ``/tmp/make_test_speed-<UTC time>.log``,
 kept); the script prints pytest's final line, any failures, the ``--durations`` slowest tests (default 30,
 in pytest's format: seconds, phase, test), the test files that take the longest, and the time grouped by
-kind (nbval of the notebooks, the browser test, the tests that build the book, the refits, the chapters'
-tests, the rest). The durations are summed over pytest's workers (``-n auto``: one per core), so their
-total is about the number of workers times the wall time. Each step prints the machine's load average
-(``os.getloadavg``) and core count before and after: a time taken on a busy machine is not a measurement.
+kind: nbval of the notebooks, the browser test, the tests that build the book, the refits, the chapters'
+tests, the rest; a setup phase of 5 s or more is a shared fixture's (such as the whole book built once
+for the tests that read a site) and is counted as its own kind. The durations are summed over pytest's
+workers (``-n auto``: one per core), so their total is at most the number of workers times the wall time.
+Each step prints the machine's load average (``os.getloadavg``) and core count before and after: a time
+taken on a busy machine is not a measurement.
 ``--check`` exits 1 when a target is missed or a step fails.
 """
 
@@ -66,6 +68,10 @@ KINDS = (
     ("the chapters' tests (tests/test_chapter_*.py)", lambda f: Path(f).stem.startswith("test_chapter_")),
 )
 REST = "unit tests and the rest"
+#: A setup phase this long (s) is a shared fixture's: ``built_book`` (the whole book built once per session,
+#: the other worker waiting for it), a module's own build or refit; counted as its own kind.
+FIXTURE_S = 5.0
+FIXTURES = "fixtures set up once (the shared built book, a module's build or refit; setup phases of 5 s or more)"
 
 
 def load() -> str:
@@ -121,7 +127,7 @@ def report_durations(rows: list[tuple[float, str, str]], top: int, wall: float, 
     """The slowest tests, the slowest files and the time by kind of test (seconds summed over workers)."""
     total = sum(r[0] for r in rows)
     print(f"\nthe {min(top, len(rows))} slowest test phases (pytest --durations; summed over the workers, "
-          f"{total:.0f} s in all, about {workers} x the {wall:.0f} s):")
+          f"{total:.0f} s in all; at most {workers} x the {wall:.0f} s of wall time):")
     for seconds, phase, test in rows[:top]:
         print(f"    {seconds:7.2f}s {phase:<8s} {test}")
     by_file: dict[str, float] = defaultdict(float)
@@ -133,13 +139,15 @@ def report_durations(rows: list[tuple[float, str, str]], top: int, wall: float, 
     for f, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:15]:
         print(f"    {seconds:7.1f} s  {100 * seconds / total:4.1f} %  {f} ({len(tests[f])} tests listed)")
     by_kind: dict[str, float] = defaultdict(float)
-    files: dict[str, int] = defaultdict(int)
-    for f, seconds in by_file.items():
-        by_kind[kind(f)] += seconds
-        files[kind(f)] += 1
-    print("\nby kind of test:")
+    files: dict[str, set[str]] = defaultdict(set)
+    for seconds, phase, test in rows:
+        f = test.split("::")[0]
+        k = FIXTURES if phase == "setup" and seconds >= FIXTURE_S else kind(f)
+        by_kind[k] += seconds
+        files[k].add(f)
+    print("\nby kind of test (a setup phase of 5 s or more counted apart, as a fixture's):")
     for k, seconds in sorted(by_kind.items(), key=lambda kv: -kv[1]):
-        print(f"    {seconds:7.1f} s  {100 * seconds / total:4.1f} %  {k} ({files[k]} files)")
+        print(f"    {seconds:7.1f} s  {100 * seconds / total:4.1f} %  {k} ({len(files[k])} files)")
 
 
 def main(argv: list[str] | None = None) -> int:
