@@ -13,7 +13,8 @@ What it counts, like with like:
   (prefill chips matched to the decode workers' request rate: two evaluations, as ``pareto.sweep``
   does), each evaluated in cache-sized chunks (:func:`jalapeno.serving.evaluate_grid`), one thread
   (``OMP_NUM_THREADS=1``; the package sets ``OPENBLAS_NUM_THREADS=1``); the wall time is the median of
-  ``--passes`` passes over the grid. Targets (the issue "Speed, last"): at least 5 million per second
+  ``--passes`` passes over the grid (the median pass's parts are printed: capacity checks, the evaluation,
+  the disaggregated second evaluation). Targets (the issue "Speed, last"): at least 5 million per second
   aggregated and 2 million disaggregated. Also printed: the rate over *all* configurations of the grid
   (the grid's size over the same wall time) and, with ``--unchunked``, the aggregated grid in one call
   per (chip, model) for comparison (no target);
@@ -66,38 +67,48 @@ def grid(concurrencies: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return n, dp, np.tile(conc, len(layouts))
 
 
-def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> tuple[int, int, float]:
+def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> tuple[int, int, float, list[float]]:
     """Check capacity, then evaluate the fitting configurations of the grid for every (chip, model):
-    (configurations, configurations that fit and were evaluated, seconds of the whole pass)."""
+    (configurations, configurations that fit and were evaluated, seconds of the whole pass, and its parts:
+    seconds in the capacity checks, in the first evaluation, in the disaggregated second one)."""
     total = fit = 0
+    parts = [0.0, 0.0, 0.0]
     started = time.perf_counter()
     for chip in chips:
         for model in models:
+            t0 = time.perf_counter()
             layout = serving.Layout(n_chips=n, dp=dp)
             workload = serving.Workload(concurrency=c, precision="fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8")
             total += n.size
             fits = np.flatnonzero(serving.capacity(model, chip, layout, workload).fits)
             if not fits.size:
+                parts[0] += time.perf_counter() - t0
                 continue
             layout, workload = serving.select(layout, workload, fits)
+            t1 = time.perf_counter()
+            parts[0] += t1 - t0
             if chunk is None:
                 r = serving.evaluate(model, chip, layout, workload, eff=eff)
             else:
                 r = serving.evaluate_grid(model, chip, layout, workload, chunk=chunk, eff=eff)
+            t2 = time.perf_counter()
+            parts[1] += t2 - t1
             if disagg:
                 prefill = np.maximum(1.0, np.ceil(workload.concurrency / r.e2e_s * r.prefill_s))
                 r = serving.evaluate_grid(model, chip, replace(layout, disagg=True, prefill_chips=prefill), workload,
                                           chunk=chunk or fits.size, eff=eff)
+                parts[2] += time.perf_counter() - t2
             fit += r.tpot_s.size
-    return total, fit, time.perf_counter() - started
+    return total, fit, time.perf_counter() - started, parts
 
 
-def timed(passes: int, *a, **k) -> tuple[int, int, float, str, str]:
-    """:func:`sweep` ``passes`` times: (configurations, fitting ones, the median wall time, the load
-    before, the load after)."""
+def timed(passes: int, *a, **k) -> tuple[int, int, float, list[float], str, str]:
+    """:func:`sweep` ``passes`` times: (configurations, fitting ones, the median wall time, the parts of
+    the median pass, the load before, the load after)."""
     before = load()
-    runs = [sweep(*a, **k) for _ in range(passes)]
-    return runs[0][0], runs[0][1], statistics.median(r[2] for r in runs), before, load()
+    runs = sorted((sweep(*a, **k) for _ in range(passes)), key=lambda r: r[2])
+    median = runs[len(runs) // 2]
+    return median[0], median[1], median[2], median[3], before, load()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("aggregated, one call per pair",
                      timed(args.passes, chips, models, n, dp, c, eff, disagg=False, chunk=None)))
     missed = []
-    for label, (total, fit, seconds, before, after) in rows:
+    for label, (total, fit, seconds, parts, before, after) in rows:
         target = TARGETS_PER_S.get(label)
         verdict = ""
         if target:
@@ -146,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {fit / seconds / 1e6:.2f} M fitting configurations/s of the whole grid's wall time{verdict}")
         print(f"    {fit:,} of {total:,} configurations ({100 * fit / total:.1f} %) fit in HBM and were evaluated; "
               f"the grid took {seconds:.2f} s: {total / seconds / 1e6:.2f} M configurations/s of all")
+        print(f"    where it went: capacity checks (and selecting the fitting rows) {parts[0]:.2f} s, "
+              f"evaluation {parts[1]:.2f} s" + (f", the disaggregated second evaluation (prefill chips matched) "
+                                                f"{parts[2]:.2f} s" if parts[2] else "")
+              + f", the rest {seconds - sum(parts):.2f} s")
         print(f"    before: {before}; after: {after}")
     print(f"frontier gb200 / deepseek-r1 in this process: cold {cold * 1e3:.0f} ms (first call, data loaded), "
           f"warm {statistics.median(warm) * 1e3:.1f} ms (median of {args.repeat}); a new process's first frontier: "
