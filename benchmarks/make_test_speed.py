@@ -12,12 +12,14 @@ What a new user (and CI, ``.ci/run``) does, step by step, each in the clone:
 2. ``make .venv/bin/jalapeno``: the virtual environment and the package with its ``book`` and ``test``
    extras, as ``make test`` creates it on first use. Timed and printed apart; not counted (pip's own cache
    makes it a minute or several, depending on the machine, not on the project);
-3. ``make test``: pytest with the project's options (``pyproject.toml``: ``-n auto --dist loadfile``,
-   nbval on every notebook), the clone's cache ``build/.cache`` empty, as on a fresh clone. The script adds
-   only ``PYTEST_ADDOPTS``: ``--durations=0`` (every test's time, for the summary below),
-   ``--basetemp`` in the temporary folder (other sessions' pytest runs share ``/tmp/pytest-of-$USER``), and
-   ``-k`` or the arguments after ``--`` when given. The figure is pytest's own time, read from its final
-   summary line (``... passed ... in N s``, collection included); target: within 2 minutes;
+3. ``make test``'s command, ``.venv/bin/python -m pytest``, with the project's options (``pyproject.toml``:
+   ``-n auto --dist loadfile``, nbval on every notebook), the clone's cache ``build/.cache`` empty, as on a
+   fresh clone. The script adds on its command line only ``--durations=0`` (every test's time, for the
+   summary below), ``--basetemp`` in the temporary folder (other sessions' pytest runs share
+   ``/tmp/pytest-of-$USER``) and ``-k`` or the arguments after ``--`` when given; not through
+   ``PYTEST_ADDOPTS``, which the pytest run inside ``tests/test_perturbation.py`` would inherit. The figure
+   is pytest's own time, read from its final summary line (``... passed ... in N s``, collection
+   included); target: within 2 minutes;
 4. unless ``--no-numeric-paths``: ``make test-numeric-paths`` (``tests/numeric_paths.py``: every notebook
    again under the two other floating-point paths CI checks, each with an empty cache), its wall time;
    target: within 2 more minutes.
@@ -186,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         addopts = ["--durations=0", f"--basetemp={scratch / 'pytest'}"]
         addopts += ["-k", args.k] if args.k else []
         addopts += args.pytest_args
-        status, wall, out = step("make test", ["make", "test"], repo, log, clean_env(PYTEST_ADDOPTS=shlex.join(addopts)))
+        # make test's own command, with these arguments on its command line: PYTEST_ADDOPTS would reach the
+        # pytest runs inside the tests too (tests/test_perturbation.py runs one), and --basetemp there would
+        # wipe this run's folder
+        status, wall, out = step("make test", [".venv/bin/python", "-m", "pytest", *addopts], repo, log, clean_env())
         summaries = pytest_seconds(out)
         failures = [line for line in out.splitlines() if line.startswith(("FAILED ", "ERROR "))]
         if status:
