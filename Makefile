@@ -33,9 +33,11 @@ refresh: $(BIN)/jalapeno
 scenarios: $(BIN)/jalapeno
 	for s in $(SCENARIOS); do $(BIN)/jalapeno build --scenario $$s || exit 1; done
 
-## time a cold full build and an incremental rebuild
+## time the builds, a new process's first frontier and the sweep (make test's own time: benchmarks/make_test_speed.py)
 bench: $(BIN)/jalapeno
 	$(BIN)/python benchmarks/build_speed.py
+	$(BIN)/python benchmarks/first_frontier.py
+	$(BIN)/python benchmarks/serving_sweep.py
 
 clean:
 	rm -rf build $(VENV)
