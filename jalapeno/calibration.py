@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import cache, data, derived, measured, serving, specs
+from . import cache, data, derived, display, measured, serving, specs
 from .display import number
 from .errors import UnknownNameError, shown
 from .metrics import pareto_envelope
@@ -1084,6 +1084,24 @@ def parameter_parts(key: str) -> tuple[str, str, str]:
     base, _, scope = key.partition(":")
     stack, _, generation = scope.partition("@")
     return base, stack, generation
+
+
+#: What each stored constant of the serving model is, in the serving-model chapter's words and symbols.
+CONSTANT_WORDS = {"eta_mem": "η_mem: share of peak HBM bandwidth reached", "eta_compute": "η_compute: share of peak "
+                  "FLOP/s reached in decode", "eta_prefill": "η_prefill: share of peak FLOP/s reached in prefill",
+                  "alpha_s": "α: fixed time of a decode step", "beta_s": "β: time per sequence per layer",
+                  "mla_layer_factor": "MLA layer factor: an MLA layer's overhead over a GQA layer's",
+                  "tau_s": "τ: per-layer overhead"}
+
+
+def constant_words(key: str) -> str:
+    """A stored constant (a key of ``data/calibration.csv``) in the reader's words: what it is
+    (:data:`CONSTANT_WORDS`), and for an overhead ``tau_s:STACK@GENERATION`` its stack's and generation's
+    names (:func:`jalapeno.display.name`; a stack's without a generation is the one for a generation it
+    was not fitted on): ``tau_s:vllm@blackwell`` -> ``τ: per-layer overhead, vLLM on Blackwell``."""
+    base, stack, generation = parameter_parts(key)
+    return CONSTANT_WORDS[base] + (f", {display.name(stack)}" if stack else "") + (
+        f" on {display.name(generation)}" if generation else " on another generation" if stack else "")
 
 
 def stored_table() -> pl.DataFrame:

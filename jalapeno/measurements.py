@@ -616,15 +616,15 @@ def score_report(table: pl.DataFrame) -> str:
     lines = []
     for r in table.iter_rows(named=True):
         cov = "no point within the frontier's reach" if r["coverage"] is None else (
-            f"{r['inside']} of {r['reached']} envelope points inside its 80 % band ({r['band_scheme']}, "
+            f"{r['inside']} of the {r['reached']} within its reach inside its 80 % band ({r['band_scheme']}, "
             f"x/÷ {number(math.exp(r['band_half_width'])):.2f})")
-        lines.append(f"{r['series']}: frontier distance {number(r['frontier_distance']):.1%} over "
+        lines.append(f"{r['series']}: frontier distance {number(100 * r['frontier_distance']):.1f} % over "
                      f"{r['envelope_points']} envelope points (predicted with {r['stack']}); {cov}"
                      + (f"; {r['unreached']} beyond the frontier's fastest point" if r["unreached"] else ""))
     o = overall(table)
-    lines.append(f"overall, {o['series']} series: median {number(o['median']):.1%}, p90 {number(o['p90']):.1%}; "
-                 f"80 % band coverage {o['inside']} of {o['reached']} points"
-                 + (f" ({number(o['coverage']):.0%})" if o["reached"] else "")
+    lines.append(f"overall, {o['series']} series: median {number(100 * o['median']):.1f} %, p90 "
+                 f"{number(100 * o['p90']):.1f} %; 80 % band coverage {o['inside']} of {o['reached']} points"
+                 + (f" ({number(100 * o['coverage']):.0f} %)" if o["reached"] else "")
                  + f"; calibration: {table['calibration'][0]}")
     return "\n".join(lines)
 
@@ -702,6 +702,8 @@ def page_html(result: Scored) -> str:
 #: (:func:`changes`), on the values as ``data/calibration.csv`` stores them (five significant digits, so
 #: equal stored values: an unchanged constant).
 UNCHANGED_RTOL = 1e-6
+#: :data:`UNCHANGED_RTOL` in words.
+UNCHANGED_WORDS = "within one part in a million"
 
 #: The columns of :func:`changes`, in order.
 CHANGE_COLUMNS = ("parameter", "unit", "stored", "refit", "relative_change", "moved", "direct")
@@ -831,8 +833,8 @@ def _shown(value: float | None, unit: str) -> tuple[str, str]:
 def changes_report(table: pl.DataFrame) -> str:
     """What ``jalapeno build --measurements`` prints of :func:`changes`: the constants the reader's rows
     moved (stored -> refit, with the relative change, and whether through their own residuals or through
-    the constants they share), then those they could not inform (unchanged within
-    :data:`UNCHANGED_RTOL`)."""
+    the constants they share), then those left unchanged (within :data:`UNCHANGED_RTOL`: not informed by
+    the rows, or informed as by the shipped rows they replace)."""
     moved = table.filter(pl.col("moved"))
     lines = [f"constants your rows moved ({moved.height} of {table.height}; stored -> refit):"]
     for r in moved.iter_rows(named=True):
@@ -841,8 +843,8 @@ def changes_report(table: pl.DataFrame) -> str:
         how = "your rows enter its residuals" if r["direct"] else "through the constants it shares rows with"
         lines.append(f"  {r['parameter']}: {a or 'none'} -> {b or 'none'} {unit} ({change}; {how})")
     still = table.filter(~pl.col("moved"))["parameter"].to_list()
-    lines.append(f"constants your rows could not inform (unchanged within a relative {number(UNCHANGED_RTOL):g}): "
-                 + (", ".join(still) if still else "none"))
+    lines.append(f"constants your rows left unchanged ({UNCHANGED_WORDS}: not informed by them, or informed as by "
+                 "the shipped rows they replace): " + (", ".join(still) if still else "none"))
     return "\n".join(lines)
 
 
@@ -853,8 +855,8 @@ def changes_markdown(table: pl.DataFrame) -> str:
     for r in table.iter_rows(named=True):
         (a, unit), (b, _) = _shown(r["stored"], r["unit"]), _shown(r["refit"], r["unit"])
         change = "new" if r["relative_change"] is None else display.cell(100 * r["relative_change"], 3)
-        how = ("your rows" if r["direct"] else "shared constants") if r["moved"] else "unchanged"
-        lines.append(f"| `{r['parameter']}` | {unit} | {a} | {b} | {change} | {how} |")
+        how = ("your rows" if r["direct"] else "the constants it shares rows with") if r["moved"] else "unchanged"
+        lines.append(f"| {calibration.constant_words(r['parameter'])} | {unit} | {a} | {b} | {change} | {how} |")
     return "\n".join(lines)
 
 

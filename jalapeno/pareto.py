@@ -143,6 +143,14 @@ def _measured_envelope(pts: pl.DataFrame, watts: float) -> pl.DataFrame:
     return envelope(df).with_columns(metrics.throughput_per_kw(pl.col("throughput_tok_s_chip"), watts).alias("tok_s_per_kw"))
 
 
+def reader_chips(model: str, *, isl: int = 8192, osl: int = 1024) -> list[str]:
+    """The chips (:func:`jalapeno.calibration.chip_of`) a reader's runs of ``model`` at one shape were
+    measured on, without speculative decoding, sorted; none in the default book."""
+    pts = _points(isl=isl, osl=osl, precision=None, spec_decoding="none")
+    pts = pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
+    return sorted({calibration.chip_of(h) for h in pts["hw"].unique()})
+
+
 def reader_frontier(model: str, chip: str, *, isl: int = 8192, osl: int = 1024,
                     power_basis: str = "rated") -> pl.DataFrame | None:
     """The envelope of a reader's own runs (:func:`jalapeno.measured.points`' ``reader_run``: a book built

@@ -228,15 +228,15 @@ def test_a_growth_below_the_output_is_refused_before_anything_runs(defaults):
 
 
 def test_electricity_per_task_is_its_energy_at_the_stated_price(ch, defaults):
-    """Electricity per task = (accelerator + host and network + cooling energy, J) / 3.6e6 J per kWh x the
+    """Electricity per 1,000 tasks = 1,000 x (accelerator + host and network + cooling energy, J) / 3.6e6 J per kWh x the
     price: by default EIA's 2023 average to US industrial customers, 0.0806 USD/kWh (public_facts.csv), and
     a reader's price through the parameter; the tier costs per chip-hour, which include power, are apart."""
     t = ch.tables["economics"]
     energy = t["accelerator energy (J)"] + t["host and network energy (J)"] + t["cooling energy (J)"]
-    assert (t["electricity per task (USD)"] / (energy / 3.6e6 * 0.0806) - 1).abs().max() < 1e-9
+    assert (t["electricity per 1,000 tasks (USD)"] / (1e3 * energy / 3.6e6 * 0.0806) - 1).abs().max() < 1e-9
     assert ch.numbers["energy_price"] == "0.0806" and "US industrial customers in 2023" in ch.numbers["energy_price_basis"]
     dearer = chapter.compute(**{**defaults, "energy_usd_per_kwh": 0.2})
-    ratio = dearer.tables["economics"]["electricity per task (USD)"] / t["electricity per task (USD)"]
+    ratio = dearer.tables["economics"]["electricity per 1,000 tasks (USD)"] / t["electricity per 1,000 tasks (USD)"]
     assert (ratio / (0.2 / 0.0806) - 1).abs().max() < 1e-9
     assert dearer.numbers["energy_price_basis"] == "this build's parameter `energy_usd_per_kwh`"
     assert dearer.tables["economics"]["cost per task (USD)"].equals(t["cost per task (USD)"])

@@ -251,7 +251,7 @@ def test_score_of_repeated_shipped_series_equals_their_held_out_scheme_fold(caps
     assert o["coverage"] == o["inside"] / o["reached"] and o["series"] == 4
     code, out, err = run_cli(["measurements", "score", str(EXAMPLE)], capsys)
     assert code == 0 and err == ""
-    assert "deepseek-r1 b200 sglang fp4 8192/1024: frontier distance 22.1%" in out
+    assert "deepseek-r1 b200 sglang fp4 8192/1024: frontier distance 22.1 %" in out
     assert "overall, 4 series: median " in out and "calibration: refit without 113 repeated rows" in out
 
 

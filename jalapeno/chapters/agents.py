@@ -448,7 +448,7 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
         pl.col("energy_accelerator_j").alias("accelerator energy (J)"),
         pl.col("energy_host_network_j").alias("host and network energy (J)"),
         pl.col("energy_cooling_j").alias("cooling energy (J)"),
-        (pl.col("energy_j") / 3.6e6 * kwh_price).alias("electricity per task (USD)"),
+        (pl.col("energy_j") / 3.6e6 * kwh_price * 1e3).alias("electricity per 1,000 tasks (USD)"),
         pl.col("cost_usd").alias("cost per task (USD)"),
         pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
         pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))

@@ -253,9 +253,9 @@ def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str,
                 b = banded(b.with_columns(pl.lit(c).alias("chip"), pl.lit(m).alias("model")), c, m, b["source"][0])
                 lines.append(b.select(*cols).with_columns(line=pl.lit(f"{c}, {b['source'][0]}"),
                                                           scenario=pl.lit(None, pl.Utf8), power_basis=pl.lit(basis)))
+            for c in pareto.reader_chips(m, isl=isl, osl=osl):  # a book on a reader's runs: theirs, on any chip
                 yours = pareto.reader_frontier(m, c, isl=isl, osl=osl, power_basis=basis)
-                if yours is not None:  # a book built on a reader's runs: theirs as their own line
-                    lines.append(banded(yours.with_columns(chip=pl.lit(c), model=pl.lit(m)), c, m, "measured")
+                lines.append(banded(yours.with_columns(chip=pl.lit(c), model=pl.lit(m)), c, m, "measured")
                                  .select(*cols).with_columns(line=pl.lit(f"{c}, {charts.READER_SOURCE}"),
                                                              scenario=pl.lit(None, pl.Utf8), power_basis=pl.lit(basis)))
     return pl.concat(lines)

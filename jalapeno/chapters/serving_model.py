@@ -215,25 +215,13 @@ def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> N
     ch.tables["constants"] = constants_table(calibration.stored_table())
 
 
-#: What each stored constant of the serving model is, in the chapter's words and symbols.
-CONSTANT_WORDS = {"eta_mem": "η_mem: share of peak HBM bandwidth reached", "eta_compute": "η_compute: share of peak "
-                  "FLOP/s reached in decode", "eta_prefill": "η_prefill: share of peak FLOP/s reached in prefill",
-                  "alpha_s": "α: fixed time of a decode step", "beta_s": "β: time per sequence per layer",
-                  "mla_layer_factor": "MLA layer factor: an MLA layer's overhead over a GQA layer's",
-                  "tau_s": "τ: per-layer overhead"}
-
-
 def constants_table(stored: pl.DataFrame) -> pl.DataFrame:
     """The stored constants (``parameter``, ``value``, ``unit``: :func:`jalapeno.calibration.stored_table`)
-    as a reader reads them: what each is (:data:`CONSTANT_WORDS`; an overhead ``tau_s:STACK@GENERATION`` by
-    its stack's and generation's names, :func:`jalapeno.display.name`; a stack's without a generation is
-    the one for a generation it was not fitted on), its value, its unit; a time in
+    as a reader reads them: what each is (:func:`jalapeno.calibration.constant_words`), its value, its unit; a time in
     microseconds (``s per layer per step`` -> ``µs per layer per step``, the value times 1e6), for display only."""
     rows = []
     for key, value, unit in stored.iter_rows():
-        base, stack, generation = calibration.parameter_parts(key)
-        what = CONSTANT_WORDS[base] + (f", {display.name(stack)}" if stack else "") + (
-            f" on {display.name(generation)}" if generation else " on another generation" if stack else "")
+        what = calibration.constant_words(key)
         if unit == "s" or unit.startswith("s "):
             value, unit = value * 1e6, "µs" + unit[1:]
         rows.append((what, value, unit))

@@ -209,7 +209,7 @@ def _measured(path: Path | str | None, chips: Path | str | None, hold_out: bool,
                + (f" (which replace the {recal.replaced:,} shipped rows they repeat)" if recal.replaced else "") + ".")
         moved = recal.changes.filter(pl.col("moved"))["parameter"].to_list()
         note = ("What its rows moved (the stored calibration, `data/calibration.csv`, against this build's; "
-                "unchanged: within a relative 1e-6):\n\n" + _measurements.changes_markdown(recal.changes))
+                f"unchanged: {_measurements.UNCHANGED_WORDS}):\n\n" + _measurements.changes_markdown(recal.changes))
         description = (f"This page was rebuilt with the serving model's constants refitted on a reader's measurements "
                        f"({len(moved)} of {recal.changes.height} constants moved).")
     banners = {page: {"file": name, "digest": short, "sha256": runs.digest, "how": how, "args": args,
