@@ -1065,10 +1065,10 @@ def long_points(pred: pl.DataFrame, series: list[str], reader_runs: list[str] = 
     """Measured and predicted (interactivity, throughput) of the chosen series in long form, for a chart:
     ``series``, ``kind``, ``interactivity``, ``throughput``; with ``reader_runs`` (the run ids of a
     reader's rows, in a book built on them) also ``runs``: :data:`jalapeno.measured.READER_LABEL` on a
-    measured point of theirs, ``InferenceMAX`` on another (null on a predicted one)."""
+    measured point of theirs, :data:`jalapeno.measured.SHIPPED_LABEL` on another (null on a predicted one)."""
     p = pred.filter(pl.col("series").is_in(series))
     runs = ([pl.when(pl.col("run_id").is_in(list(reader_runs))).then(pl.lit(measured.READER_LABEL))
-             .otherwise(pl.lit("InferenceMAX")).alias("runs")] if reader_runs else [])
+             .otherwise(pl.lit(measured.SHIPPED_LABEL)).alias("runs")] if reader_runs else [])
     return pl.concat([
         p.select("series", pl.lit("measured").alias("kind"), (1 / pl.col("mean_tpot")).alias("interactivity"),
                  pl.col("tput_per_gpu").alias("throughput"), *runs),
@@ -1094,14 +1094,29 @@ CONSTANT_WORDS = {"eta_mem": "η_mem: share of peak HBM bandwidth reached", "eta
                   "tau_s": "τ: per-layer overhead"}
 
 
+def _scope(key: str) -> tuple[str, str, str]:
+    """A stored constant's base and its stack's and generation's names (:func:`parameter_parts`,
+    :func:`jalapeno.display.name`; empty where the key has none)."""
+    base, stack, generation = parameter_parts(key)
+    return base, display.name(stack) if stack else "", display.name(generation) if generation else ""
+
+
+def constant_symbol(key: str) -> str:
+    """A stored constant's key as its symbol (the part of :data:`CONSTANT_WORDS` before the colon) with its
+    stack and generation: ``tau_s:dynamo-trt@blackwell`` -> ``τ (Dynamo + TensorRT-LLM on Blackwell)``."""
+    base, stack, generation = _scope(key)
+    where = " on ".join(x for x in (stack, generation) if x)
+    return CONSTANT_WORDS[base].split(":", 1)[0] + (f" ({where})" if where else "")
+
+
 def constant_words(key: str) -> str:
     """A stored constant (a key of ``data/calibration.csv``) in the reader's words: what it is
     (:data:`CONSTANT_WORDS`), and for an overhead ``tau_s:STACK@GENERATION`` its stack's and generation's
     names (:func:`jalapeno.display.name`; a stack's without a generation is the one for a generation it
     was not fitted on): ``tau_s:vllm@blackwell`` -> ``τ: per-layer overhead, vLLM on Blackwell``."""
-    base, stack, generation = parameter_parts(key)
-    return CONSTANT_WORDS[base] + (f", {display.name(stack)}" if stack else "") + (
-        f" on {display.name(generation)}" if generation else " on another generation" if stack else "")
+    base, stack, generation = _scope(key)
+    return CONSTANT_WORDS[base] + (f", {stack}" if stack else "") + (
+        f" on {generation}" if generation else " on another generation" if stack else "")
 
 
 def stored_table() -> pl.DataFrame:

@@ -23,8 +23,9 @@ MODEL_PREFIX = {"gptoss": "gpt-oss-120b", "dsr1": "deepseek-r1"}
 #: How the ``source`` of every shipped row begins; a row whose source does not is a reader's run
 #: (``jalapeno build --measurements``: its source names the reader's file, its SHA-256 and the line).
 SHIPPED_SOURCE = "InferenceMAX run "
-#: What the charts and tables of a book built on a reader's runs call them.
+#: What the charts and tables of a book built on a reader's runs call them, and the shipped ones.
 READER_LABEL = "your runs"
+SHIPPED_LABEL = "InferenceMAX"
 
 
 def hardware_names() -> list[str]:

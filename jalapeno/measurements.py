@@ -342,7 +342,11 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
 def _data_folder(tables: dict[str, str]):
     """A data folder that is the package's with ``tables`` (file name -> text) in place of its own, read
     through ``JALAPENO_DATA_DIR`` while the block runs, with a cache folder of its own
-    (``JALAPENO_CACHE_DIR``: the loaders' cache entries of those tables are not kept); removed afterwards."""
+    (``JALAPENO_CACHE_DIR``: the loaders' cache entries of those tables are not kept); removed afterwards.
+    Without ``tables`` (a reader's runs with no new chip), the package's folder as it is (yields None)."""
+    if not tables:
+        yield None
+        return
     root = data.data_dir()
     tmp = Path(tempfile.mkdtemp(prefix="jalapeno-chips-"))
     try:
@@ -483,7 +487,7 @@ def scored_rows(runs: Runs) -> pl.DataFrame:
     """The runs the model is scored on: rows of :func:`jalapeno.calibration.configurations` of the
     reader's points (no speculative decoding, not queue-bound: the rows the calibration and the
     validation schemes use; a reader's ``h100-vllm`` is chip ``h100``, :func:`jalapeno.calibration.chip_of`)."""
-    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():  # a new chip's key
+    with _data_folder(runs.tables):  # a new chip's key
         return calibration.configurations(runs.points)
 
 
@@ -553,7 +557,7 @@ def scored(path: Path | str, chips: Path | str | None = None) -> Scored:
     if runs.tables:  # the new chips' specs are read from a data folder holding them; the rest as read here
         training = shipped if training is None else training
     groups = list(mine.group_by(["series"], maintain_order=True))
-    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+    with _data_folder(runs.tables):
         fronts = [calibration.default_frontier(g, eff, training) for _, g in groups]
     rows, drawn, dots = [], [], []
     for ((series,), g), front in zip(groups, fronts):
@@ -744,7 +748,7 @@ def training_rows(runs: Runs) -> tuple[pl.DataFrame, int]:
         raise JalapenoError(f"{runs.path.name}: no run to calibrate on: all {runs.points.height} are queue-bound or "
                             "use speculative decoding, which the serving model neither calibrates on nor scores")
     keys = list(REPEAT_KEYS)
-    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+    with _data_folder(runs.tables):
         shipped = calibration.configurations()
     repeated = shipped.join(mine.select(keys).unique(), on=keys, how="semi").height
     kept = shipped.join(mine.select(keys).unique(), on=keys, how="anti")
@@ -774,7 +778,7 @@ def recalibrate(runs: Runs) -> Recalibrated:
     key = cache.key("measurements-refit", training, runs.tables, data=data.data_dir())
 
     def fitted() -> pl.DataFrame:
-        with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():
+        with _data_folder(runs.tables):
             eff = calibration.fit(training)
         return pl.DataFrame({"parameter": [*calibration.BOUNDS, *(f"tau_s:{k}" for k in eff.tau_s)],
                              "value": [*(float(getattr(eff, p)) for p in calibration.BOUNDS),
@@ -792,7 +796,7 @@ def recalibrate(runs: Runs) -> Recalibrated:
         text = calibration.save(eff, how, Path(tmp) / calibration.CALIBRATION_FILE).read_text()
     stored = data.calibration_table()
     new = pl.read_csv(io.BytesIO(text.encode()))
-    with _data_folder(runs.tables) if runs.tables else contextlib.nullcontext():  # a new chip's generation
+    with _data_folder(runs.tables):  # a new chip's generation
         direct = _direct(training, added)
     return Recalibrated(runs, training, replaced, added, text, changes(stored, new, direct))
 

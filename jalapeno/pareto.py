@@ -146,9 +146,13 @@ def _measured_envelope(pts: pl.DataFrame, watts: float) -> pl.DataFrame:
 def reader_chips(model: str, *, isl: int = 8192, osl: int = 1024) -> list[str]:
     """The chips (:func:`jalapeno.calibration.chip_of`) a reader's runs of ``model`` at one shape were
     measured on, without speculative decoding, sorted; none in the default book."""
+    return sorted({calibration.chip_of(h) for h in _reader_points(model, isl, osl)["hw"].unique()})
+
+
+def _reader_points(model: str, isl: int, osl: int) -> pl.DataFrame:
+    """A reader's measured points of ``model`` at one shape, without speculative decoding."""
     pts = _points(isl=isl, osl=osl, precision=None, spec_decoding="none")
-    pts = pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
-    return sorted({calibration.chip_of(h) for h in pts["hw"].unique()})
+    return pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
 
 
 def reader_frontier(model: str, chip: str, *, isl: int = 8192, osl: int = 1024,
@@ -158,8 +162,7 @@ def reader_frontier(model: str, chip: str, *, isl: int = 8192, osl: int = 1024,
     :func:`jalapeno.calibration.chip_of`: ``h100-vllm`` is H100's) at one shape, without speculative
     decoding, in the columns of :func:`measured_frontier` (``tok_s_per_kw`` at the chip's power on
     ``power_basis``); None when the reader ran none there (always, in the default book)."""
-    pts = _points(isl=isl, osl=osl, precision=None, spec_decoding="none")
-    pts = pts.filter(pl.col("reader_run") & (pl.col("model_key") == specs.model(model).model))
+    pts = _reader_points(model, isl, osl)
     chip_spec = specs.chip(chip)
     pts = pts.filter(pl.col("hw").is_in([h for h in pts["hw"].unique() if calibration.chip_of(h) == chip_spec.chip]))
     return None if pts.is_empty() else _measured_envelope(pts, power.power_w(chip_spec, power_basis))

@@ -152,17 +152,8 @@ def _schemes(ch: Chapter) -> None:
 STACK_WORDS = {"anchored": "its own constants, fitted to its end points",
                "unmeasured-vendor": "the fallback of a vendor with no measured stack"}
 
-#: The symbol of each stored constant, as the chapter's prose and constants table write it.
-CONSTANT_SYMBOLS = {"eta_mem": "η_mem", "eta_compute": "η_compute", "eta_prefill": "η_prefill", "alpha_s": "α",
-                    "beta_s": "β", "mla_layer_factor": "MLA layer factor", "tau_s": "τ"}
-
-
-def constant_symbol(key: str) -> str:
-    """A stored constant's key (``tau_s:dynamo-trt@blackwell``) as its symbol with its stack and generation
-    (``τ (Dynamo + TensorRT-LLM on Blackwell)``); :data:`CONSTANT_SYMBOLS`, :func:`jalapeno.display.name`."""
-    base, stack, generation = calibration.parameter_parts(key)
-    where = " on ".join(display.name(x) for x in (stack, generation) if x)
-    return CONSTANT_SYMBOLS[base] + (f" ({where})" if where else "")
+#: A stored constant's key as its symbol with its stack and generation (the held-out table's words).
+constant_symbol = calibration.constant_symbol
 
 
 def fold_words(fold: str) -> str:
@@ -330,12 +321,12 @@ def predicted_vs_measured(df: pl.DataFrame) -> alt.LayerChart:
         y=alt.Y("throughput:Q", title="throughput per GPU (tok/s)", scale=alt.Scale(type="log")),
         color=charts.series_color(df["series"].to_list(), "series"),
     )
-    measured = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
+    dots = base.transform_filter(alt.datum.kind == "measured").mark_point(filled=True, size=30, opacity=0.7)
     if "runs" in df.columns:
-        measured = measured.encode(shape=alt.Shape("runs:N", title=None, scale=alt.Scale(
-            domain=["InferenceMAX", charts.READER_SOURCE], range=["circle", "square"])))
+        dots = dots.encode(shape=alt.Shape("runs:N", title=None, scale=alt.Scale(
+            domain=[measured.SHIPPED_LABEL, charts.READER_SOURCE], range=["circle", "square"])))
     predicted = base.transform_filter(alt.datum.kind == "predicted").mark_point(shape="cross", size=40)
-    return alt.layer(measured, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
+    return alt.layer(dots, predicted).properties(title="Measured (dots) and predicted (crosses), same configurations")
 
 
 def validation_schemes(df: pl.DataFrame) -> alt.LayerChart:
