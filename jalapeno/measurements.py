@@ -703,11 +703,14 @@ def page_html(result: Scored) -> str:
 # ---- recalibrating on them (jalapeno build --measurements) ----------------------------------------------
 
 #: The relative change of a constant below which a reader's rows count as not having moved it
-#: (:func:`changes`), on the values as ``data/calibration.csv`` stores them (five significant digits, so
-#: equal stored values: an unchanged constant).
-UNCHANGED_RTOL = 1e-6
+#: (:func:`changes`): a refit's reproducibility, not its last stored digit. A refit on rows that inform
+#: nothing new still moves the constants along the fit's flattest direction, which ends a few 1e-3 from
+#: its minimum wherever the floating-point path takes it (the module docstring of
+#: :mod:`jalapeno.calibration`), and the five significant digits ``data/calibration.csv`` stores differ
+#: by up to 1e-4 on a value that straddles a rounding step.
+UNCHANGED_RTOL = 1e-2
 #: :data:`UNCHANGED_RTOL` in words.
-UNCHANGED_WORDS = "within one part in a million"
+UNCHANGED_WORDS = "within 1 %, a refit's reproducibility"
 
 #: The columns of :func:`changes`, in order.
 CHANGE_COLUMNS = ("parameter", "unit", "stored", "refit", "relative_change", "moved", "direct")

@@ -89,19 +89,20 @@ def test_a_series_20_percent_slower_raises_its_stacks_overhead_by_the_share_the_
     assert eta["stored"] == eta["refit"] == 0.9 and not eta["moved"]
     report = measurements.changes_report(recal.changes)
     assert re.search(r"tau_s:trt@blackwell: 49\.622 -> 6\d\.\d+ µs per layer per step \(\+2\d\.?\d* %; your rows", report)
-    assert report.splitlines()[-1].startswith("constants your rows left unchanged (within one part in a million") \
+    assert report.splitlines()[-1].startswith("constants your rows left unchanged (within 1 %, a refit's reproducibility") \
         and "eta_mem" in report.splitlines()[-1]
 
 
 def test_rows_repeating_the_shipped_ones_inform_nothing_new():
     """The example file is 113 shipped rows as they are (examples/README.md): the refit replaces them by
-    themselves, so every constant stays where the stored calibration has it (to its five stored digits) but
-    the collective latency, whose flat direction the new row order moves by a few 1e-5 (the module docstring
-    of jalapeno.calibration: a fit's flattest direction ends a few 1e-3 from its minimum)."""
+    themselves, so no constant moves (measurements.UNCHANGED_RTOL, 1 %), and every one stays within the few
+    1e-3 the module docstring of jalapeno.calibration claims for a refit's flattest direction (the new row
+    order and the floating-point path move the collective latency and the overheads traded against it by
+    1e-5 to 2e-4 on this project's three numeric paths; the stored values' fifth digit flips with them)."""
     recal = measurements.recalibrate(measurements.read(EXAMPLE))
     assert recal.replaced == recal.added == 113
-    moved = recal.changes.filter(pl.col("moved"))
-    assert set(moved["parameter"]) <= {"alpha_s"} and (moved["relative_change"].abs() < 1e-3).all()
+    assert not recal.changes["moved"].any()
+    assert (recal.changes["relative_change"].abs() < 5e-3).all()
     assert recal.changes.height == data.calibration_table().height
 
 
