@@ -118,11 +118,33 @@ def chip_color(chips, field: str = "chip", title: str | None = "chip", legend=al
     return alt.Color(f"{field}:N", title=title, scale=_chip_scale(chips), legend=legend)
 
 
+#: A legend label's width per character and an entry's symbol, padding and gap (px, at the theme's
+#: 11 px labels, a sans-serif's widest average), to count the columns its longest label leaves room for.
+_LEGEND_CHAR_PX, _LEGEND_ENTRY_PX, _LEGEND_LABEL_LIMIT_PX = 6.5, 40, 240
+
+
+def legend_columns(labels) -> dict:
+    """A legend's ``columns`` (a Vega expression) for ``labels``: one under a container narrower than
+    520 px (the theme's rule), else as many as the longest label leaves room for, up to 3, in the
+    container's width or, with none (an exported file), :data:`EXPORT_WIDTH_PX`: no label is cut at the
+    figure's edge."""
+    longest = max((len(str(x)) for x in labels), default=0)
+    entry = min(_LEGEND_CHAR_PX * longest, _LEGEND_LABEL_LIMIT_PX) + _LEGEND_ENTRY_PX
+    width = f"(isFinite(containerSize()[0]) && containerSize()[0] > 0 ? containerSize()[0] : {EXPORT_WIDTH_PX})"
+    return {"expr": f"{width} < 520 ? 1 : max(1, min(3, floor({width} / {entry:g})))"}
+
+
+def _fitted_legend(legend, labels):
+    """``legend`` (a Legend, or Undefined for the theme's) with :func:`legend_columns` for ``labels``."""
+    props = {} if legend is alt.Undefined else legend.to_dict()
+    return alt.Legend(**props, columns=legend_columns(labels)) if legend is not None else None
+
+
 def series_color(values, field: str, title: str | None = None, legend=alt.Undefined) -> alt.Color:
     """The colour channel of a series that is not a chip: the dark tones of :data:`SERIES_COLOURS`, in
-    the order of ``values`` (first seen first)."""
+    the order of ``values`` (first seen first); its legend as wide as its labels (:func:`legend_columns`)."""
     domain = list(dict.fromkeys(values))
-    return alt.Color(f"{field}:N", title=title, legend=legend, scale=alt.Scale(
+    return alt.Color(f"{field}:N", title=title, legend=_fitted_legend(legend, domain), scale=alt.Scale(
         domain=domain, range=[SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(domain))]))
 
 
@@ -151,10 +173,10 @@ def _system_chip(name: str) -> str | None:
 
 def system_color(names, field: str = "system", title: str | None = "system", legend=LINE_LEGEND) -> alt.Color:
     """The colour channel of systems: each system in the colour of its chip (:func:`chip_colours`), a
-    system of no chip (a what-if fabric) in :data:`OTHER_COLOUR`."""
+    system of no chip (a what-if fabric) in :data:`OTHER_COLOUR`; its legend as wide as its labels."""
     domain = list(dict.fromkeys(names))
     colours = chip_colours()
-    return alt.Color(f"{field}:N", title=title, legend=legend, scale=alt.Scale(
+    return alt.Color(f"{field}:N", title=title, legend=_fitted_legend(legend, domain), scale=alt.Scale(
         domain=domain, range=[colours.get(_system_chip(n) or "", OTHER_COLOUR) for n in domain]))
 
 

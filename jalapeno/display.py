@@ -194,6 +194,14 @@ def cell(value: object, digits: int = 4) -> str:
     return f"{x:,.{places}f}"
 
 
+def significant_text(value: float, digits: int = 3) -> str:
+    """``value`` as :func:`cell` shows it to ``digits`` significant digits, without trailing zeros after
+    the decimal point (``1.9``, not ``1.90``; ``36``, not ``36.00``): a computed value beside the seeds'
+    (the claims table's "computed" column)."""
+    text = cell(value, digits)
+    return text.rstrip("0").rstrip(".") if "." in text and "×" not in text else text
+
+
 #: Words for the powers of a thousand a reader writes a large count in (``92 billion USD``).
 LARGE_WORDS = ((1e12, "trillion"), (1e9, "billion"))
 

@@ -150,7 +150,7 @@ def fields_table() -> str:
 def _objects(path: Path, text: str) -> tuple[list[tuple[int, object]], list[str]]:
     """``(line, object)`` of each row of a JSON array (element index, 1-based), of JSON-lines text (its
     line) or of a file holding one JSON object (line 1), and the problems of rows that are not JSON."""
-    name = path.name
+    name = str(path)  # as the reader gave it: two files of one name in two folders are told apart
     if text.lstrip().startswith("{"):  # one object, perhaps over several lines (one run's agg_bmk.json)
         try:
             whole = json.loads(text)
@@ -259,7 +259,7 @@ def read(path: Path | str, chips: Path | str | None = None) -> Runs:
     new_chips, tables = chip_tables(chips) if chips is not None else ({}, {})
     objects, problems = _objects(path, text)
     chip_keys = [*specs.hbm_chip_names(), *new_chips]
-    name, rows, new_stacks = path.name, [], {}
+    name, rows, new_stacks = str(path), [], {}
     if not objects and not problems:
         problems.append(f"{name}:1: (file): no rows (valid: a JSON array of objects, or one JSON object a line)")
     for line, obj in objects:
@@ -304,7 +304,7 @@ def read(path: Path | str, chips: Path | str | None = None) -> Runs:
                            f"{_unknown(exc)}")
         problems += bad
         if not bad:
-            row["source"] = f"{name} sha256:{digest} line {line}"
+            row["source"] = f"{path.name} sha256:{digest} line {line}"  # the file by its digest, in no folder
             rows.append(row)
     if problems:  # in the file's order (a stable sort: a row's problems keep the order of FIELDS)
         raise MeasurementsError(sorted(problems, key=lambda p: int(p[len(name) + 1:].split(":", 1)[0])))
@@ -380,7 +380,7 @@ def chip_tables(path: Path | str) -> tuple[dict[str, specs.ChipSpec], dict[str, 
     HBM bandwidth and a dense peak FLOP/s). Raises :class:`MeasurementsError` (``FILE:LINE: column: what
     is wrong``)."""
     path = Path(path)
-    name = path.name
+    name = str(path)  # as the reader gave it: two files of one name in two folders are told apart
     raw = data.read_text_csv(path, "chips file")
     missing = [c for c in CHIP_COLUMNS if c not in raw.columns]
     extra = [c for c in raw.columns if c not in CHIP_COLUMNS]
@@ -543,7 +543,7 @@ def scored(path: Path | str, chips: Path | str | None = None) -> Scored:
     runs = read(path, chips)
     mine = scored_rows(runs)
     if mine.is_empty():
-        raise JalapenoError(f"{runs.path.name}: no run to score: all {runs.points.height} are queue-bound or use "
+        raise JalapenoError(f"{runs.path}: no run to score: all {runs.points.height} are queue-bound or use "
                             "speculative decoding, which the serving model neither calibrates on nor scores")
     shipped = calibration.configurations()
     keys = list(REPEAT_KEYS)
@@ -748,7 +748,7 @@ def training_rows(runs: Runs) -> tuple[pl.DataFrame, int]:
     speculative decoding, which the calibration never fits)."""
     mine = scored_rows(runs)
     if mine.is_empty():
-        raise JalapenoError(f"{runs.path.name}: no run to calibrate on: all {runs.points.height} are queue-bound or "
+        raise JalapenoError(f"{runs.path}: no run to calibrate on: all {runs.points.height} are queue-bound or "
                             "use speculative decoding, which the serving model neither calibrates on nor scores")
     keys = list(REPEAT_KEYS)
     with _data_folder(runs.tables):

@@ -49,7 +49,7 @@ from . import agents, cache, data, measured, metrics, network, pareto, specs, su
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
-from .display import formatted, number, scientific
+from .display import formatted, number, scientific, significant_text
 from .errors import DataError, UnknownNameError
 from .metrics import half_ulp, rounds_to
 
@@ -182,14 +182,14 @@ def position(published: float, low: float, high: float, median: float) -> str:
                               else "at its median")
 
 
-def _predicted(band: uncertainty.Band, published: float, how: str, fmt: str = "{:.2f}",
-               computation: str | None = None) -> Result:
+def _predicted(band: uncertainty.Band, published: float, how: str, computation: str | None = None) -> Result:
     """A prediction's result: ``band`` (:class:`jalapeno.uncertainty.Band`) judged against ``published``
-    by :func:`jalapeno.uncertainty.judge`, the one judge of every prediction; ValueError for a band of
-    zero width (a prediction always carries its error)."""
+    by :func:`jalapeno.uncertainty.judge`, the one judge of every prediction, its ends as every band is
+    shown (:meth:`jalapeno.uncertainty.Band.ends_text`); ValueError for a band of zero width (a
+    prediction always carries its error)."""
     if not band.low < band.high:
         raise ValueError(f"a prediction's band must have a width, got {band.low!r}–{band.high!r}")
-    return Result(f"{formatted(band.low, fmt)}–{formatted(band.high, fmt)}", uncertainty.judge(published, band) == "agrees",
+    return Result(band.ends_text(), uncertainty.judge(published, band) == "agrees",
                   how, position(published, band.low, band.high, band.median), computation)
 
 
@@ -310,7 +310,7 @@ def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: s
     inside = [low - _RANGE_HALF_ULP <= x < high + _RANGE_HALF_ULP for x in (r, kimi)]
     ends = [name for name, end in (("low", low), ("high", high))
             if not any(abs(x - end) < _RANGE_HALF_ULP for x in (r, kimi))]
-    return Result(f"{number(r):.3f} (gpt-oss), {number(kimi):g} (Kimi K2.5)", all(inside),
+    return Result(f"{significant_text(r)} (gpt-oss), {number(kimi):g} (Kimi K2.5)", all(inside),
                   f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} (gpt-oss-120b) and Kimi K2.5's published "
                   f"{number(kimi):g}x ({kimi_id}) must lie in the {number(low):g}–{number(high):g}x range as printed; "
                   + (f"the {' and '.join(ends)} end{'s' if len(ends) > 1 else ''} of the range (DeepSeek-R1's, not "
@@ -381,7 +381,7 @@ def check_jalapeno_hbm_per_stack(c: ClaimsView) -> Result:
     cap, stacks = c.value("jalapeno-hbm-capacity"), c.value("jalapeno-hbm4-stacks")
     shipped_gb = fact("hbm4_12high_stack_capacity") / 1e9
     low, high = (cap - half_ulp(0)) / stacks, (cap + half_ulp(0)) / stacks
-    return Result(f"{number(cap / stacks):.2f} GB per stack", low <= shipped_gb < high,
+    return Result(f"{significant_text(cap / stacks)} GB per stack", low <= shipped_gb < high,
                   f"{number(cap):g} GB / {number(stacks):g} stacks against the {number(shipped_gb):g} GB of a 12-high HBM4 stack as "
                   "shipped (public_facts.csv: SK hynix)")
 
@@ -413,7 +413,7 @@ def _nominal_size(c: ClaimsView, claim_id: str, model: str) -> Result:
     """``model``'s total parameters (its config, text model) against the nominal size ``claim_id`` states."""
     total = specs.model(model).total_params()
     ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
-    return Result(f"{number(total / 1e9):,.1f} B", ok,
+    return Result(f"{significant_text(total / 1e9, 4)} B", ok,
                   f"total parameters from the {model} config (text model), against the nominal size within "
                   f"{number(NOMINAL_SIZE_TOLERANCE):.0%}")
 
@@ -457,7 +457,7 @@ def _matched_ratio(c: ClaimsView, claim_id: str, model: str) -> Result:
                       f"serving model: Jalapeño (its unknowns drawn from their ranges, with the model's "
                       f"{uncertainty.model_error().scheme} error; {number(uncertainty.BAND[0]):.0%}-{number(uncertainty.BAND[1]):.0%} "
                       f"band) against {r['baseline']} ({r['source']}) at the baseline's best interactivity; judged by "
-                      f"uncertainty.judge", "{:.0f}")
+                      f"uncertainty.judge")
 
 
 @check("gptoss-matched-tbt-ratio", "predict")
@@ -565,7 +565,7 @@ def check_dsr1_baseline_single_user(c: ClaimsView) -> Result:
                       f"({r['source']} from GB200's measured layouts, no speculative decoding; the Pareto chapter's "
                       f"baseline), with the error of a chip no benchmark ran ({err.scheme}, its "
                       f"{number(err.level):.0%} band); judged by uncertainty.judge; GB200's fastest measured point is "
-                      f"{number(r['gb200']):.0f} tok/s/user", "{:.0f}")
+                      f"{number(r['gb200']):.0f} tok/s/user")
 
 
 # ---- the systems chapter: racks, pods and their fabrics ---------------------------------------------------

@@ -223,11 +223,24 @@ class Band:
     high: float
     coverage: float = BAND[1] - BAND[0]
 
-    def text(self, fmt: str = "{:.0f}", unit: str = "") -> str:
+    def decimals(self) -> int:
+        """The decimals a band is shown with, the same for its median and both ends: those that give its
+        low end two significant digits, none from 10 up (``0.33–3.18``, ``1.5–14.3``, ``37–363``)."""
+        return max(0, 1 - math.floor(math.log10(abs(self.low)))) if self.low and math.isfinite(self.low) else 0
+
+    def _shown(self, v: float, fmt: str | None, unit: str) -> str:
+        fmt = fmt or f"{{:,.{self.decimals()}f}}"
+        return display.formatted(v, fmt, noise=display.FIT_NOISE) + unit
+
+    def ends_text(self, fmt: str | None = None, unit: str = "") -> str:
+        """``low–high`` as :meth:`text` shows them."""
+        return f"{self._shown(self.low, fmt, unit)}–{self._shown(self.high, fmt, unit)}"
+
+    def text(self, fmt: str | None = None, unit: str = "") -> str:
         """``median (low–high)`` with ``unit`` after each number, each through
-        :func:`jalapeno.display.formatted` (with ``noise``) (no digit a 1e-12 perturbation could flip)."""
-        f = [display.formatted(v, fmt, noise=display.FIT_NOISE) + unit for v in (self.median, self.low, self.high)]
-        return f"{f[0]} ({f[1]}–{f[2]})"
+        :func:`jalapeno.display.formatted` with a fit's noise (no digit a 1e-9 perturbation could flip), in
+        ``fmt`` or (None) with :meth:`decimals`: one precision for every band the book shows."""
+        return f"{self._shown(self.median, fmt, unit)} ({self.ends_text(fmt, unit)})"
 
 
 def band(draws: np.ndarray, quantiles=BAND) -> Band:

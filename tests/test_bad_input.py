@@ -54,6 +54,8 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     # a negative number is a value, then refused by the range
     (["build", "reading-the-numbers", "-p", "jalapeno_sustained_w", "-1e3"],
      "parameter 'jalapeno_sustained_w' must be in (0, 5000] W; got -1000.0"),
+    (["build", "reading-the-numbers", "-p", "baseline_power_w", "-1400"],
+     "parameter 'baseline_power_w' must be in (0, 5000] W; got -1400"),
     # every value inside its declared range, but the fabric graphs above the limit: refused at the check
     (["build", "systems", "-p", "size", "20000", "-p", "topology", "dragonfly", "-p", "concurrency", "100000"],
      "systems: parameters size=20000, topology='dragonfly': torus 25x25x32: 20,000 chips is above the limit of "

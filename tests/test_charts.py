@@ -1,5 +1,6 @@
 """Charts: deterministic offline output, small specs (golden case 11)."""
 
+import re
 from pathlib import Path
 
 import altair as alt
@@ -142,3 +143,33 @@ def test_a_chart_renders_the_same_page_under_a_last_bit_perturbation_of_its_data
     html = [charts._render(alt.Chart(frame(v)).mark_line().encode(x="x:Q", y="y:Q").to_dict())["text/html"]
             for v in (values, values * (1 + 1e-12 * rng.choice([-1.0, 1.0], values.size)))]
     assert html[0] == html[1]
+
+
+def _legend(svg: str) -> tuple[float, float, int]:
+    """An exported chart's legend from vl-convert's SVG: its right edge (the plot's origin x plus the
+    legend's x and its background's width), the figure's width and the entries in its first row."""
+    width = float(re.search(r'<svg [^>]*width="([0-9.]+)"', svg).group(1))
+    x0 = float(re.search(r'<g fill="none" stroke-miterlimit="10" transform="translate\(([0-9.]+),', svg).group(1))
+    legend = svg[svg.index('role-legend"'):]
+    m = re.match(r'[^<]*<g transform="translate\(([0-9.]+),[0-9.]+\)"><path class="background" '
+                 r'aria-hidden="true" d="M0,0h([0-9.]+)', legend)
+    first_row = re.findall(r'<g transform="translate\([0-9.]+,0\)"><path class="background" aria-hidden="true" '
+                           r'd="M0,0h[1-9]', legend)
+    return x0 + float(m.group(1)) + float(m.group(2)), width, len(first_row)
+
+
+@pytest.mark.parametrize("labels, columns", [
+    # the serving-model chapter's four series (a walkthrough found the third cut at the right edge)
+    (["deepseek-r1 b200 sglang fp8 8192/1024", "gpt-oss-120b b200-trt trt fp4 8192/1024",
+      "gpt-oss-120b gb200 dynamo-trt fp4 8192/1024", "gpt-oss-120b h200 vllm fp4 8192/1024"], 2),
+    (["low", "central", "high"], 3),  # short labels keep the theme's three columns
+])
+def test_an_exported_legend_fits_the_figure(labels, columns):
+    """charts.legend_columns: as many columns as the longest label leaves room for in the exported
+    600 px (40 characters: 240 + 40 px an entry, 2 columns; 7: 85 px, the theme's 3)."""
+    alt.theme.enable(charts.THEME)
+    df = pl.DataFrame({"series": labels, "x": range(len(labels)), "y": range(len(labels))})
+    chart = charts.fit_width(alt.Chart(df).mark_point().encode(x="x:Q", y="y:Q",
+                                                                color=charts.series_color(labels, "series")))
+    right, width, first_row = _legend(charts.to_svg(chart.to_dict()))
+    assert right <= width and first_row == columns

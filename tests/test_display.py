@@ -200,3 +200,10 @@ def test_quantity_as_a_reader_writes_it(value, unit, text):
 def test_quantity_refuses_a_date_that_is_none():
     with pytest.raises(ValueError, match="20261325"):
         display.quantity(20261325, "date (YYYYMMDD)")
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (36.0, 3, "36"), (1.9012, 3, "1.9"), (1.748, 3, "1.75"), (671.026, 4, "671"), (1026.4, 4, "1,026"),
+    (116.83, 4, "116.8"), (0.5, 3, "0.5")])
+def test_significant_text_drops_trailing_zeros(value, digits, text):
+    assert display.significant_text(value, digits) == text

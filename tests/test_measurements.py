@@ -71,7 +71,7 @@ def test_a_json_array_is_read_with_its_element_index_as_line(tmp_path):
     assert runs.points["run_id"].null_count() == 3 and runs.summary()["models"] == ["gpt-oss-120b"]
     rows[1]["mean_tpot"] = 8.5e3  # milliseconds where seconds are meant
     path.write_text(json.dumps(rows, indent=1))
-    assert problems_of(path) == ["runs.json:2: mean_tpot: 8500 is outside the plausible range; check the unit and "
+    assert problems_of(path) == [f"{path}:2: mean_tpot: 8500 is outside the plausible range; check the unit and "
                                  "the decimal point (valid: 1e-05 to 10 s)"]
 
 
@@ -106,40 +106,42 @@ def test_each_kind_of_bad_row_names_its_line_and_field(tmp_path, good, capsys):
     path = write_lines(tmp_path / "bad.jsonl", rows)
     got = problems_of(path)
     assert got == [
-        "bad.jsonl:2: mean_tpot: missing, required (valid: a number, 1e-05 to 10 s)",
-        "bad.jsonl:3: conc: not a number: '4' (valid: a JSON number in requests)",
-        "bad.jsonl:4: mean_ttft: 190000 is outside the plausible range; check the unit and the decimal point "
+        f"{path}:2: mean_tpot: missing, required (valid: a number, 1e-05 to 10 s)",
+        f"{path}:3: conc: not a number: '4' (valid: a JSON number in requests)",
+        f"{path}:4: mean_ttft: 190000 is outside the plausible range; check the unit and the decimal point "
         "(valid: 0.0001 to 10000 s)",
-        "bad.jsonl:5: disagg: not a boolean: 'yes' (valid: true, false)",
-        "bad.jsonl:6: (line): not a JSON object: Expecting value at column 29 (valid: one JSON object a line)",
-        "bad.jsonl:7: precision: not a valid value: 'int3' (valid: fp4, fp8, bf16)",
-        "bad.jsonl:8: framework: unknown stack 'foo' (valid: vllm, sglang, trt, dynamo-trt, dynamo-sglang, atom, "
+        f"{path}:5: disagg: not a boolean: 'yes' (valid: true, false)",
+        f"{path}:6: (line): not a JSON object: Expecting value at column 29 (valid: one JSON object a line)",
+        f"{path}:7: precision: not a valid value: 'int3' (valid: fp4, fp8, bf16)",
+        f"{path}:8: framework: unknown stack 'foo' (valid: vllm, sglang, trt, dynamo-trt, dynamo-sglang, atom, "
         "or <name>-<one of them>)",
-        "bad.jsonl:9: infmax_model_prefix: unknown model 'llama9' (valid: gpt-oss-120b, deepseek-r1, kimi-k2.5, "
+        f"{path}:9: infmax_model_prefix: unknown model 'llama9' (valid: gpt-oss-120b, deepseek-r1, kimi-k2.5, "
         "gemma-4-31b, llama-3.1-70b)",
-        "bad.jsonl:10: isl: not an integer: 1024.5 (valid: a whole number)",
-        "bad.jsonl:11: (row): not a JSON object: [1, 2] (valid: an object of fields)",
+        f"{path}:10: isl: not an integer: 1024.5 (valid: a whole number)",
+        f"{path}:11: (row): not a JSON object: [1, 2] (valid: an object of fields)",
     ]
     code, out, err = run_cli(["measurements", "check", str(path)], capsys)
     assert code == 2 and out == ""
-    assert err.startswith("jalapeno: error: bad.jsonl:2: mean_tpot: missing") and err.count("\n") == len(got)
+    assert err.startswith(f"jalapeno: error: {path}:2: mean_tpot: missing") and err.count("\n") == len(got)
 
 
 def test_a_disaggregated_row_needs_its_worker_counts(tmp_path, good):
     row = good | {"disagg": True}
     row.pop("tp")
-    assert problems_of(write_lines(tmp_path / "d.jsonl", [row])) == [
-        f"d.jsonl:1: {f}: missing, required when disagg is true (valid: a whole number, 1 to 100000 GPUs)"
+    d = write_lines(tmp_path / "d.jsonl", [row])
+    assert problems_of(d) == [
+        f"{d}:1: {f}: missing, required when disagg is true (valid: a whole number, 1 to 100000 GPUs)"
         for f in ("num_prefill_gpu", "prefill_num_workers", "num_decode_gpu", "decode_num_workers")]
     agg = {k: v for k, v in good.items() if k != "tp"}
-    assert problems_of(write_lines(tmp_path / "a.jsonl", [agg])) == [
-        "a.jsonl:1: tp: missing, required when disagg is false (valid: a whole number, 1 to 100000 GPUs)"]
+    a = write_lines(tmp_path / "a.jsonl", [agg])
+    assert problems_of(a) == [
+        f"{a}:1: tp: missing, required when disagg is false (valid: a whole number, 1 to 100000 GPUs)"]
 
 
 def test_a_malformed_json_array_is_reported_at_its_line(tmp_path, capsys):
     path = tmp_path / "runs.json"
     path.write_text('[\n {"hw": "b200"},\n {"hw": }\n]\n')
-    assert problems_of(path)[0].startswith("runs.json:3: (file): not a valid JSON array: Expecting value")
+    assert problems_of(path)[0].startswith(f"{path}:3: (file): not a valid JSON array: Expecting value")
     assert run_cli(["measurements", "check", str(path)], capsys)[0] == 2
 
 
@@ -179,7 +181,7 @@ def chips_file(path: Path, chip: str = "x1000", **changes) -> Path:
 def test_an_unknown_chip_is_named_with_the_known_ones_and_accepted_with_its_chips_file(tmp_path, good, capsys):
     runs = write_lines(tmp_path / "new.jsonl", [good, good | {"hw": "x1000"}])
     known = ", ".join(measurements.specs.hbm_chip_names())
-    assert problems_of(runs) == [f"new.jsonl:2: hw: unknown chip 'x1000' (valid: {known})"]
+    assert problems_of(runs) == [f"{runs}:2: hw: unknown chip 'x1000' (valid: {known})"]
     code, out, err = run_cli(["measurements", "check", str(runs)], capsys)
     assert code == 2 and "new.jsonl:2: hw: unknown chip 'x1000'" in err and "b200, h100" in err
     chips = chips_file(tmp_path / "chips.csv")
@@ -199,13 +201,15 @@ def test_a_bad_chips_file_is_checked_by_the_shipped_loaders(tmp_path, good, caps
     bad = chips_file(tmp_path / "bad.csv", unit=unit)
     assert pl.read_csv(bad)["quantity"][4] == "hbm_bandwidth"
     got = problems_of(runs, bad)
-    assert len(got) == 1 and got[0].startswith("bad.csv:6: value: 8 GB/s is outside the plausible range of "
+    assert len(got) == 1 and got[0].startswith(f"{bad}:6: value: 8 GB/s is outside the plausible range of "
                                                "hbm_bandwidth (1e+11 to 1e+14 B/s)")
-    assert problems_of(runs, chips_file(tmp_path / "kind.csv", kind=pl.lit("fpga")))[0].startswith(
-        "kind.csv:2: kind: not a valid value; valid values: gpu, asic, lpu, tpu (got 'fpga')")
-    assert problems_of(runs, chips_file(tmp_path / "dup.csv", chip="b200"))[0].startswith("dup.csv:2: chip: duplicate key")
+    kind = chips_file(tmp_path / "kind.csv", kind=pl.lit("fpga"))
+    assert problems_of(runs, kind)[0].startswith(
+        f"{kind}:2: kind: not a valid value; valid values: gpu, asic, lpu, tpu (got 'fpga')")
+    dup = chips_file(tmp_path / "dup.csv", chip="b200")
+    assert problems_of(runs, dup)[0].startswith(f"{dup}:2: chip: duplicate key")
     code, out, err = run_cli(["measurements", "check", str(runs), "--chips", str(bad)], capsys)
-    assert code == 2 and err.startswith("jalapeno: error: bad.csv:6: value:")
+    assert code == 2 and err.startswith(f"jalapeno: error: {bad}:6: value:")
 
 
 # ---- score ---------------------------------------------------------------------------------------------
@@ -340,7 +344,7 @@ def test_score_out_writes_a_page_under_the_builds_folder_rules_and_nothing_for_b
     assert code == 2 and "files that jalapeno did not build" in err and (foreign / "notes.txt").read_text() == "mine"
     bad = write_lines(tmp_path / "bad.jsonl", [shipped_rows("h100", "gptoss")[0] | {"conc": -1}])
     code, _, err = run_cli(["measurements", "score", str(bad), "--out", str(tmp_path / "never")], capsys)
-    assert code == 2 and err.startswith("jalapeno: error: bad.jsonl:1: conc: -1 is outside the plausible range")
+    assert code == 2 and err.startswith(f"jalapeno: error: {bad}:1: conc: -1 is outside the plausible range")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".page.jalapeno-lock", "bad.jsonl", "foreign", "page"]  # the build lock stays
 
 

@@ -91,7 +91,8 @@ def check(**values):
     ({"share": 0.0}, "parameter 'share' must be in (0, 1]; got 0.0"),
     ({"share": float("nan")}, "parameter 'share' must be a finite number; got nan"),
     ({"power_w": float("inf")}, "parameter 'power_w' must be a finite number; got inf"),
-    ({"power_w": 6000}, "parameter 'power_w' must be in (0, 5000] W; got 6000.0"),
+    ({"power_w": 6000}, "parameter 'power_w' must be in (0, 5000] W; got 6000"),  # as given, not as converted
+    ({"power_w": "-1400"}, "parameter 'power_w' must be in (0, 5000] W; got -1400"),  # papermill's -p text
     ({"shapes": [[1024, 0]]}, "parameter 'shapes' must be in [1, 1048576] tokens; got 0"),
     ({"pue": 3.5}, "parameter 'pue' must be in [0, 3] (0: the sourced central PUE); got 3.5"),
     ({"chips": ["gb200", "gb400"]}, "unknown chip 'gb400'; valid chips: jalapeno, gb200"),

@@ -87,6 +87,19 @@ def test_a_band_is_quoted_stably():
     assert u.Band(22.5 + 1e-13, 10.0, 30.0).text() == u.Band(22.5 - 1e-13, 10.0, 30.0).text()
 
 
+@pytest.mark.parametrize("band, text", [
+    (u.Band(4.6312, 1.5049, 14.3249), "4.6x (1.5x–14.3x)"),       # low end to two significant digits: 1 decimal
+    (u.Band(1.0212, 0.33121, 3.1812), "1.02x (0.33x–3.18x)"),     # below 1: 2 decimals
+    (u.Band(114.21, 36.61, 363.44), "114x (37x–363x)"),           # from 10 up: none
+    (u.Band(1520.4, 1012.3, 2291.6), "1,520x (1,012x–2,292x)"),   # thousands separated
+])
+def test_every_band_is_shown_with_one_precision(band, text):
+    """One rule for every band the book shows (the claims table's bands and the chapters' quotes alike):
+    the median and both ends with the decimals that give the low end two significant digits."""
+    assert band.text(unit="x") == text
+    assert band.ends_text() == text.split("(")[1].rstrip(")").replace("x", "")
+
+
 def test_the_model_error_from_hand_worked_distances():
     # ten series at ln(1.2) each, read as one point a series: split-conformal at 80 % over 10 series takes
     # the score whose cumulative weight (1/11 a series, 1/11 at infinity) first reaches 0.8: ln 1.2;

@@ -421,6 +421,9 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     ch.quote("basis", power.BASIS_LABELS[power_basis])
     ch.quote("basis_j_w", powers["jalapeno"].total_w, "{:,.0f}")
     ch.quote("price_ratio", price_ratio, "{:g}")
+    ch.quote("price_jalapeno", "Jalapeño at the same price, since none is public for it (`jalapeno_price_ratio` "
+             "sets another)" if price_ratio == 1 else f"Jalapeño at {number(price_ratio):g} times that, this build's "
+             "`jalapeno_price_ratio`; no price of Jalapeño is public")
     ch.quote("price_gb200", price, "{:.2f}")
     # the data hold one chip's price, GB200's (InferenceX): another baseline is priced at it, and says so
     ch.quote("price_text", f"GB200: {number(price):.2f} USD per GPU-hour" if baseline == "gb200" else

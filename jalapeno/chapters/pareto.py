@@ -423,7 +423,7 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
                              ("kimi-tbt-ratio", "k_tbt", "single_user"), ("kimi-e2e-ratio", "k_e2e", "e2e")):
         # the band the claims registry judges too (one source of each band)
         b = uncertainty.front_ratio_band(ens, "kimi-k2.5", metric, concurrency_cap=concurrency_cap)
-        ch.quote(f"{key}_model", b.text("{:.2f}", "x"))
+        ch.quote(f"{key}_model", b.text(unit="x"))
         ch.quote(f"{key}_pub", claim_value(cid), "{:g}")
         ch.quote(f"{key}_ok", uncertainty.judge(claim_value(cid), b))
     kimi_peak = subject.jalapeno_frontier("kimi-k2.5", "central", fit=fits["central"],
@@ -515,7 +515,7 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
     for row in table.iter_rows(named=True):
         k = _key(row["model"])
         b = uncertainty.Band(row["ratio_median"], row["ratio_low"], row["ratio_high"])
-        ch.quote(f"{k}_band", b.text("{:.0f}", "x"), **({"quantity": "gptoss-matched-ratio-central", "variant": "Monte Carlo"}
+        ch.quote(f"{k}_band", b.text(unit="x"), **({"quantity": "gptoss-matched-ratio-central", "variant": "Monte Carlo"}
                                                       if row["model"] == "gpt-oss-120b" and power_basis == "rated" else {}))
         ch.quote(f"{k}_verdict", row["verdict"])
     n = int((table["verdict"] == "agrees").sum())
@@ -572,7 +572,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     dsr = {r["assumption_set"]: r for r in sets.filter(pl.col("model") == "deepseek-r1").iter_rows(named=True)}
     for name, key in SET_KEYS.items():
         r = dsr[name]
-        ch.quote(key, uncertainty.Band(r["ratio_median"], r["ratio_low"], r["ratio_high"]).text("{:.0f}", "x"),
+        ch.quote(key, uncertainty.Band(r["ratio_median"], r["ratio_low"], r["ratio_high"]).text(unit="x"),
                  quantity="dsr1-matched-ratio-gb300-mtp" if key == "q_mtp_seeds" and power_basis == "rated" else None)
         ch.quote(f"{key}_verdict", r["verdict"])
         ch.quote(f"{key}_at", r["interactivity_tok_s_user"], "{:.0f}")

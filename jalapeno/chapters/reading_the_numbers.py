@@ -158,6 +158,11 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
         ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
         ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
     ch.tables["power_bases"] = bases
+    # the seeds' per-watt ratio is at both chips' rated power: a build dividing the baseline by another says so
+    rated = bases.filter(pl.col("basis") == "rated")["ratio"][0]
+    ch.quote("per_watt_basis", "" if baseline_power_w is None else
+             f", from the seeds' numbers, with GB200 at its rated power; with {specs.chip(baseline).chip.upper()} at "
+             f"the {number(baseline_power_w):,.0f} W this build divides it by, {number(rated):.2f}x, next section")
     # the first basis in words: rated on both sides unless this build gives the baseline another power
     ch.quote("rated_basis", "at rated power" if baseline_power_w is None else
              f"at Jalapeño's rated power against the {number(baseline_power_w):,.0f} W this build divides the baseline by")

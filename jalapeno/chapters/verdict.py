@@ -162,7 +162,7 @@ def _matched(ch: Chapter, ens: uncertainty.Ensemble) -> None:
         claim_id, chip = pareto.PUBLISHED_RATIOS[model]
         row, b = registry.claim(claim_id), bands[model]
         ch.quote(f"r_{key}", claim_value(claim_id), "{:g}")
-        ch.quote(f"{key}_band", uncertainty.Band(b["ratio_median"], b["ratio_low"], b["ratio_high"]).text("{:.0f}", "x"),
+        ch.quote(f"{key}_band", uncertainty.Band(b["ratio_median"], b["ratio_low"], b["ratio_high"]).text(unit="x"),
                  **({"quantity": "gptoss-matched-ratio-central", "variant": "Monte Carlo"} if key == "gptoss" else {}))
         ch.quote(f"{key}_pos", row["published_vs_computed"] or row["status"])
         ch.quote(f"{key}_base", _short(chip))
@@ -176,7 +176,7 @@ def _mtp(ch: Chapter, ens: uncertainty.Ensemble) -> None:
                                        fits={"central": subject.fit_jalapeno("central")}).row(0, named=True)
     x = r["interactivity_tok_s_user"]
     b = uncertainty.ratio_band_at(ens, "deepseek-r1", x, r["baseline_tok_s_kw"])
-    ch.quote("mtp_ratio", b.text("{:.0f}", "x"), quantity="dsr1-matched-ratio-gb300-mtp")
+    ch.quote("mtp_ratio", b.text(unit="x"), quantity="dsr1-matched-ratio-gb300-mtp")
     ch.quote("mtp_at", x, "{:.0f}")
     ch.quote("mtp_pos", registry.position(r["published_ratio"], b.low, b.high, b.median))
 

@@ -291,10 +291,12 @@ def check(values: dict[str, object], parameters: Sequence[Parameter], what: str 
             twice = next((x for i, x in enumerate(out[name]) if x in out[name][:i]), None)
             if twice is not None:
                 raise ParameterError(f"parameter {name!r} names {shown(twice)} twice; give each once")
-        for x in _flat(out[name]):
+        given = values[name]  # a number shown as the reader gave it (1400, not the 1400.0 it is converted to)
+        for x, typed in zip(_flat(out[name]), _flat(given) if isinstance(given, (list, tuple)) else [given]):
             number = isinstance(x, (int, float)) and not isinstance(x, bool)
             if number and not p.admits(x):
-                raise ParameterError(f"parameter {name!r} must be in {p.interval}; got {shown(x)}")
+                raise ParameterError(f"parameter {name!r} must be in {p.interval}; got "
+                                     f"{typed if isinstance(typed, str) else shown(typed)}")
             if isinstance(x, str) and p.choices and x not in p.choices:
                 raise UnknownNameError(f"{name} value", x, list(p.choices))
             if isinstance(x, str) and p.names and x not in (valid := NAME_KINDS[p.names]()):
