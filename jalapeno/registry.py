@@ -271,7 +271,7 @@ def check_gptoss_jalapeno_single_user(c: ClaimsView) -> Result:
     tbt = c.value("gptoss-jalapeno-tbt")
     low, high = 1e3 / (tbt + half_ulp(2)), 1e3 / (tbt - half_ulp(2))
     claimed = c.value("gptoss-jalapeno-single-user")
-    return Result(f"{number(low):.0f}–{number(high):.0f}", low <= claimed <= high,
+    return Result(f"{number(low):,.0f}–{number(high):,.0f}", low <= claimed <= high,
                   f"1 / TBT with TBT printed as {number(tbt)} ms, i.e. in [{number(tbt - half_ulp(2)):.3f}, {number(tbt + half_ulp(2)):.3f}) ms")
 
 
@@ -310,7 +310,7 @@ def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: s
     inside = [low - _RANGE_HALF_ULP <= x < high + _RANGE_HALF_ULP for x in (r, kimi)]
     ends = [name for name, end in (("low", low), ("high", high))
             if not any(abs(x - end) < _RANGE_HALF_ULP for x in (r, kimi))]
-    return Result(f"{significant_text(r)} (gpt-oss), {number(kimi):g} (Kimi K2.5)", all(inside),
+    return Result(f"{significant_text(r)}x (gpt-oss), {number(kimi):g}x (Kimi K2.5, as published)", all(inside),
                   f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} (gpt-oss-120b) and Kimi K2.5's published "
                   f"{number(kimi):g}x ({kimi_id}) must lie in the {number(low):g}–{number(high):g}x range as printed; "
                   + (f"the {' and '.join(ends)} end{'s' if len(ends) > 1 else ''} of the range (DeepSeek-R1's, not "

@@ -240,3 +240,33 @@ def test_electricity_per_task_is_its_energy_at_the_stated_price(ch, defaults):
     assert (ratio / (0.2 / 0.0806) - 1).abs().max() < 1e-9
     assert dearer.numbers["energy_price_basis"] == "this build's parameter `energy_usd_per_kwh`"
     assert dearer.tables["economics"]["cost per task (USD)"].equals(t["cost per task (USD)"])
+
+
+def test_the_price_ratio_scales_jalapenos_price_in_every_section(ch, defaults):
+    """jalapeno_price_ratio multiplies Jalapeño's price per chip-hour wherever the chapter prices it: the
+    economics table (GB200's neocloud 2.75 USD/h times 2.5 = 6.875 USD/h), the tiers' task costs and both
+    ends of its range on the frontiers (each times 2.5); the baseline's costs stay. At 2.5 times, a task
+    that cost 2.02x to 2.2x less costs more, and the sentence says so with the price."""
+    dear = chapter.compute(**{**defaults, "jalapeno_price_ratio": 2.5})
+    for table, cost in (("economics", "cost per task (USD)"), ("task-costs", "neocloud (USD per task)")):
+        old, new = ch.tables[table], dear.tables[table]
+        j = pl.col("chip") == "Jalapeño"
+        assert (new.filter(j)[cost] / old.filter(j)[cost] - 2.5).abs().max() < 1e-9, table
+        assert new.filter(~j)[cost].equals(old.filter(~j)[cost]), table
+    c, c0 = dear.tables["cheaper-above"], ch.tables["cheaper-above"]
+    assert (c["Jalapeño (USD per chip-hour)"] / c0["Jalapeño (USD per chip-hour)"] - 2.5).abs().max() < 1e-12
+    assert ch.numbers["cost_text"].endswith("less on Jalapeño at equal prices per chip-hour")
+    # 6.875 sits on a rounding boundary at 2 decimals: the display rule quotes it to the digit it cannot cross
+    assert dear.numbers["cost_text"].endswith("more on Jalapeño with Jalapeño's chip-hour at 6.9 USD (2.5 times its "
+                                              "assumed price, `jalapeno_price_ratio`)")
+    assert dear.numbers["price_scaled"] == ", here times 2.5 (this build's `jalapeno_price_ratio`)"
+    assert ch.numbers["price_scaled"] == "" and ch.numbers["price_jalapeno"].startswith("Jalapeño at the same price")
+
+
+@pytest.mark.parametrize("low, high, text", [
+    (2.02, 2.2, "2.02x to 2.20x less on Jalapeño at equal prices per chip-hour"),
+    (0.8, 0.88, "1.14x to 1.25x more on Jalapeño at equal prices per chip-hour"),   # 1 / 0.88, 1 / 0.8
+    (0.8, 1.5, "from 1.25x more to 1.50x less, by task, on Jalapeño at equal prices per chip-hour"),
+])
+def test_the_cost_sentence_holds_on_either_side_of_one(low, high, text):
+    assert chapter._cost_text(low, high, True, 2.75, 1.0) == text

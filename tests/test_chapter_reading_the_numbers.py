@@ -1,6 +1,9 @@
 """The reading-the-numbers chapter module: the published GB200 figures rebuilt from the raw data, the
 ratios and power bases worked by hand, the sentences it chooses, and every key and slot the notebook uses."""
 
+import re
+
+import altair as alt
 import chapter_sources
 import polars as pl
 import pytest
@@ -93,15 +96,28 @@ def test_claims_counts_add_up(ch):
     assert set(ch.tables["claims"]["claim_id"]) == set(jp.claims().filter(pl.col("chapter") == "reading-the-numbers")["claim_id"])
 
 
-def test_a_changed_baseline_power_is_said_in_words(defaults):
-    ch = chapter.compute(**{**defaults, "baseline_power_w": 1000.0})
-    assert ch.numbers["tok_per_kw"] == "53,952"                    # 53,952 tok/s over 1.0 kW
-    assert ch.numbers["agreement"].startswith("3 of the four published GB200 numbers")
+def test_a_changed_baseline_power_is_said_in_words(ch, defaults):
+    """At 1,000 W the rated basis divides GB200's 53,952 tok/s by 1 kW: 85,448 / 53,952 = 1.58x; the
+    seeds' 1.90x and the all-in basis (InferenceX's all-in power, whatever the first basis) say so."""
+    new = chapter.compute(**{**defaults, "baseline_power_w": 1000.0})
+    assert new.numbers["tok_per_kw"] == "53,952"                    # 53,952 tok/s over 1.0 kW
+    assert new.numbers["agreement"].startswith("3 of the four published GB200 numbers")
+    assert new.numbers["ratio_rated"] == "1.58"
+    assert new.numbers["per_watt_basis"].endswith("with GB200 at the 1,000 W this build divides it by, 1.58x, next section")
+    assert new.numbers["allin_reading"].startswith("against 1.58x on the first basis, which divides the baseline by "
+                                                   "the 1,000 W this build gives it")
+    assert ch.numbers["per_watt_basis"] == ""
+    assert ch.numbers["allin_reading"] == "per-watt ratios survive a change of basis only if both sides change together"
 
 
 def test_an_unknown_run_is_refused(defaults):
     with pytest.raises(UnknownNameError, match="123"):
         chapter.compute(**{**defaults, "run_id": "123"})
+    # before anything runs (jalapeno.publish.scenarios.check_chapter calls the chapter's check): a run of
+    # another chip is named with GB200's own runs at 8k/1k
+    with pytest.raises(UnknownNameError, match="'20218553330'; valid run ids: 20737128080, 20742072203, "
+                                               "20764588467, 20786863188"):
+        chapter.check(**{**defaults, "run_id": "20218553330"})
 
 
 # ---- the chapter's figures ----------------------------------------------------------------------------
@@ -125,6 +141,18 @@ def test_power_bases_explorable_draws_a_precomputed_grid():
     assert at == pytest.approx(85_448 * 0.7 / 1.225)
     with pytest.raises(ValueError, match="not on its grid"):
         chapter.power_bases_explorable(grid, jalapeno_sustained_w=551.0, jalapeno_allin_w=1225.0)
+
+
+def test_the_power_bases_figure_names_its_chips_and_bases_as_a_reader_does():
+    """The exported figure's legend says Jalapeño and GB200, not the grid's keys, and the all-in basis
+    breaks at its space, not at each hyphen (a walkthrough read "jalapeno" and "all- / in- / proportional")."""
+    grid = comparison.power_basis_grid(comparison.baseline_summary())
+    alt.theme.enable(charts.THEME)
+    chart = chapter.power_bases_explorable(grid, jalapeno_sustained_w=550.0, jalapeno_allin_w=1225.0,
+                                           baseline_label="GB200")
+    texts = re.findall(r"<t(?:ext|span)[^>]*>([^<]+)</t(?:ext|span)>", charts.to_svg(chart.to_dict()))  # a line each
+    assert {"Jalapeño", "GB200", "all-in", "proportional"} <= set(texts)
+    assert not {"jalapeno", "baseline", "all-", "in-"} & set(texts)
 
 
 def test_tables_name_claims_and_chips_in_a_readers_words(ch):

@@ -361,7 +361,7 @@ def test_printed_rounding_intervals():
     assert metrics.rounds_to(1.868, 1.87, 2) and not metrics.rounds_to(1.876, 1.87, 2)
     assert metrics.half_ulp(2) == pytest.approx(0.005)
     row = registry.claim("gptoss-jalapeno-single-user")
-    assert row["status"] == "fit-determined" and row["computed"] == "1439–1460"  # 1/0.695 ms .. 1/0.685 ms, of the TBT target
+    assert row["status"] == "fit-determined" and row["computed"] == "1,439–1,460"  # 1/0.695 ms .. 1/0.685 ms, of the TBT target
 
 
 # ---- what the published ratios and power bases are --------------------------------------------------------

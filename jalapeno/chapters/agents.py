@@ -15,7 +15,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .. import agents, charts, costs, data, display, pareto, power, sessions, specs, subject
+from .. import agents, charts, costs, display, pareto, power, sessions, specs, subject
 from ..data import claim_value
 from ..display import number
 from ..errors import UnknownNameError
@@ -63,8 +63,8 @@ PARAMETERS = (
               high=100000, low_open=True, unit="tok/s/user"),
     Parameter("power_basis", "facility", "the power basis of the energy per task",
               choices=tuple(power.POWER_BASES)),
-    Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour over the baseline's", low=0, high=1000,
-              low_open=True),
+    Parameter("jalapeno_price_ratio", 1.0, "Jalapeño's price per chip-hour as a multiple of its assumed one, "
+              "GB200's (data/chip_costs.csv; its assumed range scales with it)", low=0, high=1000, low_open=True),
     Parameter("energy_usd_per_kwh", None, "the price of a task's electricity (None: the average price to US "
               "industrial customers in 2023)", type=float, low=0, high=10, low_open=True, unit="USD/kWh"),)
 
@@ -146,22 +146,32 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
                                 output_tokens=300)  # the operating points that hold its longest call
     _sessions(ch, tasks, at_latency, extra=(coding, at_latency(shape)))
     _costs(ch, task, servers(matched_interactivity_tok_s_user, task), model=model, baseline=baseline,
-           scenario=scenario, fit=fit, max_chips=max_chips)
+           scenario=scenario, fit=fit, max_chips=max_chips, price_ratio=jalapeno_price_ratio)
     return ch
 
 
-def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario: str, fit, max_chips: int) -> None:
+def _jalapeno_usd_per_chip_hour(tier: str, case: str | None, price_ratio: float) -> float:
+    """Jalapeño's price per chip-hour in ``tier`` (:func:`jalapeno.costs.usd_per_chip_hour`, ``case`` of its
+    assumed range, None: its centre) times the chapter's ``jalapeno_price_ratio``."""
+    return price_ratio * costs.usd_per_chip_hour("jalapeno", tier, case)
+
+
+def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario: str, fit, max_chips: int,
+           price_ratio: float) -> None:
     """What one task costs under the dashboard's price tiers (:mod:`jalapeno.costs`, ``data/chip_costs.csv``):
     this chapter's task on both chips at the matched interactivity, with and without a prefix cache, per
-    tier (Jalapeño at the centre of its assumed price range); and, along both chips' frontiers at the
-    benchmark's 8k/1k, the interactivity above which Jalapeño's output tokens cost less than the baseline's,
-    per tier, at both ends of Jalapeño's price range. A baseline the source does not price is named, and
-    only Jalapeño is priced."""
+    tier (Jalapeño at the centre of its assumed price range, times ``price_ratio``); and, along both chips'
+    frontiers at the benchmark's 8k/1k, the interactivity above which Jalapeño's output tokens cost less
+    than the baseline's, per tier, at both ends of Jalapeño's price range (times ``price_ratio``). A
+    baseline the source does not price is named, and only Jalapeño is priced."""
     prices, note = {}, (f"The source prices {specs.short_name(baseline)}; Jalapeño's price is the assumed range "
                         "above, its centre in the table")
+    ch.quote("price_scaled", "" if price_ratio == 1 else
+             f", here times {number(price_ratio):g} (this build's `jalapeno_price_ratio`)")
     for key in srv:
         try:
-            prices[key] = {t: costs.usd_per_chip_hour(key, t) for t in costs.tiers()}
+            prices[key] = {t: _jalapeno_usd_per_chip_hour(t, None, price_ratio) if key == "jalapeno"
+                           else costs.usd_per_chip_hour(key, t) for t in costs.tiers()}
         except costs.NotPricedError as exc:
             note = f"{specs.short_name(key)} is not priced, so only Jalapeño is: {exc}"
     ch.quote("cost_note", note)
@@ -192,9 +202,9 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
     below = []
     for tier in costs.tiers():
         for end in ("low", "high"):
-            r = costs.cheaper_above(fronts["jalapeno"], costs.usd_per_chip_hour("jalapeno", tier, end),
-                                    fronts[baseline], prices[baseline][tier])
-            below.append({"tier": tier, case: end, "Jalapeño (USD per chip-hour)": costs.usd_per_chip_hour("jalapeno", tier, end),
+            price = _jalapeno_usd_per_chip_hour(tier, end, price_ratio)
+            r = costs.cheaper_above(fronts["jalapeno"], price, fronts[baseline], prices[baseline][tier])
+            below.append({"tier": tier, case: end, "Jalapeño (USD per chip-hour)": price,
                           f"{specs.short_name(baseline)} (USD per chip-hour)": prices[baseline][tier],
                           where: {"everywhere": "at every interactivity both reach", "above": "above",
                                   "nowhere": "nowhere"}[r["where"]],
@@ -410,8 +420,14 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     task's energy priced at ``usd_per_kwh`` (None: :func:`jalapeno.costs.energy_usd_per_kwh`, with its
     basis), a reading apart from the cost per chip-hour, which includes power."""
     powers = {"jalapeno": power.power_stack("jalapeno", power_basis), baseline: power.power_stack(baseline, power_basis)}
-    price = data.whatif("gb200_cost_per_gpu_hour")
-    prices = {"jalapeno": price * price_ratio, baseline: price}
+    # the neocloud tier of data/chip_costs.csv, InferenceX's middle one: the baseline's own price where the
+    # source gives one (else GB200's, said), Jalapeño's assumed one (GB200's) times the parameter
+    price = costs.usd_per_chip_hour("gb200", ECONOMICS_TIER)
+    try:
+        baseline_price, priced = costs.usd_per_chip_hour(baseline, ECONOMICS_TIER), True
+    except costs.NotPricedError:
+        baseline_price, priced = price, False
+    prices = {"jalapeno": _jalapeno_usd_per_chip_hour(ECONOMICS_TIER, None, price_ratio), baseline: baseline_price}
     econ = agents.compare(tasks, servers, powers=powers, prices=prices)
     ch.quote("matched_at", matched_at, "{:,.0f}")
     kwh_price = costs.energy_usd_per_kwh() if usd_per_kwh is None else usd_per_kwh
@@ -425,10 +441,10 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
              "sets another)" if price_ratio == 1 else f"Jalapeño at {number(price_ratio):g} times that, this build's "
              "`jalapeno_price_ratio`; no price of Jalapeño is public")
     ch.quote("price_gb200", price, "{:.2f}")
-    # the data hold one chip's price, GB200's (InferenceX): another baseline is priced at it, and says so
+    name = specs.chip(baseline).display_name
     ch.quote("price_text", f"GB200: {number(price):.2f} USD per GPU-hour" if baseline == "gb200" else
-             f"{specs.chip(baseline).display_name} priced at GB200's {number(price):.2f} USD per GPU-hour, the only "
-             "chip price in the data")
+             f"{name}: {number(baseline_price):.2f} USD per GPU-hour" if priced else
+             f"{name} priced at GB200's {number(price):.2f} USD per GPU-hour: the source does not price it")
     w = econ.pivot(on="server_key", index="profile", values=["effective_tasks_per_kwh", "cost_usd", "latency_s"])
     eff_ratio = w["effective_tasks_per_kwh_jalapeno"] / w[f"effective_tasks_per_kwh_{baseline}"]
     cost_ratio = w[f"cost_usd_{baseline}"] / w["cost_usd_jalapeno"]
@@ -436,6 +452,9 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     ch.quote("eff_ratio_max", eff_ratio.max(), "{:.2f}")
     ch.quote("cost_ratio_min", cost_ratio.min(), "{:.2f}")
     ch.quote("cost_ratio_max", cost_ratio.max(), "{:.2f}")
+    # equal prices: equal to what the data's digits can tell apart (two rows of the same price, read apart)
+    equal = math.isclose(prices["jalapeno"], prices[baseline], rel_tol=SAME_PRICE)
+    ch.quote("cost_text", _cost_text(cost_ratio.min(), cost_ratio.max(), equal, prices["jalapeno"], price_ratio))
     fp = econ.filter(pl.col("server_key") == "jalapeno")
     ch.quote("first_pass_min", 100 * fp["first_pass_rate"].min(), "{:.0f}")
     ch.quote("first_pass_max", 100 * fp["first_pass_rate"].max(), "{:.0f}")
@@ -456,6 +475,28 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
         pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
         pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))
     _task_efficiency(ch, eff, model=model, baseline=baseline)
+
+
+#: The price tier of the economics table (data/chip_costs.csv): InferenceX's middle one.
+ECONOMICS_TIER = "neocloud"
+#: Two prices per chip-hour this close (relative) are the same price: the data give them to 4 decimals.
+SAME_PRICE = 1e-6
+
+
+def _cost_text(low: float, high: float, equal: bool, jalapeno_price: float, price_ratio: float) -> str:
+    """How a task's cost on Jalapeño compares with the baseline's, from the lowest and highest of the
+    baseline's cost over Jalapeño's (``low``, ``high``), in words that hold on either side of 1, and at
+    which prices: ``equal`` when both chips' chip-hours cost the same."""
+    if low >= 1:
+        how = f"{number(low):.2f}x to {number(high):.2f}x less"
+    elif high <= 1:
+        how = f"{number(1 / high):.2f}x to {number(1 / low):.2f}x more"
+    else:
+        how = f"from {number(1 / low):.2f}x more to {number(high):.2f}x less, by task,"
+    where = ("at equal prices per chip-hour" if equal else
+             f"with Jalapeño's chip-hour at {number(jalapeno_price):.2f} USD" + (
+                 f" ({number(price_ratio):g} times its assumed price, `jalapeno_price_ratio`)" if price_ratio != 1 else ""))
+    return f"{how} on Jalapeño {where}"
 
 
 def _task_efficiency(ch: Chapter, eff: pl.DataFrame, *, model: str, baseline: str) -> None:

@@ -10,6 +10,8 @@ quotes and the tables and figures it shows.
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import polars as pl
 
@@ -27,6 +29,9 @@ STATUSES = registry.STATUSES
 #: The quantity each per-watt ratio of the power bases shows (with GB200 the baseline), by its key.
 RATIO_QUANTITIES = {"rated": "gptoss-per-watt-ratio-rated", "sustained": "gptoss-per-watt-ratio-jalapeno-sustained",
                     "allin": "gptoss-per-watt-ratio-allin-proportional"}
+
+#: Two per-watt ratios this close (a relative difference) read as one: both shown as the same to 2 decimals.
+SAME_RATIO = 0.002
 
 #: The run-to-run spread of the peak tok/s/kW (a fraction) below which the prose calls it negligible
 #: next to the ratios discussed (the smallest of which differ by a few tenths).
@@ -46,6 +51,14 @@ PARAMETERS = (
     Parameter("e2e_reading", subject.DEFAULT_E2E_READING, "the reading of Jalapeño's published E2E this build's "
               "chapters use: separate (a consistency check) or one-point (a latency outside the chip, every chip)",
               choices=subject.E2E_READINGS),)
+
+def check(*, baseline: str, run_id: str, **_) -> None:
+    """Refuse, before anything runs, a run id the baseline has no run of at the published workload
+    (UnknownNameError listing the runs it has, :func:`jalapeno.comparison.resolve_run`): the names the
+    parameter check lists are every chip's runs."""
+    model, isl, osl = comparison.PUBLISHED_WORKLOAD
+    comparison.resolve_run(model, baseline, isl, osl, run_id)
+
 
 #: The shipped scenario that builds the book under the reading of the E2E the default does not take.
 E2E_SCENARIO = "e2e-one-point"
@@ -160,6 +173,12 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.tables["power_bases"] = bases
     # the seeds' per-watt ratio is at both chips' rated power: a build dividing the baseline by another says so
     rated = bases.filter(pl.col("basis") == "rated")["ratio"][0]
+    allin = bases.filter(pl.col("basis") == "all-in-proportional")["ratio"][0]
+    ch.quote("allin_reading", "per-watt ratios survive a change of basis only if both sides change together"
+             if abs(allin / rated - 1) < SAME_RATIO else
+             f"against {number(rated):.2f}x on the first basis, which divides the baseline by the "
+             f"{number(summary.baseline_power_w):,.0f} W this build gives it, while the all-in basis takes its "
+             "all-in power from InferenceX")
     ch.quote("per_watt_basis", "" if baseline_power_w is None else
              f", from the seeds' numbers, with GB200 at its rated power; with {specs.chip(baseline).chip.upper()} at "
              f"the {number(baseline_power_w):,.0f} W this build divides it by, {number(rated):.2f}x, next section")
@@ -170,7 +189,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
                                        jalapeno_allin_w=jalapeno_allin_w, baseline_hw=baseline)
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
     ch.add_figure("power_bases", power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
-                                                        jalapeno_allin_w=start["all-in-proportional"]),
+                                                        jalapeno_allin_w=start["all-in-proportional"],
+                                                        baseline_label=specs.chip(baseline).chip.upper()),
                   f"power-bases-{model}-{baseline}")
 
     # What the end-to-end latencies imply
@@ -314,9 +334,9 @@ def measured_points(points: pl.DataFrame, highlight_run: str) -> alt.Chart:
     ).properties(title="Measured points of one configuration: throughput against interactivity")
 
 
-def power_bases(bases: pl.DataFrame) -> alt.Chart:
-    """Tokens/s/kW of Jalapeño and the baseline under each power basis (from
-    :func:`jalapeno.comparison.power_basis_table`)."""
+def power_bases(bases: pl.DataFrame, baseline_label: str = "baseline") -> alt.Chart:
+    """Tokens/s/kW of Jalapeño and the baseline (named ``baseline_label`` in the legend) under each power
+    basis (from :func:`jalapeno.comparison.power_basis_table`)."""
     df = pl.concat([
         bases.select("basis", pl.lit("jalapeno").alias("chip"), pl.col("jalapeno_tok_s_kw").alias("tok_s_kw")),
         bases.select("basis", pl.lit("baseline").alias("chip"), pl.col("baseline_tok_s_kw").alias("tok_s_kw")),
@@ -326,29 +346,33 @@ def power_bases(bases: pl.DataFrame) -> alt.Chart:
         xOffset="chip:N",
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)"),
         color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
-                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]])),
+                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]]),
+                        legend=alt.Legend(labelExpr=f"datum.label == 'jalapeno' ? 'Jalapeño' : {json.dumps(baseline_label)}")),
         tooltip=["basis:N", "chip:N", alt.Tooltip("tok_s_kw:Q", format=",.0f")],
     ).properties(title="Per-kW throughput depends on whose watts are counted")
 
 
 def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
-                           jalapeno_allin_w: float) -> alt.Chart:
+                           jalapeno_allin_w: float, baseline_label: str = "baseline") -> alt.Chart:
     """:func:`power_bases` with two sliders: Jalapeño's sustained power and its all-in power per chip.
 
     Draws a precomputed grid (:func:`jalapeno.comparison.power_basis_grid`: columns ``basis``, ``chip``,
     ``watts``, ``tok_s_kw``, ``ratio``, ``jalapeno_sustained_w``, ``jalapeno_allin_w``; a knob column is
     empty on the rows that do not depend on it). The sliders take the grid's values of the two knob
     columns and start at ``jalapeno_sustained_w`` and ``jalapeno_allin_w`` (W), which must be among them;
-    the static SVG shows that position. Raises ValueError for a starting value off the grid."""
+    the static SVG shows that position; the legend names the two chips as a reader does (Jalapeño and
+    ``baseline_label``). Raises ValueError for a starting value off the grid."""
     sustained = tuple(grid["jalapeno_sustained_w"].drop_nulls().unique().sort().to_list())
     allin = tuple(grid["jalapeno_allin_w"].drop_nulls().unique().sort().to_list())
     top = float(grid["tok_s_kw"].max()) * 1.05
     chart = alt.Chart(grid).mark_bar().encode(
-        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"], axis=alt.Axis(labelAngle=0)),
+        x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"], axis=alt.Axis(
+            labelAngle=0, labelExpr="datum.label == 'all-in-proportional' ? ['all-in', 'proportional'] : datum.label")),
         xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
         color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
-                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]])),
+                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]]),
+                        legend=alt.Legend(labelExpr=f"datum.label == 'jalapeno' ? 'Jalapeño' : {json.dumps(baseline_label)}")),
         tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
                  alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
     ).properties(title="Per-kW throughput depends on whose watts are counted")
