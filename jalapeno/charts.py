@@ -156,8 +156,9 @@ def series_dash(values, field: str, title: str | None = None, legend=alt.Undefin
         domain=domain, range=[_DASH_CYCLE[i % len(_DASH_CYCLE)] for i in range(len(domain))]))
 
 
-#: The legend of a line chart: each entry drawn as a stroke, long and thick enough to show its dashes.
-LINE_LEGEND = alt.Legend(symbolType="stroke", symbolSize=400, symbolStrokeWidth=3)
+#: The legend of a line chart: each entry drawn as a stroke, long and thick enough to show its dashes, as
+#: opaque as the line (not as a translucent band layered under it, whose opacity a merged legend takes).
+LINE_LEGEND = alt.Legend(symbolType="stroke", symbolSize=400, symbolStrokeWidth=3, symbolOpacity=1)
 
 
 def _system_chip(name: str) -> str | None:

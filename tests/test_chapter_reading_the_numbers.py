@@ -175,3 +175,14 @@ def test_the_first_basis_says_what_the_baseline_is_divided_by(ch, defaults):
     assert ch.numbers["rated_basis"] == "at rated power"  # the default: rated on both sides
     other = chapter.compute(**{**defaults, "baseline_power_w": 1400.0})
     assert other.numbers["rated_basis"] == "at Jalapeño's rated power against the 1,400 W this build divides the baseline by"
+
+
+def test_the_headline_ratios_legend_shows_each_mark_as_drawn():
+    """A merged legend takes one opacity for all its entries: the printed range is a light grey bar at full
+    opacity (#333333 at 35 % over white, #b8b8b8), so its swatch and the recomputed point's (#d62728) show
+    the marks' own colours, at full opacity (a walkthrough saw the point's swatch pale pink)."""
+    alt.theme.enable(charts.THEME)
+    svg = charts.to_svg(charts.fit_width(chapter.headline_ratios(comparison.headline_ratio_arithmetic())).to_dict())
+    legend = svg[svg.index('role-legend"'):]
+    symbols = re.findall(r'role-legend-symbol"[^>]*><path [^>]*fill="([^"]+)"[^>]*opacity="([^"]+)"', legend)
+    assert symbols == [("#b8b8b8", "1"), ("#d62728", "1")]

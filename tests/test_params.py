@@ -221,3 +221,10 @@ def test_every_unset_default_says_what_it_stands_for():
                      ("reading-the-numbers", "jalapeno_allin_w"): "unset: its TDP times the baseline's all-in / TDP",
                      ("systems", "jalapeno_scale_up_tb_s"): "unset: the scenario's",
                      ("agents", "energy_usd_per_kwh"): "unset: the average price to US industrial customers in 2023"}
+
+
+def test_a_value_of_the_wrong_type_is_told_the_range_too():
+    """A reader who typed text for a number learns both what it must be and where it must lie, at once."""
+    with pytest.raises(jp.ParameterError) as err:
+        params.check({"power_w": "abc"}, BOUNDED)
+    assert str(err.value) == "parameter 'power_w' must be a number; got 'abc' (str); valid: (0, 5000] W"

@@ -381,6 +381,10 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
                              charts.Knob("jalapeno_allin_w", allin, jalapeno_allin_w, "Jalapeño all-in power per chip (W)"))
 
 
+#: The colour of a printed range's bar in :func:`headline_ratios`: the book's grey of a non-chip mark,
+#: :data:`jalapeno.charts.OTHER_COLOUR` (#333333), at 35 % over white.
+PRINTED_RANGE_COLOUR = "#b8b8b8"
+
 #: The two marks of :func:`headline_ratios`, as its legend names them.
 PRINTED_RANGE = "range the seeds print"
 RECOMPUTED = "recomputed from their numbers"
@@ -394,16 +398,19 @@ def headline_ratios(ratios: pl.DataFrame) -> alt.LayerChart:
     df = ratios.filter(~pl.col("ratio").str.contains("%")).select(
         "ratio", pl.col("computed").cast(pl.Float64).alias("recomputed_x"), pl.col("published_low").alias("printed_low_x"),
         pl.col("published_high").alias("printed_high_x"))
+    # the range's bar in a light grey at full opacity (not a translucent dark one): the legend's swatch, which
+    # takes one opacity for every entry, then shows each mark as drawn
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=[PRINTED_RANGE, RECOMPUTED],
-                                                             range=[charts.OTHER_COLOUR, charts.CHIP_COLOURS["jalapeno"]]),
+                                                             range=[PRINTED_RANGE_COLOUR, charts.CHIP_COLOURS["jalapeno"]]),
                        legend=alt.Legend(orient="bottom", direction="vertical"))
     y = alt.Y("ratio:N", title=None, sort=df["ratio"].to_list(), axis=alt.Axis(labelLimit=220))
     tooltip = ["ratio:N", alt.Tooltip("printed_low_x:Q", title="printed low (x)"),
                alt.Tooltip("printed_high_x:Q", title="printed high (x)"), alt.Tooltip("recomputed_x:Q", title="recomputed (x)")]
-    base = alt.Chart(df.with_columns(series=pl.lit(PRINTED_RANGE))).encode(y=y, color=colour, tooltip=tooltip)
+    base = alt.Chart(df.with_columns(series=pl.lit(PRINTED_RANGE))).encode(y=y, tooltip=tooltip)
     x = alt.X("printed_low_x:Q", axis=alt.Axis(title="Jalapeño / baseline (x)"), scale=alt.Scale(zero=False))
-    printed = base.mark_bar(height=8, opacity=0.35).encode(x=x, x2="printed_high_x:Q")
-    ends = [base.mark_tick(thickness=2, size=16).encode(x=alt.X(f"{end}:Q")) for end in ("printed_low_x", "printed_high_x")]
+    printed = base.mark_bar(height=8).encode(x=x, x2="printed_high_x:Q", color=colour)
+    ends = [base.mark_tick(thickness=2, size=16, color=charts.OTHER_COLOUR).encode(x=alt.X(f"{end}:Q"))
+            for end in ("printed_low_x", "printed_high_x")]
     recomputed = alt.Chart(df.with_columns(series=pl.lit(RECOMPUTED))).mark_point(filled=True, size=70, opacity=1).encode(
         x=alt.X("recomputed_x:Q"), y=y, color=colour, tooltip=tooltip)
     return alt.layer(printed, *ends, recomputed).properties(

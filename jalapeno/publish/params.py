@@ -283,8 +283,15 @@ def check(values: dict[str, object], parameters: Sequence[Parameter], what: str 
         value = values.get(p.name)
         if p.choices and p.name in values and not isinstance(value, (list, tuple)) and value not in p.choices:
             raise UnknownNameError(f"{p.name} value", value, list(p.choices))
-    out = {p.name: check_value(p.name, values[p.name] if p.name in values else copy.deepcopy(p.default), p.default,
-                               p.type) for p in parameters}
+    out = {}
+    for p in parameters:
+        try:
+            out[p.name] = check_value(p.name, values[p.name] if p.name in values else copy.deepcopy(p.default),
+                                      p.default, p.type)
+        except ParameterError as exc:  # a value of the wrong type: the range it must also lie in, said at once
+            if not p.bounded or "must be in" in str(exc):
+                raise
+            raise ParameterError(f"{exc}; valid: {p.interval}") from None
     for p in (p for p in parameters if p.name in values):
         name = p.name
         if isinstance(out[name], (list, tuple)) and (p.names or p.choices):
