@@ -56,6 +56,9 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
      "parameter 'jalapeno_sustained_w' must be in (0, 5000] W; got -1000.0"),
     (["build", "reading-the-numbers", "-p", "baseline_power_w", "-1400"],
      "parameter 'baseline_power_w' must be in (0, 5000] W; got -1400"),
+    # one parameter given twice on the command line: which one was meant is not guessed
+    (["build", "reading-the-numbers", "-p", "baseline_power_w", "1400", "-p", "baseline_power_w", "1500"],
+     "parameter 'baseline_power_w' given twice with -p ('1400' and '1500'); give it once"),
     # every value inside its declared range, but the fabric graphs above the limit: refused at the check
     (["build", "systems", "-p", "size", "20000", "-p", "topology", "dragonfly", "-p", "concurrency", "100000"],
      "systems: parameters size=20000, topology='dragonfly': torus 25x25x32: 20,000 chips is above the limit of "

@@ -149,7 +149,12 @@ def _parameters(args: argparse.Namespace) -> dict[str, object]:
         if not isinstance(data, dict):
             raise JalapenoError(f"-y expects a YAML mapping such as 'name: value', got {shown(text)}")
         values.update(data)
-    for name, text in args.parameter:
+    given: dict[str, str] = {}
+    for name, text in args.parameter:  # -p overrides a file's or -y's value, but not another -p's
+        if name in given:
+            raise JalapenoError(f"parameter {shown(name)} given twice with -p ({shown(given[name])} and "
+                                f"{shown(text)}); give it once")
+        given[name] = text
         values[name] = params.read_yaml(text, f"-p {shown(name)}")
     return values
 
