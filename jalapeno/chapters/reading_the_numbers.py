@@ -334,6 +334,14 @@ def measured_points(points: pl.DataFrame, highlight_run: str) -> alt.Chart:
     ).properties(title="Measured points of one configuration: throughput against interactivity")
 
 
+def _side_colour(baseline_label: str) -> alt.Color:
+    """The colour of the two sides of a per-kW comparison (field ``chip``: ``jalapeno`` or ``baseline``),
+    each in its chip's colour, the legend naming them as a reader does (Jalapeño and ``baseline_label``)."""
+    return alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"], range=[
+        charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]]), legend=alt.Legend(
+        labelExpr=f"datum.label == 'jalapeno' ? 'Jalapeño' : {json.dumps(baseline_label)}"))
+
+
 def power_bases(bases: pl.DataFrame, baseline_label: str = "baseline") -> alt.Chart:
     """Tokens/s/kW of Jalapeño and the baseline (named ``baseline_label`` in the legend) under each power
     basis (from :func:`jalapeno.comparison.power_basis_table`)."""
@@ -345,9 +353,7 @@ def power_bases(bases: pl.DataFrame, baseline_label: str = "baseline") -> alt.Ch
         x=alt.X("basis:N", title="power basis", sort=["rated", "sustained", "all-in-proportional"]),
         xOffset="chip:N",
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)"),
-        color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
-                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]]),
-                        legend=alt.Legend(labelExpr=f"datum.label == 'jalapeno' ? 'Jalapeño' : {json.dumps(baseline_label)}")),
+        color=_side_colour(baseline_label),
         tooltip=["basis:N", "chip:N", alt.Tooltip("tok_s_kw:Q", format=",.0f")],
     ).properties(title="Per-kW throughput depends on whose watts are counted")
 
@@ -370,9 +376,7 @@ def power_bases_explorable(grid: pl.DataFrame, *, jalapeno_sustained_w: float,
             labelAngle=0, labelExpr="datum.label == 'all-in-proportional' ? ['all-in', 'proportional'] : datum.label")),
         xOffset=alt.XOffset("chip:N", sort=["jalapeno", "baseline"]),
         y=alt.Y("tok_s_kw:Q", title="throughput per kW (tok/s/kW)", scale=alt.Scale(domain=[0, top])),
-        color=alt.Color("chip:N", title=None, scale=alt.Scale(domain=["jalapeno", "baseline"],
-                                                              range=[charts.CHIP_COLOURS["jalapeno"], charts.CHIP_COLOURS["gb200"]]),
-                        legend=alt.Legend(labelExpr=f"datum.label == 'jalapeno' ? 'Jalapeño' : {json.dumps(baseline_label)}")),
+        color=_side_colour(baseline_label),
         tooltip=["basis:N", "chip:N", alt.Tooltip("watts:Q", title="power (W)", format=",.1f"),
                  alt.Tooltip("tok_s_kw:Q", format=",.0f"), alt.Tooltip("ratio:Q", title="Jalapeño / baseline", format=".2f")],
     ).properties(title="Per-kW throughput depends on whose watts are counted")

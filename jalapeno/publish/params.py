@@ -289,7 +289,7 @@ def check(values: dict[str, object], parameters: Sequence[Parameter], what: str 
             out[p.name] = check_value(p.name, values[p.name] if p.name in values else copy.deepcopy(p.default),
                                       p.default, p.type)
         except ParameterError as exc:  # a value of the wrong type: the range it must also lie in, said at once
-            if not p.bounded or "must be in" in str(exc):
+            if not p.bounded:
                 raise
             raise ParameterError(f"{exc}; valid: {p.interval}") from None
     for p in (p for p in parameters if p.name in values):
