@@ -258,7 +258,7 @@ def test_the_price_ratio_scales_jalapenos_price_in_every_section(ch, defaults):
     assert ch.numbers["cost_text"].endswith("less on Jalapeño at equal prices per chip-hour")
     # 6.875 sits on a rounding boundary at 2 decimals: the display rule quotes it to the digit it cannot cross
     assert dear.numbers["cost_text"].endswith("more on Jalapeño with Jalapeño's chip-hour at 6.9 USD (2.5 times its "
-                                              "assumed price, `jalapeno_price_ratio`)")
+                                              "assumed price, GB200's; `jalapeno_price_ratio`)")
     assert dear.numbers["price_scaled"] == ", here times 2.5 (this build's `jalapeno_price_ratio`)"
     assert ch.numbers["price_scaled"] == "" and ch.numbers["price_jalapeno"].startswith("Jalapeño at the same price")
 

@@ -495,7 +495,8 @@ def _cost_text(low: float, high: float, equal: bool, jalapeno_price: float, pric
         how = f"from {number(1 / low):.2f}x more to {number(high):.2f}x less, by task,"
     where = ("at equal prices per chip-hour" if equal else
              f"with Jalapeño's chip-hour at {number(jalapeno_price):.2f} USD" + (
-                 f" ({number(price_ratio):g} times its assumed price, `jalapeno_price_ratio`)" if price_ratio != 1 else ""))
+                 f" ({number(price_ratio):g} times its assumed price, GB200's; `jalapeno_price_ratio`)"
+                 if price_ratio != 1 else ""))
     return f"{how} on Jalapeño {where}"
 
 
