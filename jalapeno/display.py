@@ -168,10 +168,12 @@ def cell(value: object, digits: int = 4) -> str:
     """A number as a table cell: an integer exactly, with thousands separators (``1,048,576``); a float
     to ``digits`` significant digits (at most :data:`DIGITS`; fewer where :data:`DISPLAY_NOISE` could
     flip the last, :func:`stable_digits`: ``281.25`` -> ``281``), in fixed point with thousands separators
-    (``47,190,000``, ``0.0001235``), as a bound below :data:`SMALLEST_CELL` (``< 0.0001``, ``> −0.0001``:
+    (``47,186,000``, ``0.0001235``), as a bound below :data:`SMALLEST_CELL` (``< 0.0001``, ``> −0.0001``:
     a column that needs smaller numbers is shown in a smaller unit, :func:`column_unit`) and in powers
     of ten from :data:`LARGEST_CELL` (``4.5 × 10¹⁵``); None as an empty text. A whole-number float is
-    shown without decimals. Never a computer's exponent form (``4.719e+07``)."""
+    shown without decimals, and no float with trailing zeros (``1.5``, not ``1.500``); one with more whole
+    digits than ``digits`` to :data:`DIGITS` (``53,952``, as the prose quotes it, not ``53,950``). Never a
+    computer's exponent form (``4.719e+07``)."""
     value = plain(value)
     if value is None:
         return ""
@@ -181,25 +183,21 @@ def cell(value: object, digits: int = 4) -> str:
         return f"{value:,}"
     if not math.isfinite(value):
         return str(value)
-    shown_digits = stable_digits(float(value), min(digits, DIGITS)) if value else 1
+    most = min(digits, DIGITS)
+    if 10 ** most <= abs(value) < LARGEST_CELL:  # whole digits are not rounded away to fewer than the prose shows
+        most = DIGITS
+    shown_digits = stable_digits(float(value), most) if value else 1
     x = significant(float(value), shown_digits)
     ax = abs(x)
     if ax and ax < SMALLEST_CELL:
         return f"< {SMALLEST_CELL:f}".rstrip("0") if x > 0 else f"> −{SMALLEST_CELL:f}".rstrip("0")
     if ax >= LARGEST_CELL:
-        return scientific(f"{x:.{shown_digits - 1}e}")
+        mantissa, exponent = f"{x:.{shown_digits - 1}e}".split("e")
+        return scientific(f"{mantissa.rstrip('0').rstrip('.') if '.' in mantissa else mantissa}e{exponent}")
     if x.is_integer():
         return f"{x:,.0f}"
     places = max(shown_digits - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
-    return f"{x:,.{places}f}"
-
-
-def significant_text(value: float, digits: int = 3) -> str:
-    """``value`` as :func:`cell` shows it to ``digits`` significant digits, without trailing zeros after
-    the decimal point (``1.9``, not ``1.90``; ``36``, not ``36.00``): a computed value beside the seeds'
-    (the claims table's "computed" column)."""
-    text = cell(value, digits)
-    return text.rstrip("0").rstrip(".") if "." in text and "×" not in text else text
+    return f"{x:,.{places}f}".rstrip("0").rstrip(".")  # no padded zeros: 1.5, not 1.500
 
 
 #: Words for the powers of a thousand a reader writes a large count in (``92 billion USD``).

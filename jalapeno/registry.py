@@ -49,7 +49,7 @@ from . import agents, cache, data, measured, metrics, network, pareto, specs, su
 from .caveats import measured_chip_comparison
 from .comparison import baseline_summary
 from .data import fact
-from .display import formatted, number, scientific, significant_text
+from .display import cell, formatted, number, scientific
 from .errors import DataError, UnknownNameError
 from .metrics import half_ulp, rounds_to
 
@@ -310,7 +310,7 @@ def _ratio_in_printed_range(c: ClaimsView, claim_id: str, num_id: str, den_id: s
     inside = [low - _RANGE_HALF_ULP <= x < high + _RANGE_HALF_ULP for x in (r, kimi)]
     ends = [name for name, end in (("low", low), ("high", high))
             if not any(abs(x - end) < _RANGE_HALF_ULP for x in (r, kimi))]
-    return Result(f"{significant_text(r)}x (gpt-oss), {number(kimi):g}x (Kimi K2.5, as published)", all(inside),
+    return Result(f"{cell(r, 3)}x (gpt-oss), {number(kimi):g}x (Kimi K2.5, as published)", all(inside),
                   f"{formatted(num, fmt)} / {formatted(den, fmt)} {what} (gpt-oss-120b) and Kimi K2.5's published "
                   f"{number(kimi):g}x ({kimi_id}) must lie in the {number(low):g}–{number(high):g}x range as printed; "
                   + (f"the {' and '.join(ends)} end{'s' if len(ends) > 1 else ''} of the range (DeepSeek-R1's, not "
@@ -381,7 +381,7 @@ def check_jalapeno_hbm_per_stack(c: ClaimsView) -> Result:
     cap, stacks = c.value("jalapeno-hbm-capacity"), c.value("jalapeno-hbm4-stacks")
     shipped_gb = fact("hbm4_12high_stack_capacity") / 1e9
     low, high = (cap - half_ulp(0)) / stacks, (cap + half_ulp(0)) / stacks
-    return Result(f"{significant_text(cap / stacks)} GB per stack", low <= shipped_gb < high,
+    return Result(f"{cell(cap / stacks, 3)} GB per stack", low <= shipped_gb < high,
                   f"{number(cap):g} GB / {number(stacks):g} stacks against the {number(shipped_gb):g} GB of a 12-high HBM4 stack as "
                   "shipped (public_facts.csv: SK hynix)")
 
@@ -413,7 +413,7 @@ def _nominal_size(c: ClaimsView, claim_id: str, model: str) -> Result:
     """``model``'s total parameters (its config, text model) against the nominal size ``claim_id`` states."""
     total = specs.model(model).total_params()
     ok = abs(total / c.value(claim_id) - 1) <= NOMINAL_SIZE_TOLERANCE
-    return Result(f"{significant_text(total / 1e9, 4)} B", ok,
+    return Result(f"{cell(total / 1e9, 4)} B", ok,
                   f"total parameters from the {model} config (text model), against the nominal size within "
                   f"{number(NOMINAL_SIZE_TOLERANCE):.0%}")
 

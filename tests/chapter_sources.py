@@ -24,9 +24,9 @@ def quoted_keys(name: str) -> set[str]:
 
 
 def shown_slots(name: str) -> tuple[set[str], set[str]]:
-    """The table slots (``ch.tables["slot"]``) and figure slots (``figure(ch, "slot")``) its code shows."""
+    """The table slots (``table(ch, "slot")``) and figure slots (``figure(ch, "slot")``) its code shows."""
     code = _cells(name, "code")
-    return set(re.findall(r'ch\.tables\["([^"]+)"\]', code)), set(re.findall(r'figure\(ch, "([^"]+)"\)', code))
+    return set(re.findall(r'table\(ch, "([^"]+)"\)', code)), set(re.findall(r'figure\(ch, "([^"]+)"\)', code))
 
 
 def fixtures(name: str, module, **extra):
@@ -60,4 +60,14 @@ def check_slots(name: str, chapter, also_shown=()) -> None:
     tables, figures = shown_slots(name)
     assert tables or figures, f"{name}: the notebook shows nothing"
     assert tables <= set(chapter.tables), sorted(tables - set(chapter.tables))
+    assert_captioned(chapter, tables)
     assert figures | set(also_shown) == set(chapter.figures)
+
+
+def assert_captioned(chapter, tables) -> None:
+    """Assert that every table slot of ``tables`` has a caption in ``chapter`` (a Chapter) and that no two
+    captions are the same (a reader tells the tables apart by them)."""
+    missing = sorted(t for t in tables if not chapter.captions.get(t))
+    assert not missing, f"tables without a caption: {missing}"
+    captions = [chapter.captions[t] for t in tables]
+    assert len(set(captions)) == len(captions), sorted(captions)

@@ -127,6 +127,15 @@ def test_yaml_infinities_and_nan_are_read_then_refused():
     assert params.read_yaml("-.inf", "x") == -np.inf and np.isnan(params.read_yaml(".nan", "x"))
 
 
+@pytest.mark.parametrize("text", ["1e400", "-1E999", "[1.0, 2e309]"])
+def test_a_number_beyond_any_float_is_refused_as_typed_not_read_as_an_infinity(text):
+    typed = text.strip("[]").split(", ")[-1]
+    with pytest.raises(jp.ParameterError, match=rf"^-p 'w': {re.escape(typed)} is beyond the largest number a float "
+                                                 r"holds \(1\.8e\+308\)$"):
+        params.read_yaml(text, "-p 'w'")
+    assert params.read_yaml("1e308", "-p 'w'") == 1e308  # the largest power of ten a float holds is read
+
+
 def test_an_integer_beyond_any_float_is_refused_not_overflowed():
     with pytest.raises(jp.ParameterError, match=r"must be a finite number; got 1000.*\(401 characters\)"):
         params.check_value("w", 10**400, 1.0)

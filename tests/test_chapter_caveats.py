@@ -20,6 +20,7 @@ def test_every_key_the_prose_quotes_is_computed(ch):
 def test_every_slot_the_notebook_shows_is_computed(ch):
     tables, figures = chapter_sources.shown_slots(NAME)
     assert tables and tables <= set(ch.tables)
+    chapter_sources.assert_captioned(ch, tables)
     assert figures and figures == set(ch.figures)
     assert {f.name for f in ch.figures.values()} == {
         "caveats-vera-rubin-remaining", "caveats-power-bases", "caveats-shape-sweep-gpt-oss-120b-gb200",

@@ -24,6 +24,7 @@ def test_every_key_and_slot_the_notebook_uses_is_computed(ch):
     assert chapter_sources.missing_keys(NAME, ch) == []
     tables, figures = chapter_sources.shown_slots(NAME)
     assert tables == set(ch.tables) and not figures
+    chapter_sources.assert_captioned(ch, tables)
 
 
 def test_counts_cover_every_claim_of_the_csv(ch):

@@ -63,7 +63,7 @@ def test_formatted_with_noise_refuses_a_free_format():
 
 @pytest.mark.parametrize("value, text", [
     (20260825, "20,260,825"), (47185920, "47,185,920"),   # integers exact (bytes of a message)
-    (47185920.0, "47,190,000"), (1234.5678, "1,235"), (0.000123456, "0.0001235"), (12.346, "12.35"),
+    (47185920.0, "47,186,000"), (1234.5678, "1,235"), (0.000123456, "0.0001235"), (12.346, "12.35"),
     (0.0008133, "0.0008133"), (1.766e-05, "< 0.0001"), (-7.9e-07, "> −0.0001"),  # a bound below 1e-4
     (4.5224e15, "4.522 × 10¹⁵"),   # powers of ten from 1e15, never 4.522e+15
     (12.345, "12.3"), (281.25, "281"),   # on a rounding boundary: a digit last bits decide is not shown
@@ -183,7 +183,7 @@ def test_a_column_of_seconds_or_bytes_reads_in_its_unit(monkeypatch):
     notebook.table(pl.DataFrame({"hop_latency_s": [1.388e-06, 2.5e-07]}))
     assert "hop latency (µs)" in shown[0] and ">1.388<" in shown[0] and "e-0" not in shown[0].split("</style>")[-1]
     notebook.table(pl.DataFrame({"message_bytes": [5760, 47185920]}))
-    assert "message (MB)" in shown[1] and ">47.19<" in shown[1] and ">0.005760<" in shown[1]
+    assert "message (MB)" in shown[1] and ">47.19<" in shown[1] and ">0.00576<" in shown[1]
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -204,6 +204,13 @@ def test_quantity_refuses_a_date_that_is_none():
 
 @pytest.mark.parametrize("value, digits, text", [
     (36.0, 3, "36"), (1.9012, 3, "1.9"), (1.748, 3, "1.75"), (671.026, 4, "671"), (1026.4, 4, "1,026"),
-    (116.83, 4, "116.8"), (0.5, 3, "0.5")])
-def test_significant_text_drops_trailing_zeros(value, digits, text):
-    assert display.significant_text(value, digits) == text
+    (116.83, 4, "116.8"), (0.5, 3, "0.5"), (1.5, 4, "1.5"), (0.69, 4, "0.69"), (53.7, 4, "53.7"),
+    (4.5e15, 4, "4.5 × 10¹⁵")])
+def test_a_cell_has_no_padded_zeros(value, digits, text):
+    assert display.cell(value, digits) == text
+
+
+@pytest.mark.parametrize("value, text", [(53951.6, "53,952"), (12345.4, "12,345"), (447190.4, "447,190"),
+                                         (1048576.3, "1,048,600"), (9999.44, "9,999")])
+def test_a_cell_keeps_the_whole_digits_the_prose_shows_up_to_five(value, text):
+    assert display.cell(value) == text  # four significant digits would show 53,950 beside the prose's 53,952

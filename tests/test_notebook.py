@@ -45,3 +45,23 @@ def test_a_table_shows_its_worded_headers_and_dashes_for_empty_cells(monkeypatch
     html = shown(pl.DataFrame({"tpot_ms": [1.868, None], "chip": ["gb200", "jalapeno"]}), monkeypatch)
     assert ">TPOT (ms)</th>" in html and ">tpot_ms<" not in html
     assert "—" in html and html.startswith('<div class="jalapeno-table">')
+
+
+def test_a_chapter_table_is_shown_under_its_caption(monkeypatch):
+    from jalapeno.chapters import Chapter
+    from jalapeno.errors import UnknownNameError
+    import pytest
+
+    ch = Chapter()
+    ch.add_table("ridges", pl.DataFrame({"chip": ["gb200"], "ridge_flop_per_byte": [1250.0]}),
+                 "Ridge point of each chip at FP4")
+    out = []
+    monkeypatch.setattr(notebook, "display", lambda obj: out.append(obj.data))
+    notebook.table(ch, "ridges")
+    assert "Ridge point of each chip at FP4" in out[0] and "gt_title" in out[0] and "1,250" in out[0]
+    notebook.table(ch.tables["ridges"])  # the same table without its caption: another id
+    assert "Ridge point of each chip" not in out[1] and out[1].split('id="')[1][:16] != out[0].split('id="')[1][:16]
+    with pytest.raises(UnknownNameError, match="ridge.*valid table slots: ridges"):
+        notebook.table(ch, "ridge")
+    with pytest.raises(ValueError, match="caption"):
+        ch.add_table("bounds", pl.DataFrame({"a": [1]}), " ")

@@ -13,7 +13,7 @@ A notebook keeps its parameters cell, one call and the display::
 
     ch = chapter.compute(**P)        # P: the checked parameters (jalapeno.publish.notebook.setup)
     glue_all(ch)                     # every quoted number, for {glue:md}`key` in the prose
-    table(ch.tables["ridges"])       # one line per table or figure, where the prose shows it
+    table(ch, "ridges")              # one line per table or figure, where the prose shows it
     figure(ch, "roofline")           # (jalapeno.publish.notebook.figure)
 
 The order of the chapters is the book's table of contents (``book/_toc.yml``), which only the book
@@ -137,7 +137,8 @@ class Chapter:
     """What a chapter computes.
 
     ``numbers``: key -> the text the prose quotes (``{glue:md}`key```); ``tables``: slot -> a polars
-    DataFrame ready to show (worded headers with units); ``figures``: slot -> :class:`Figure`;
+    DataFrame ready to show (worded headers with units), with its caption in ``captions`` (slot -> one
+    line saying what the table shows: :meth:`add_table`); ``figures``: slot -> :class:`Figure`;
     ``values``: key -> the unformatted value behind a number, for tests and other chapters;
     ``quantities``: key -> (the quantity a number shows, its variant or None), for the numbers that name
     one (:mod:`jalapeno.chapters.quantities`)."""
@@ -147,6 +148,7 @@ class Chapter:
     figures: dict[str, Figure] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     quantities: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
 
     def quote(self, key: str, value: object, fmt: str = "{}", *, quantity: str | None = None,
               variant: str | None = None) -> str:
@@ -164,6 +166,15 @@ class Chapter:
         self.values[key] = value
         self.numbers[key] = text = display.formatted(value, fmt)
         return text
+
+    def add_table(self, slot: str, table: Any, caption: str) -> None:
+        """Keep ``table`` (a polars DataFrame ready to show) in ``slot`` with its ``caption``: one line, in
+        words, of what the table shows (the notebook shows it above the table,
+        :func:`jalapeno.publish.notebook.table`). ValueError for an empty caption."""
+        if not isinstance(caption, str) or not caption.strip():
+            raise ValueError(f"table {slot!r}: a caption is one line saying what the table shows, got {caption!r}")
+        self.tables[slot] = table
+        self.captions[slot] = caption.strip()
 
     def add_figure(self, slot: str, chart: Any, name: str | None = None) -> None:
         """Keep ``chart`` in ``slot``, exported as ``name`` (default: the slot)."""

@@ -144,9 +144,10 @@ def compute(*, model: str, baseline: str, scenario: str, e2e_reading: str, max_c
     longest = sessions.run_session(coding, agents.FixedLatency(1.0, 0.01)).calls["context_tokens"].max()
     shape = agents.AgentProfile(coding.name, steps=1, initial_context_tokens=longest, context_growth_tokens=0,
                                 output_tokens=300)  # the operating points that hold its longest call
-    _sessions(ch, tasks, at_latency, extra=(coding, at_latency(shape)))
+    _sessions(ch, tasks, at_latency, extra=(coding, at_latency(shape)), baseline=baseline)
     _costs(ch, task, servers(matched_interactivity_tok_s_user, task), model=model, baseline=baseline,
-           scenario=scenario, fit=fit, max_chips=max_chips, price_ratio=jalapeno_price_ratio)
+           scenario=scenario, fit=fit, max_chips=max_chips, price_ratio=jalapeno_price_ratio,
+           matched_at=matched_interactivity_tok_s_user)
     return ch
 
 
@@ -157,7 +158,7 @@ def _jalapeno_usd_per_chip_hour(tier: str, case: str | None, price_ratio: float)
 
 
 def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario: str, fit, max_chips: int,
-           price_ratio: float) -> None:
+           price_ratio: float, matched_at: float) -> None:
     """What one task costs under the dashboard's price tiers (:mod:`jalapeno.costs`, ``data/chip_costs.csv``):
     this chapter's task on both chips at the matched interactivity, with and without a prefix cache, per
     tier (Jalapeño at the centre of its assumed price range, times ``price_ratio``); and, along both chips'
@@ -184,7 +185,9 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
                          **{f"{t} (USD per task)": costs.cost_per_task(r.chip_s, prices[key][t]) if key in prices else None
                             for t in costs.tiers()}})
     table = pl.DataFrame(rows)
-    ch.tables["task-costs"] = table
+    b_short, speed = specs.short_name(baseline), display.formatted(matched_at, "{:,.0f}")
+    ch.add_table("task-costs", table, f"This chapter's task at {speed} tok/s/user on Jalapeño and {b_short}: cost per "
+                 "price tier, with and without a prefix cache")
     name = {k: agents.server_name(k, srv[k].label) for k in srv}
     ch.quote("cost_b_name", name[baseline])
     for who, key in (("j", "jalapeno"), ("b", baseline)):
@@ -193,7 +196,8 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
             cost = row[f"{tier} (USD per task)"]
             ch.quote(f"cost_{who}_{tier}", "not priced" if cost is None else 1e3 * cost, "{:.2f}")  # USD per 1,000 tasks
     if baseline not in prices:
-        ch.tables["cheaper-above"] = pl.DataFrame({"note": [note]})
+        ch.add_table("cheaper-above", pl.DataFrame({"note": [note]}),
+                     f"Why no cost per output token is compared: the source does not price {b_short}")
         ch.quote("cheaper_text", f"nowhere that can be said: {specs.short_name(baseline)} has no price")
         return
     fronts = {"jalapeno": subject.jalapeno_frontier(model, scenario, fit=fit),
@@ -210,7 +214,9 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
                                   "nowhere": "nowhere"}[r["where"]],
                           at: None if r["where"] == "nowhere" else r["cheaper_above"],
                           "range both reach (tok/s/user)": f"{number(r['low']):,.0f}–{number(r['high']):,.0f}"})
-    ch.tables["cheaper-above"] = pl.DataFrame(below)
+    ch.add_table("cheaper-above", pl.DataFrame(below),
+                 f"Where Jalapeño's output tokens cost less than {b_short}'s along both 8k/1k frontiers, per tier and "
+                 "price-range end")
     span = below[0]["range both reach (tok/s/user)"]
     if all(r[where] == "at every interactivity both reach" for r in below):
         text = f"at every interactivity both reach ({span} tok/s/user), in every tier and at both ends of its price range"
@@ -221,7 +227,7 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
     ch.quote("cheaper_text", text)
 
 
-def _sessions(ch: Chapter, tasks, servers, extra: tuple) -> None:
+def _sessions(ch: Chapter, tasks, servers, extra: tuple, *, baseline: str) -> None:
     """Each task as a session (:func:`jalapeno.sessions.from_profile`: its first attempts), and the session
     ``extra`` (a :class:`jalapeno.sessions.Session` and its servers: the illustrative coding agent with its
     sub-agents), served without a prefix cache and with an unbounded one
@@ -237,12 +243,14 @@ def _sessions(ch: Chapter, tasks, servers, extra: tuple) -> None:
         pl.col("cache_tokens").is_not_null().alias("cached"))
     wide = df.pivot(on="cached", index=["profile", "server_key"], values=["uncached_tokens", "latency_s"])
     wide = wide.with_columns(pl.col("server_key").map_elements(agents.server_name, return_dtype=pl.String).alias("chip"))
-    ch.tables["sessions"] = wide.select(
+    ch.add_table("sessions", wide.select(
         "profile", "chip", pl.col("uncached_tokens_false").cast(pl.Int64).alias("tokens prefilled, no cache"),
         pl.col("uncached_tokens_true").cast(pl.Int64).alias("tokens prefilled, prefix cache"),
         (100 * (1 - pl.col("uncached_tokens_true") / pl.col("uncached_tokens_false"))).alias("prefill saved (%)"),
         pl.col("latency_s_false").alias("task latency, no cache (s)"),
-        pl.col("latency_s_true").alias("task latency, prefix cache (s)"))
+        pl.col("latency_s_true").alias("task latency, prefix cache (s)")),
+        f"Each task as one session on Jalapeño and {specs.short_name(baseline)}: tokens prefilled and latency, "
+        "without and with a prefix cache")
     own = wide.filter(pl.col("profile") == tasks[0].name)
     j = own.filter(pl.col("server_key") == "jalapeno").row(0, named=True)
     b = own.filter(pl.col("server_key") != "jalapeno").row(0, named=True)
@@ -291,7 +299,8 @@ def _seeds(ch: Chapter) -> None:
     ch.quote("seed30_saving", seeds["task_model_saving_s"][0], "{:.1f}")
     ch.quote("seed50_saving", seeds["task_model_saving_s"][1], "{:.0f}")
     ch.quote("seed50_published", seeds["published_saving_s"][1], "{:.0f}")
-    ch.tables["seeds"] = seeds
+    ch.add_table("seeds", seeds, "The seeds' worked agent examples through the task model: steps, saving per step, "
+                 "modeled and published saving")
 
 
 def layout_text(server: agents.ServingPoint) -> str:
@@ -303,11 +312,14 @@ def layout_text(server: agents.ServingPoint) -> str:
 def _step_timings(ch: Chapter, task, srv: dict, runs: dict, *, baseline: str, latency_at: float | None) -> None:
     """Per-step TTFT, TPOT and call time on each chip at the first, middle and last step."""
     pick = sorted({0, task.steps // 2, task.steps - 1})
-    ch.tables["steps"] = pl.concat([
+    point = "their fastest points" if latency_at is None else f"{display.formatted(latency_at, '{:,.0f}')} tok/s/user"
+    ch.add_table("steps", pl.concat([
         r.steps[pick].select(pl.lit(agents.server_name(k, srv[k].label)).alias("chip"), "step", "context_tokens",
                              "prefill_tokens", (pl.col("ttft_s") * 1e3).alias("ttft_ms"), (pl.col("tpot_s") * 1e3).alias("tpot_ms"),
                              pl.col("call_s").alias("call time (s)"), pl.col("p_in_time").alias("share of calls in time"))
-        for k, r in runs.items()])
+        for k, r in runs.items()]),
+        f"TTFT, TPOT and call time at the first, middle and last step, Jalapeño and {specs.short_name(baseline)} at "
+        f"{point}")
     ch.quote("latency_point", "fastest points" if latency_at is None else
              f"operating points at {number(latency_at):,.0f} tok/s/user")
     ch.quote("j_config", layout_text(srv["jalapeno"]))
@@ -360,8 +372,10 @@ def _compounding(ch: Chapter, tasks, servers, ratios: dict[str, float], *, srv: 
         f"can outweigh a faster decode"))
     ch.quote("latency_in_calls", "with no latency outside the chip" if e2e_reading == "separate" else
              "with the request latency outside the chip each carries")
-    ch.tables["compounding"] = comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast").rename(
-        _pair_words(specs.short_name(baseline)))
+    ch.add_table("compounding", comp.drop("per_call_e2e_ratio", "per_call_tbt_ratio", "slow", "fast").rename(
+        _pair_words(specs.short_name(baseline))),
+        f"Each task's modeled latency on {specs.short_name(baseline)} and Jalapeño: saving per task and per step, "
+        "task and per-call ratios")
     ch.add_figure("task-latency", agent_task_latency(agents.compare(tasks, servers)),
                   f"agent-task-latency-{model}-{baseline}")
 
@@ -410,8 +424,10 @@ def _published(ch: Chapter, tasks, ratios: dict[str, float], *, baseline: str) -
     ch.quote("pub_slower", ", ".join(slower["profile"]) if slower.height else "none of the tasks")
     ch.quote("pub_ratio_max", comp_pub["task_ratio"].max(), "{:.2f}")
     # the slower server is GB200's published numbers, whatever the baseline
-    ch.tables["published"] = comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
-                                             "task_ratio").rename(_pair_words(specs.short_name("gb200")))
+    ch.add_table("published", comp_pub.select("profile", "steps", "slow_latency_s", "fast_latency_s", "saving_s",
+                                              "task_ratio").rename(_pair_words(specs.short_name("gb200"))),
+                 "Task latency with GB200's and Jalapeño's published gpt-oss-120b TBT and implied TTFT as "
+                 "per-call constants")
 
 
 def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_basis: str, matched_at: float,
@@ -463,7 +479,7 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
     ch.quote("matched_note", "both chips reach it" if not labels else
              f"{' and '.join(names)} cannot reach it and run{'s' if len(labels) == 1 else ''} at {'its' if len(labels) == 1 else 'their'} fastest point")
     eff = agents.task_efficiency(econ)  # each chip by its reader's name (GB200, not gb200), as the figure names it
-    ch.tables["economics"] = econ.select(
+    ch.add_table("economics", econ.select(
         "profile", eff["chip"], pl.col("latency_s").alias("task latency (s)"),
         pl.col("completion_rate").alias("completion rate c"), pl.col("first_pass_rate").alias("first-pass rate p"),
         pl.col("tokens").alias("tokens per task"), pl.col("chip_s").alias("chip time per task (s)"),
@@ -473,7 +489,9 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
         (pl.col("energy_j") / 3.6e6 * kwh_price * 1e3).alias("electricity per 1,000 tasks (USD)"),
         pl.col("cost_usd").alias("cost per task (USD)"),
         pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
-        pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N"))
+        pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N")),
+        f"Each task at {display.formatted(matched_at, '{:,.0f}')} tok/s/user on Jalapeño and "
+        f"{specs.short_name(baseline)}: latency, rates c and p, energy, cost, tasks per kWh N and E")
     _task_efficiency(ch, eff, model=model, baseline=baseline)
 
 

@@ -95,7 +95,8 @@ def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_case
     _three_lines(ch, reg)
     rest = reg.filter((pl.col("chapter") == "caveats") & (pl.col("status") == "not checkable"))
     ch.quote("n_unverifiable", rest.height)
-    ch.tables["not-reproducible"] = _shown(rest.select("claim_id", "claimed", "quantity", "check"))
+    ch.add_table("not-reproducible", _shown(rest.select("claim_id", "claimed", "quantity", "check")),
+                 "This chapter's claims that no public data can check, as claimed, with the reason for each")
     return ch
 
 
@@ -136,8 +137,16 @@ def _shown(df: pl.DataFrame) -> pl.DataFrame:
                                           for c, f in READER_NAMES.items() if c in df.columns)
 
 
+#: Each section of :data:`jalapeno.caveats.SECTION_CLAIMS` as the caption of its claims table names it.
+SECTION_NAMES = {"vera-rubin": "Vera Rubin", "power": "power bases", "shape": "workload shape",
+                 "baselines": "models and baselines", "kernels": "AI-generated kernels", "hbm": "HBM4 supply",
+                 "pareto-shape": "matched ratios", "business": "business figures"}
+
+
 def _qualifies(ch: Chapter, reg: pl.DataFrame, section: str) -> None:
-    ch.tables[f"claims-{section}"] = caveats.section_claims(reg, section)
+    ch.add_table(f"claims-{section}", caveats.section_claims(reg, section),
+                 f"The seeds' claims the section on {SECTION_NAMES[section]} qualifies: as claimed, "
+                 "with their chapter and status")
 
 
 def _claims_quoted(ch: Chapter) -> None:
@@ -156,8 +165,10 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
         ch.quote(f"vr_{key}_lo", data.whatif(q, "low") / scale, "{:,.0f}")
         ch.quote(f"vr_{key}_hi", data.whatif(q, "high") / scale, "{:,.0f}")
     vr = caveats.vera_rubin_table(models, fit=fit, scenario=scenario, cases=cases, max_chips=max_chips)
-    ch.tables["vera-rubin"] = _shown(vr.select("model", "metric", "case", "baseline", "vs_baseline", "vs_vera_rubin",
-                                               "remaining", "published", "published_projected"))
+    ch.add_table("vera-rubin", _shown(vr.select("model", "metric", "case", "baseline", "vs_baseline", "vs_vera_rubin",
+                                                "remaining", "published", "published_projected")),
+                 "Jalapeño's modeled ratios against each model's published baseline and each Vera Rubin case, "
+                 "and the share left")
     ch.add_figure("vera-rubin-remaining", remaining_share(vr), "caveats-vera-rubin-remaining")
 
     def value(model, metric, case, col="vs_vera_rubin"):
@@ -185,7 +196,8 @@ def _vera_rubin(ch, reg, models, fit, scenario, cases, max_chips) -> None:
 
     pws = caveats.per_watt_specs({"jalapeno": subject.jalapeno_chip(scenario),
                                   **{f"vera-rubin {c}": caveats.vera_rubin_chip(c) for c in cases}})
-    ch.tables["per-watt-specs"] = _shown(pws)
+    ch.add_table("per-watt-specs", _shown(pws), "Jalapeño and each Vera Rubin case: rated TDP, and HBM TB/s, dense FP4 "
+                 "PFLOP/s and HBM GB per kW of TDP")
     j = pws.filter(pl.col("chip") == "jalapeno").row(0, named=True)
     ch.quote("pw_j_bw", j["hbm_tb_s_per_kw"], "{:.1f}")
     ch.quote("pw_j_fl", j["pflops_per_kw"], "{:.1f}")
@@ -225,7 +237,8 @@ def _power_bases(ch, reg, pue, jalapeno_sustained_w) -> None:
         ch.quote(key, row[basis]["ratio"], "{:.2f}", quantity=POWER_BASIS_QUANTITIES.get(key))
     ch.quote("pb_hn_w", power.host_network_w("jalapeno", "per-chip"), "{:,.0f}")
     ch.quote("pb_fac_j", row["facility"]["jalapeno_tok_s_kw"], "{:,.0f}")
-    ch.tables["power-bases"] = bases
+    ch.add_table("power-bases", bases, "Jalapeño and GB200 on gpt-oss-120b under each power basis (facility at PUE "
+                 f"{display.formatted(pue, '{:.2f}')}): watts, peak tok/s/kW, ratios")
     ch.add_figure("power-bases", ratio_bars(bases.select("basis", pl.lit("per-watt ratio").alias("metric"), "ratio"),
                                             "basis", "Per-watt ratio under each power basis"), "caveats-power-bases")
 
@@ -235,7 +248,8 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
     ch.quote("pub_shape", f"{number(claim_value('workload-isl')):,.0f}/{number(claim_value('workload-osl')):,.0f}")
     sw = caveats.shape_sweep(model, baseline, [tuple(s) for s in shapes], fit=fit, scenario=scenario,
                              max_chips=max_chips)
-    ch.tables["shape-sweep"] = _shown(sw)
+    ch.add_table("shape-sweep", _shown(sw), f"Jalapeño against {specs.short_name(baseline)} on "
+                 f"{specs.model(model).display_name}, both modeled, at each ISL/OSL: ratios and peak tok/s/kW")
     long = sw.unpivot(index="shape", on=["per_kw_at_peak", "single_user", "e2e"], variable_name="metric",
                       value_name="ratio").with_columns(pl.col("metric").map_elements(display.header, return_dtype=pl.String))
     ch.add_figure("shape-sweep", ratio_bars(long, "shape", f"{model}: Jalapeño's advantage by workload shape",
@@ -252,7 +266,8 @@ def _shape(ch, reg, model, baseline, shapes, fit, scenario, max_chips) -> None:
 def _baselines(ch, reg, agent_profile, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "baselines")
     mc = caveats.measured_chip_comparison("gpt-oss-120b")
-    ch.tables["baselines"] = _shown(mc)
+    ch.add_table("baselines", _shown(mc), "Jalapeño's published figures against each chip InferenceMAX measured on "
+                 "gpt-oss-120b 8k/1k, per kW of rated TDP")
     top = mc.row(0, named=True)
     ch.quote("bl_top", specs.chip(top["chip"]).display_name)
     ch.quote("bl_top_kw", top["peak_tok_s_kw"], "{:,.0f}")
@@ -276,8 +291,10 @@ def _kernels(ch, reg, model, fit, scenario) -> None:
     front = subject.jalapeno_frontier(model, scenario, fit=fit)
     kt = caveats.kernel_speedup_table(model, subject.jalapeno_chip(scenario), front, eff=fit.efficiency,
                                       stack="jalapeno", speedups=speedups)
-    ch.tables["kernels"] = _shown(kt).rename(
-        {f"step_speedup_{s:g}": f"whole-step speedup, blocks {display.formatted(s, '{:g}')}x faster" for s in speedups})
+    ch.add_table("kernels", _shown(kt).rename(
+        {f"step_speedup_{s:g}": f"whole-step speedup, blocks {display.formatted(s, '{:g}')}x faster" for s in speedups}),
+        f"{specs.model(model).display_name}'s decode step on Jalapeño at best TBT and peak throughput: share of each "
+        "part, Amdahl's speedups")
     pts = pl.concat([kt.select(pl.col("operating_point").alias("label"), pl.col("kernel_share").alias("share"),
                                pl.col(f"step_speedup_{s:g}").alias("speedup")) for s in speedups])
     ch.add_figure("amdahl", amdahl_curves(caveats.amdahl_curve(speedups), pts), f"caveats-amdahl-{model}")
@@ -308,7 +325,8 @@ def _hbm_comparison(hbm: pl.DataFrame) -> str:
 def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
     _qualifies(ch, reg, "hbm")
     hbm = caveats.hbm_table(chips, supply_share=supply_share, power_basis=basis, pue=pue)
-    ch.tables["hbm"] = _shown(hbm)
+    ch.add_table("hbm", _shown(hbm), f"HBM per GW of each chip at {power.BASIS_LABELS[basis]} power, and the chips "
+                 f"{display.formatted(100 * supply_share, '{:g}')} % of a year's HBM builds")
     ch.add_figure("hbm-per-gw", hbm_per_gw(hbm), "caveats-hbm-per-gw")
     j = hbm.filter(pl.col("chip") == "jalapeno").row(0, named=True)
     ch.quote("hbm_basis", power.BASIS_LABELS[basis])
@@ -331,7 +349,8 @@ def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
 def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "pareto-shape")
     shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
-    ch.tables["pareto-shape"] = _shown(shape_t)
+    ch.add_table("pareto-shape", _shown(shape_t), "Jalapeño and each model's baseline: tok/s/kW and ratio at fractions "
+                 "of the baseline's highest interactivity")
     ch.add_figure("pareto-shape", figures.ratio_curves(curves, "A three-digit ratio is the frontier's shape: "
                                                        "the ratio at each interactivity"), "caveats-pareto-shape")
     m = shape_t["model"][0]
@@ -351,9 +370,10 @@ def _business(ch, reg) -> None:
     _qualifies(ch, reg, "business")
     biz = caveats.business_table()
     printed = dict(zip(reg["claim_id"], reg["claimed"]))
-    ch.tables["business"] = _shown(biz).with_columns(pl.col("claims").map_elements(
+    ch.add_table("business", _shown(biz).with_columns(pl.col("claims").map_elements(
         lambda ids: "; ".join(printed[c.strip()] for c in ids.split(";")), return_dtype=pl.String)
-        .alias("claims (as printed)")).select("topic", "claims (as printed)", "implication", "implied", "unit", "from")
+        .alias("claims (as printed)")).select("topic", "claims (as printed)", "implication", "implied", "unit", "from"),
+        "The seeds' business figures as printed, what each implies by arithmetic, and what that is computed from")
     implied = {topic: biz.filter(pl.col("topic") == topic)["implied"]
                for topic in ("NVIDIA quarter", "financing", "margins", "inference cost")}
     ch.quote("bz_growth", implied["NVIDIA quarter"][0], "{:.0f}")
@@ -386,13 +406,15 @@ def _public_data(ch, reg) -> None:
         total = len(caveats.PUBLIC_DATA_TREATMENT[r["question"]][1])
         rows.append(found.get(r["question"], f"nothing public checks it: {r['n_not_checkable']} of its {total} "
                                              "claims are not checkable"))
-    ch.tables["public-data"] = pd.select(
+    ch.add_table("public-data", pd.select(
         pl.col("question_en").alias("question"), pl.col("answers_en").alias("what the public data answers"),
         pl.col("cannot_answer_en").alias("what it cannot answer yet"),
         pl.col("row_zh").alias("the seed's row, as printed"),
         pl.col("section").alias("where this chapter treats it"),
         pl.Series("what the chapter finds", rows, dtype=pl.Utf8),
-        pl.col("claims").alias("claims registered (status)"))
+        pl.col("claims").alias("claims registered (status)")),
+        "Seed 003's questions: what the public data can and cannot answer, where this chapter treats each, "
+        "what it finds")
 
 
 def _three_lines(ch, reg) -> None:
@@ -415,10 +437,12 @@ def _three_lines(ch, reg) -> None:
          f"{n['hbm_stacks_gw']} million stacks, {n['hbm_share_gw']} % of the 2026 HBM forecast; "
          f"{n['hbm_share']} % of a year's HBM builds {n['hbm_chips_year']} chips ({n['hbm_gw_year']} GW)"),
     ]
-    ch.tables["three-lines"] = tl.select(
+    ch.add_table("three-lines", tl.select(
         pl.col("line").alias("the line the score sheet does not print"), pl.col("quote").alias("the seed's words"),
         pl.Series("what the chapter computes", computed, dtype=pl.Utf8),
-        pl.col("claims").alias("claims registered (status)"))
+        pl.col("claims").alias("claims registered (status)")),
+        "The three lines seed 004's score sheet does not print: the seed's words and what this chapter "
+        "computes for each")
 
 
 # ---- figures ----

@@ -84,13 +84,17 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
     ch.quote("n_agreeing", sum(counts[s] for s in registry.AGREEING))
     for r in reg.iter_rows(named=True):  # each claim's status, so that the changelog lists each one that moves
         ch.quote(status_key(r["claim_id"]), r["status"])
-    ch.tables["statuses"] = pl.DataFrame({
+    ch.add_table("statuses", pl.DataFrame({
         "status": list(STATUSES), "meaning": [MEANINGS[s] for s in STATUSES],
         "agreement": ["yes" if s in registry.AGREEING else "no" for s in STATUSES],
-        "claims": [counts[s] for s in STATUSES]}, schema_overrides={"claims": pl.UInt32})
-    ch.tables["seeds"] = data.seeds_table().select("short", "seed", "title", "title_en", "title_kind", "outlet",
-                                                   "date", "date_basis")
-    ch.tables["by-chapter"] = _by_chapter(reg, order)
+        "claims": [counts[s] for s in STATUSES]}, schema_overrides={"claims": pl.UInt32}),
+        "Each status: what it means, whether it counts as agreement, and how many claims hold it")
+    ch.add_table("seeds", data.seeds_table().select("short", "seed", "title", "title_en", "title_kind", "outlet",
+                                                    "date", "date_basis"),
+                 "The seed articles: short citation, file name, short title and its translation, outlet, and the date "
+                 "each states")
+    ch.add_table("by-chapter", _by_chapter(reg, order),
+                 "Claims per chapter, in the book's order, by status, with each chapter's total")
     rows = reg if show_status == "all" else reg.filter(pl.col("status") == show_status)
     rows = (rows.with_columns(pl.col("chapter").replace_strict(order).alias("_order"))
             .with_row_index("_row").sort("_order", "_row")
@@ -99,7 +103,9 @@ def compute(*, show_status: str, chapter_order: Sequence[str]) -> Chapter:
                     pl.col("treatment").replace_strict(TREATMENT_WORDS), "status",
                     "computed", "published_vs_computed", "check"))
     ch.quote("shown", "all claims" if show_status == "all" else f"the {rows.height} with status {show_status!r}")
-    ch.tables["claims"] = rows
+    which = "Every claim" if show_status == "all" else f"The claims with status {show_status!r}"
+    ch.add_table("claims", rows, f"{which}, by the chapter that treats it: claimed and computed values, seeds, "
+                 "treatment, status and check")
     return ch
 
 

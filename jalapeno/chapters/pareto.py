@@ -124,8 +124,9 @@ def _check(models, baseline_chips, power_basis, concurrency_cap) -> None:
 
 def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurrency_cap: str) -> None:
     """Jalapeño's unknowns, its fitted constants per scenario and the concurrency range of the fit."""
-    ch.tables["unknowns"] = data.jalapeno_unknowns().select(
-        pl.col("parameter").replace_strict(INPUT_WORDS, default=pl.col("parameter")), "low", "central", "high", "unit", "basis")
+    ch.add_table("unknowns", data.jalapeno_unknowns().select(
+        pl.col("parameter").replace_strict(INPUT_WORDS, default=pl.col("parameter")), "low", "central", "high", "unit", "basis"),
+        "Jalapeño's unknowns: the low, central and high value of each unpublished quantity, its unit and its basis")
     effs = {sc: f.efficiency for sc, f in fits.items()}
     pub_shape = {"isl": int(claim_value("workload-isl")), "osl": int(claim_value("workload-osl"))}  # 8k/1k
     caps = {(m, d): pareto.benchmark_concurrency_cap(m, **pub_shape, disagg=d)
@@ -215,7 +216,8 @@ def _unknowns_and_fit(ch: Chapter, fits: dict[str, subject.JalapenoFit], concurr
         f"{ch.numbers['b_ttft']} s for GB200 read the same way. A chip that reaches its published peak throughput "
         "would prefill an 8k prompt far faster than that, so the book carries the difference as a constant and "
         "does not explain it"))
-    ch.tables["constants"] = constants
+    ch.add_table("constants", constants, f"Jalapeño's own constants fitted to its published points in each scenario, "
+                 f"under the {reading} reading of its E2E")
 
 
 def frontier_lines(models: list[str], baseline_chips: list[str], fits: dict[str, subject.JalapenoFit], *,
@@ -273,7 +275,9 @@ def _frontier_figures(ch: Chapter, fits, *, models, baseline_chips, power_basis,
                                      published=published.filter(pl.col("model") == m))
         ch.add_figure(f"frontiers-{m}", chart, f"pareto-{m.replace('.', '-')}")
     _published_quotes(ch, published, models, isl=isl, osl=osl)
-    ch.tables["fixed_interactivity"] = fixed_interactivity(all_lines, power_basis=power_basis)
+    ch.add_table("fixed_interactivity", fixed_interactivity(all_lines, power_basis=power_basis),
+                 f"Each frontier's tok/s/kW ({power_basis} power) at fixed interactivity levels, "
+                 f"{number(isl):,}/{number(osl):,} tokens, Jalapeño central")
     ch.quote("fixed_levels", ", ".join(f"{number(v):,}" for v in FIXED_LEVELS))
 
 
@@ -391,10 +395,14 @@ def _ratios(ch: Chapter, ratios: pl.DataFrame, *, models, power_basis, concurren
     n_all = int(per_scenario["all_within"].sum())
     ch.quote("all_three", "no single scenario reproduces all three at once" if n_all == 0
              else f"{n_all} of the {per_scenario.height} scenarios reproduce all three at once")
-    ch.tables["ratio_summary"] = summary
-    ch.tables["ratios"] = ratios.select("model", "scenario", "interactivity_tok_s_user", "baseline_tok_s_kw",
-                                        "jalapeno_tok_s_kw", "ratio", "published_ratio", "deviation",
-                                        "jalapeno_max_interactivity")
+    ch.add_table("ratio_summary", summary,
+                 "Each model's matched ratio: published, lowest, central and highest over the scenarios, those "
+                 f"within ±{ch.numbers['tolerance_pct']} %")
+    ch.add_table("ratios", ratios.select("model", "scenario", "interactivity_tok_s_user", "baseline_tok_s_kw",
+                                         "jalapeno_tok_s_kw", "ratio", "published_ratio", "deviation",
+                                         "jalapeno_max_interactivity"),
+                 "Matched ratio per model and scenario: Jalapeño's and the baseline's tok/s/kW at the baseline's "
+                 "fastest point")
 
 
 def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.JalapenoFit], concurrency_cap: str,
@@ -449,7 +457,8 @@ def _factors(ch: Chapter, ratios: pl.DataFrame, fits: dict[str, subject.Jalapeno
         if m in steep:
             ch.quote(key, 100 * claim_value(pareto.PUBLISHED_RATIOS[m][0]) / (pub_peak[m] * steep[m]), "{:.0f}")
     ch.quote("k_prefill_gain", kimi_peak_2x / kimi_peak, "{:.2f}")
-    ch.tables["factors"] = factors
+    ch.add_table("factors", factors, "Each matched ratio's factors per model and scenario: retention, peak ratio, "
+                 "steepness; the implied retention")
 
 
 def _ratio_curves(ch: Chapter, fits, *, models, power_basis, isl, osl, baseline_max_chips, concurrency_cap) -> None:
@@ -489,7 +498,8 @@ def _sensitivity(ch: Chapter, ratios: pl.DataFrame, fits, *, models, power_basis
     modeled = sens.filter(pl.col("baseline_source") == "modeled")
     ch.quote("sens_lo", modeled["ratio"].min(), "{:.0f}")
     ch.quote("sens_hi", modeled["ratio"].max(), "{:.0f}")
-    ch.tables["sensitivity"] = sens
+    ch.add_table("sensitivity", sens, "Central-scenario matched ratios with the baselines above and with baselines "
+                 "modeled outright, per chip cap")
 
 
 #: Jalapeño's unknowns (``data/jalapeno_unknowns.csv``) and the model's own error, the inputs of the error
@@ -520,11 +530,13 @@ def _bands(ch: Chapter, ens: uncertainty.Ensemble, *, models, power_basis) -> No
         ch.quote(f"{k}_verdict", row["verdict"])
     n = int((table["verdict"] == "agrees").sum())
     ch.quote("n_agree", n)
-    ch.tables["ratio_bands"] = table
+    ch.add_table("ratio_bands", table, "Each published ratio against the model's error band (median, low, high of the "
+                 "Monte Carlo draws), its verdict")
     drivers = uncertainty.sensitivity(ens, {m: (uncertainty.matched_ratio_nodes(ens, m, power_basis=power_basis), True)
                                             for m in models})
     drivers = drivers.with_columns(pl.col("input").replace_strict(INPUT_WORDS, default=pl.col("input")))
-    ch.tables["drivers"] = drivers.rename({"quantity": "model"})
+    ch.add_table("drivers", drivers.rename({"quantity": "model"}),
+                 "What drives each model's matched ratio: each input's first-order and total Sobol index, ranked")
     for m in models:
         d = drivers.filter(pl.col("quantity") == m).sort("rank")
         k = _key(m)
@@ -545,8 +557,10 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     ``assumption_ratios``) and DeepSeek-R1's ratio against the baseline's fastest interactivity (figure
     ``ratio-vs-fastest``)."""
     checks = baselines.gb300_checks()
-    ch.tables["gb300_checks"] = checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
-                                              "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None)
+    ch.add_table("gb300_checks", checks.select("check", "public_value", "modeled_value", "ratio_modeled_over_public",
+                                               "at_interactivity_tok_s_user", "source_id", "note").fill_nan(None),
+                 "The GB300 transfer checked against the public GB300 and GB200 points: public and modeled value "
+                 "of each ratio")
     by = {r["check"]: r for r in checks.iter_rows(named=True)}
     for key, name in (("chk_peak", "GB300 / GB200, FP4 peak throughput per GPU"),
                       ("chk_116", "GB300 / GB200, FP4 at 116 tok/s/user"),
@@ -568,7 +582,9 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
                      "published_ratio": r["published_ratio"],
                      "verdict": uncertainty.judge(r["published_ratio"], b) if math.isfinite(b.low) else "does not apply"})
     sets = pl.DataFrame(rows, schema_overrides={"baseline_source": pl.Utf8, "extrapolated": pl.Boolean})
-    ch.tables["assumption_ratios"] = sets.fill_nan(None)  # a set that does not apply: blank cells
+    ch.add_table("assumption_ratios", sets.fill_nan(None),  # a set that does not apply: blank cells
+                 "Each published ratio under each named assumption about its baseline, Jalapeño central with its band "
+                 "and verdict")
     dsr = {r["assumption_set"]: r for r in sets.filter(pl.col("model") == "deepseek-r1").iter_rows(named=True)}
     for name, key in SET_KEYS.items():
         r = dsr[name]

@@ -129,7 +129,12 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("run_spread_pct", 100 * spread, "{:.2f}")
     ch.quote("spread_verdict", "run-to-run noise of this size is far below every ratio discussed here"
              if spread < NEGLIGIBLE_SPREAD else "noise of this size matters when reading ratios of a few tenths")
-    ch.tables["runs"] = runs
+    # the table's workload and baseline as the prose names them (GB200, gpt-oss-120b 8k/1k), and its power
+    workload = f"{specs.model(model).display_name} {isl // 1024}k/{osl // 1024}k"
+    b_label = specs.chip(baseline).chip.upper()
+    divided_by = "its rated TDP" if baseline_power_w is None else f"{number(baseline_power_w):,.0f} W"
+    ch.add_table("runs", runs, f"Runs of {b_label} on {workload}: peak tok/s/kW at {divided_by}; TPOT, E2E and "
+                 "TTFT at the lowest concurrency")
 
     # Every headline ratio, recomputed
     claim = claim_value
@@ -157,9 +162,10 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("n_ratios_within", int(ratios["in_range_as_printed"].sum()))
     ch.quote("n_ratios", ratios.height)
     # each side of a ratio as the seeds print it, not by its claim id
-    ch.tables["ratios"] = ratios.with_columns(
+    ch.add_table("ratios", ratios.with_columns(
         pl.col(side).map_elements(lambda cid: _as_printed(printed[cid]) if cid else None, return_dtype=pl.String)
-        for side in ("numerator", "denominator"))
+        for side in ("numerator", "denominator")),
+        "The seeds' headline ratios recomputed from their published absolute numbers, next to the printed ranges")
     ch.add_figure("headline_ratios", headline_ratios(ratios), "headline-ratios")
 
     # Per watt under three power bases
@@ -170,7 +176,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
         ch.quote(f"ratio_{key}", row["ratio"], "{:.2f}", quantity=rated_q(RATIO_QUANTITIES.get(key)))
         ch.quote(f"jw_{key}", row["jalapeno_w"], "{:,.0f}")
         ch.quote(f"bw_{key}", row["baseline_w"], "{:,.0f}")
-    ch.tables["power_bases"] = bases
+    ch.add_table("power_bases", bases, f"Jalapeño and {b_label} on {workload} under three power bases: watts per chip, "
+                 "peak tok/s/kW and their ratio")
     # the seeds' per-watt ratio is at both chips' rated power: a build dividing the baseline by another says so
     rated = bases.filter(pl.col("basis") == "rated")["ratio"][0]
     allin = bases.filter(pl.col("basis") == "all-in-proportional")["ratio"][0]
@@ -209,7 +216,8 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     ch.quote("j_decode", j["decode_s"], "{:.2f}")
     ch.quote("ttft_ratio", j["implied_ttft_s"] / summary.ttft_s, "{:.1f}")
     # each chip by its short name, as the figure names it (display.header: Jalapeño, GB200)
-    ch.tables["e2e"] = dec.with_columns(pl.col("chip").map_elements(display.header, return_dtype=pl.String))
+    ch.add_table("e2e", dec.with_columns(pl.col("chip").map_elements(display.header, return_dtype=pl.String)),
+                 "Jalapeño's and GB200's published E2E and TBT, the decode over the mean OSL, and the TTFT they imply")
     ch.add_figure("e2e_split", e2e_split(dec, model), f"e2e-split-{model}-{isl}-{osl}")
     _e2e_readings(ch, baseline=baseline, e2e_reading=e2e_reading, printed=printed)
 
@@ -224,9 +232,10 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              f"disagree{'' if len(disagree) > 1 else 's'} ({', '.join(disagree)}; see {'their chapters' if len(disagree) > 1 else 'its chapter'})"
              if disagree else "no prediction disagrees")
     # this chapter's claims; every claim, once, on the claims page
-    ch.tables["claims"] = claims.filter(pl.col("chapter") == "reading-the-numbers").select(
+    ch.add_table("claims", claims.filter(pl.col("chapter") == "reading-the-numbers").select(
         "claim_id", "claimed", "status", "computed", "published_vs_computed", "quantity",
-        pl.col("seeds").map_elements(cite_seeds, return_dtype=pl.String), "check")
+        pl.col("seeds").map_elements(cite_seeds, return_dtype=pl.String), "check"),
+        "The seeds' claims this chapter checks: as claimed, status, computed value, the seeds that state each, the check")
     return ch
 
 
@@ -301,10 +310,12 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict
                              0.0, 0.0, check),
                 "one-point": ("one configuration", "four: " + _fitted_to(subject.fit_claims("one-point"), printed),
                               one["jalapeno"], one[baseline], "a fit target: reproduced by construction")}
-    ch.tables["e2e_readings"] = pl.DataFrame([
+    ch.add_table("e2e_readings", pl.DataFrame([
         {"reading": r, "e2e_and_tbt": v[0], "jalapeno_fitted_to": v[1], "jalapeno_outside_ms": v[2],
          f"{baseline}_outside_ms": v[3], "published_e2e": v[4], "this_build": r == e2e_reading}
-        for r, v in readings.items()])
+        for r, v in readings.items()]),
+        "The two readings of Jalapeño's published E2E: what each fits, Jalapeño's and "
+        f"{specs.chip(baseline).chip.upper()}'s latency outside the chip")
 
 
 # ---- figures ----

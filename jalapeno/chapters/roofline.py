@@ -154,10 +154,11 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
         ch.quote(f"ai_{p}", 2 / specs.bytes_per_value(p), "{:.0f}")
     ch.quote("ridge_min", ridges["ridge_flop_per_byte"].min(), "{:,.0f}")
     ch.quote("ridge_max", ridges["ridge_flop_per_byte"].max(), "{:,.0f}")
-    ch.tables["ridges"] = ridges.select(
+    ch.add_table("ridges", ridges.select(
         "chip", "precision", (pl.col("peak_flops_per_s") / 1e15).alias("peak PFLOP/s"),
         (pl.col("hbm_bandwidth_bytes_per_s") / 1e12).alias("HBM TB/s"),
-        "ridge_flop_per_byte", "decode_intensity_flop_per_byte")
+        "ridge_flop_per_byte", "decode_intensity_flop_per_byte"),
+        "Ridge point of each chip at each precision it has: peak FLOP/s over HBM bandwidth, beside batch-1 decode's 2/b")
 
     # The focus model's phases on the rooflines
     phases = bounds.phase_points(focus_m, focus_c, prompt_tokens=context_tokens, context_tokens=context_tokens,
@@ -172,10 +173,12 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("ctx", context_tokens, "{:,}")
     decode = bounds.decode_bounds(M, C, context_tokens=context_tokens, weight_precision=weight_precision,
                                   kv_precision=kv_precision)
-    ch.tables["bounds"] = decode.with_columns(
+    ch.add_table("bounds", decode.with_columns(
         (pl.col("weight_bytes") / 1e9).alias("weight_GB"), (pl.col("batch1_step_s") * 1e3).alias("batch1_step_ms")
     ).select("model", "chip", "weight_GB", "min_chips", "batch1_step_ms", "batch1_interactivity_tok_s_user",
-             "critical_batch")
+             "critical_batch"),
+        f"Batch-1 speed-of-light decode of each model on the fewest chips whose HBM holds its weights, "
+        f"{context_tokens:,}-token context")
 
     # Throughput against interactivity along the batch
     sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
@@ -212,7 +215,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("pub_dsr1_baseline_frac", 100 * claim_value("dsr1-baseline-single-user")
              / seeds_row.get("bound_tok_s_user", math.nan), "{:.0f}")
     ch.quote("g_dsr1_frac", 100 * seeds_row["fraction_of_bound"], "{:.0f}")
-    ch.tables["fraction"] = frac
+    ch.add_table("fraction", frac, "Best single-user speeds, Jalapeño's published and GB200's measured, over their "
+                 "batch-1 speed-of-light bound")
     ch.add_figure("fraction", fraction_of_bound(frac, seeds_speed=claim_value("dsr1-baseline-single-user")),
                   "fraction-of-roofline")
 
@@ -243,7 +247,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("lpu_whole_racks_bare", math.ceil(bare / lpu_rack))
     ch.quote("lpu_rack", lpu_rack)
     ch.quote("lpu_claim", claim_value("groq-lpx-chips-deepseek-v3"), "{:,.0f}")
-    ch.tables["sram"] = sram
+    ch.add_table("sram", sram, f"{specs.short_name(lpu_chip)} chips and racks holding each model: {lpu_weight_bits}-bit "
+                 f"weights plus the KV cache of {lpu_concurrency} sequences of {context_tokens:,} tokens")
 
     # Worked example: one decode step, step by step
     _worked_example(ch)

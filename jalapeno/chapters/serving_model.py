@@ -53,7 +53,9 @@ def compute(*, shown_series: list[str]) -> Chapter:
     ch.quote("in_frontier_median", 100 * s_in["frontier_distance:median"], "{:.0f}")
     ch.quote("in_tpot_median", 100 * s_in["tpot_err_median:median"], "{:.0f}")
     ch.quote("in_tput_median", 100 * s_in["tput_err_median:median"], "{:.0f}")
-    ch.tables["fit_errors"] = fit_errors.drop("point_distances")
+    ch.add_table("fit_errors", fit_errors.drop("point_distances"),
+                 "In-sample fit per measured series: median and worst error of TPOT and throughput per GPU, "
+                 "frontier distances")
     mine = calibration.configurations(measured.points().filter(pl.col("reader_run")))  # a book on a reader's runs
     shown = [*shown_series, *(s for s in mine["series"].unique(maintain_order=True) if s not in shown_series)]
     points = calibration.long_points(pred, shown, mine["run_id"].unique().sort().to_list())
@@ -118,7 +120,9 @@ def _schemes(ch: Chapter) -> None:
             "coverage (%)": 100 * r["coverage"], coverage_header: schemes.coverage_status(r["coverage"]),
             "90 % interval (%)": f"{100 * r['coverage_low']:.1f}-{100 * r['coverage_high']:.1f}",
             "points inside / scored": f"{r['inside']} / {r['points']}", "beyond reach": r["unreached"]})
-    ch.tables["schemes"] = pl.DataFrame(rows)
+    ch.add_table("schemes", pl.DataFrame(rows),
+                 "Each validation scheme, held out on the default path: median and p90 vs its ceiling, its 80 % band "
+                 "and coverage")
     claimed = t.filter(pl.col("scheme").is_in(list(schemes.CEILINGS)))
     long = pl.concat([claimed.select(pl.col("label").alias("scheme"), pl.lit(s).alias("statistic"),
                                      (100 * pl.col(s)).alias("error_pct"),
@@ -140,12 +144,13 @@ def _schemes(ch: Chapter) -> None:
     ch.quote("mla_prior", calibration.PRIORS["mla_layer_factor"], "{:.2f}")
     labels = {n: s.label for n, s in schemes.SCHEMES.items()}
     stacks = {**display.NAMES, **STACK_WORDS}
-    ch.tables["holdout"] = errors.select(
+    ch.add_table("holdout", errors.select(
         pl.col("scheme").replace_strict(labels), pl.col("fold").map_elements(fold_words, return_dtype=pl.String),
         "series", pl.col("stack").replace_strict(stacks, default=pl.col("stack")).alias("stack predicted with"),
         "points", (100 * pl.col("frontier_distance")).alias("frontier distance (%)"),
         pl.col("held_at_prior").map_elements(lambda s: "; ".join(constant_symbol(k) for k in s.split(", ") if k) or "none",
-                                             return_dtype=pl.String).alias("constants held at their priors"))
+                                             return_dtype=pl.String).alias("constants held at their priors")),
+        "Every held-out series of every scheme: the stack the default path predicted it with, its frontier distance")
 
 
 #: How the held-out table names the two stacks of a scheme that are not a serving stack's.
@@ -203,7 +208,8 @@ def _constants(ch: Chapter, configs: pl.DataFrame, eff: serving.Efficiency) -> N
     ch.quote("mla_factor", eff.mla_layer_factor, "{:.2f}")
     ch.quote("mla_lo", calibration.BOUNDS["mla_layer_factor"][0], "{:g}")
     ch.quote("mla_hi", calibration.BOUNDS["mla_layer_factor"][1], "{:g}")
-    ch.tables["constants"] = constants_table(calibration.stored_table())
+    ch.add_table("constants", constants_table(calibration.stored_table()),
+                 "The serving model's stored constants: what each is, its value and its unit (times in µs)")
 
 
 def constants_table(stored: pl.DataFrame) -> pl.DataFrame:

@@ -114,8 +114,9 @@ def compute(*, models: list[str], systems: list[str], system: str, model: str, t
                      context_tokens, kv_precision)
     _capacity(ch, chosen, systems, contexts, context_tokens, concurrency, weight_precision, kv_precision)
     _capacity_plans(ch, systems, focus_model, scenario, context_tokens, decode_tokens, plan_precision, kv_precision)
-    ch.tables["claims"] = registry.claims().filter(pl.col("chapter") == "systems").select(
-        "claim_id", "claimed", "status", "computed", "published_vs_computed", "check")
+    ch.add_table("claims", registry.claims().filter(pl.col("chapter") == "systems").select(
+        "claim_id", "claimed", "status", "computed", "published_vs_computed", "check"),
+        "The seeds' numbers about these systems: each claim, its status, the value computed and how it is checked")
     return ch
 
 
@@ -148,11 +149,13 @@ def check(*, topology: str, size: int, **_) -> None:
 def _fabrics(ch: Chapter, systems: list[str], focus_system: sy.System, topology: str, size: int):
     """Fabrics as graphs: hop counts of the systems, the TPU fabrics at ``size`` and the what-if fabric."""
     fabric = sy.systems_table(systems)
-    ch.tables["fabrics"] = fabric.select(
+    ch.add_table("fabrics", fabric.select(
         "system", "chip", "topology", "chips", "ports_per_chip", "diameter_hops", "average_hops",
         (pl.col("hop_latency_s") * 1e6).alias("hop_latency_us"), "hop_latency_status",
         (pl.col("link_bandwidth_bytes_per_s") / 1e9).alias("link_GB_s"),
-        (pl.col("bisection_bandwidth_bytes_per_s") / 1e12).alias("bisection_TB_s"))
+        (pl.col("bisection_bandwidth_bytes_per_s") / 1e12).alias("bisection_TB_s")),
+        "Each fabric as a graph: chips, ports per chip, diameter and average hops, hop latency, link and "
+        "bisection bandwidth")
     tpu = sy.tpu_topologies(size)
     t8t, t8i = tpu["tpu-8t-1024"].topology, tpu["tpu-8i-pod"].topology
     shapes = network.torus_shapes(size)
@@ -243,9 +246,11 @@ def _collectives(ch: Chapter, systems: list[str], focus_system: sy.System, focus
     """What a collective costs on the focus system for the focus model, and against message size."""
     ct = network.collective_table(focus_system.topology, hidden_size=focus_model.hidden_size,
                                   prefill_tokens=context_tokens, experts_per_token=focus_model.num_experts_per_tok or 1)
-    ch.tables["collectives"] = ct.select(
+    ch.add_table("collectives", ct.select(
         "phase", "collective", "message_bytes", (pl.col("time_s") * 1e6).alias("time_us"),
-        (pl.col("latency_s") * 1e6).alias("latency_us"), "latency_bound")
+        (pl.col("latency_s") * 1e6).alias("latency_us"), "latency_bound"),
+        f"Collectives on the {focus_system.display_name} for {focus_model.display_name}: time and hop latency, "
+        f"decode and {number(context_tokens):,}-token prefill")
 
     def row(phase: str, collective: str) -> dict:
         return ct.filter((pl.col("phase") == phase) & (pl.col("collective") == collective)).row(0, named=True)
@@ -286,9 +291,10 @@ def _deepseek_check(ch: Chapter) -> None:
     ch.quote("sys_ds_real_hidden", real_hidden, "{:,}")
     cases = (("InfiniBand, paper's hidden size", ds), ("NVLink 5, paper's hidden size", ds_nvl),
              ("InfiniBand, DeepSeek-V3's hidden size", ds_7168))
-    ch.tables["deepseek_ep"] = pl.DataFrame([
+    ch.add_table("deepseek_ep", pl.DataFrame([
         {"case": name, "bytes_per_layer": float(r["bytes_per_layer"]), "per_layer_us": r["per_layer_s"] * 1e6,
-         "tpot_ms": r["tpot_s"] * 1e3, "tok_s_user": r["tok_s_user"]} for name, r in cases])
+         "tpot_ms": r["tpot_s"] * 1e3, "tok_s_user": r["tok_s_user"]} for name, r in cases]),
+        "DeepSeek-V3's all-to-all bound on expert-parallel decode: bytes and time per layer, TPOT and tok/s/user")
 
 
 def _tpus(ch: Chapter, chosen: list[ModelSpec], size: int, decode_tokens_per_chip: int) -> None:
@@ -296,10 +302,12 @@ def _tpus(ch: Chapter, chosen: list[ModelSpec], size: int, decode_tokens_per_chi
     tokens = float(decode_tokens_per_chip)
     tpu_a2a = sy.tpu_all_to_all(chosen, size=size, tokens_per_chip=sorted({tokens, *_TPU_TOKEN_GRID}))
     shown = tpu_a2a.filter(pl.col("tokens_per_chip") == tokens)
-    ch.tables["tpu_all_to_all"] = shown.select(
+    ch.add_table("tpu_all_to_all", shown.select(
         "model", "system", "topology", "diameter_hops", "average_hops",
         (pl.col("latency_per_layer_s") * 1e6).alias("latency_per_layer_us"),
-        (pl.col("per_layer_s") * 1e6).alias("per_layer_us"), (pl.col("per_token_s") * 1e3).alias("per_token_ms"))
+        (pl.col("per_layer_s") * 1e6).alias("per_layer_us"), (pl.col("per_token_s") * 1e3).alias("per_token_ms")),
+        f"Decode all-to-all of each MoE model on TPU 8t and 8i at {number(size):,} chips, "
+        f"{number(decode_tokens_per_chip):,} token(s) per chip: hops and time")
     per_token = {(r["model"], r["system"]): r["per_token_s"] for r in shown.iter_rows(named=True)}
     for name in _QUOTED_A2A_MODELS:
         key = name.replace("-", "_").replace(".", "_")
@@ -334,11 +342,13 @@ def _lpx(ch: Chapter, chosen: list[ModelSpec], weight_bits: int, concurrency: in
     with_kv = {"concurrency": concurrency, "context_tokens": context_tokens, "kv_precision": kv_precision}
     sram0 = sy.sram_capacity_table(chosen, weight_bits=weight_bits)
     sram_kv = sy.sram_capacity_table(chosen, weight_bits=weight_bits, **with_kv)
-    ch.tables["lpx_sram"] = sram0.select(
+    ch.add_table("lpx_sram", sram0.select(
         "model", (pl.col("weight_bytes") / 1e9).alias("weight_GB"), pl.col("chips").alias("lpus_weights_only"),
         pl.col("racks").alias("racks_weights_only")).join(sram_kv.select(
             "model", (pl.col("kv_bytes") / 1e9).alias("kv_GB"), pl.col("chips").alias("lpus_with_kv"),
-            pl.col("racks").alias("racks_with_kv")), on="model")
+            pl.col("racks").alias("racks_with_kv")), on="model"),
+        f"LPUs and LPX racks whose SRAM holds each model at {weight_bits} bits: weights only, and with "
+        f"{number(concurrency):,} sequences of {number(context_tokens):,} tokens")
     ch.quote("sys_bits", weight_bits)
     ch.quote("sys_conc", concurrency, "{:,}")
     dsv3 = [specs.model("deepseek-r1")]  # the seed's arithmetic is about DeepSeek-V3/R1 whatever the chosen models
@@ -364,8 +374,10 @@ def _gemma_record(ch: Chapter, weight_bits: int, context_tokens: int, kv_precisi
     kw = {"weight_bits": weight_bits, "context_tokens": context_tokens, "kv_precision": kv_precision}
     best = sy.best_lpu_speed(gemma, **kw)
     budget = sy.lpu_budget(gemma, record, **kw)
-    ch.tables["gemma_budget"] = budget.pivot(on="component", index=["layout", "chips"], values="time_s").with_columns(
-        pl.exclude("layout", "chips") * 1e6)
+    ch.add_table("gemma_budget", budget.pivot(on="component", index=["layout", "chips"], values="time_s").with_columns(
+        pl.exclude("layout", "chips") * 1e6),
+        f"How each LPU layout spends {gemma.display_name}'s per-token budget at {number(record):,.0f} tok/s: "
+        "µs per component")
     best_budget = budget.filter(pl.col("layout") == f"{best['stages']} stages x {best['tp']}")
     part = {r["component"]: r for r in best_budget.iter_rows(named=True)}
     ch.quote("sys_record", record, "{:,.0f}")
@@ -408,7 +420,9 @@ def _frontiers(ch: Chapter, focus_model: ModelSpec, gpu_chip: specs.ChipSpec, sc
     summary = fronts.group_by("system", maintain_order=True).agg(
         pl.col("interactivity_tok_s_user").max().alias("max_interactivity"),
         pl.col("throughput_tok_s_chip").max().alias("max_throughput_per_chip"))
-    ch.tables["system_frontiers"] = summary
+    ch.add_table("system_frontiers", summary,
+                 f"{focus_model.display_name}: highest interactivity (tok/s/user) and throughput per chip of each "
+                 f"system, Jalapeño {scenario}")
     top = {r["system"]: r for r in summary.iter_rows(named=True)}
     ch.quote("sys_gpu_name", gpu_chip.display_name)
     for key, label in (("gpu", f"{gpu_chip.chip}, GPU only"), ("jal", "Jalapeño"),
@@ -459,10 +473,12 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
                                    alpha0_s=alpha0_us * 1e-6, fabrics=_SCAN_FABRICS,
                                    hop_latencies_s=_SCAN_HOP_LATENCIES_S)
     hop_budget = sy.max_consistent_hop_latency(scan)
-    ch.tables["jalapeno_fabric"] = hop_budget.filter(pl.col("model") == "deepseek-r1").select(
+    ch.add_table("jalapeno_fabric", hop_budget.filter(pl.col("model") == "deepseek-r1").select(
         "fabric", "chips", "diameter_hops", (pl.col("max_hop_latency_s") * 1e6).alias("max_hop_latency_us"),
         (pl.col("best_tpot_s") * 1e3).alias("best_tpot_ms")).pivot(on="fabric", index=["chips"],
-                                                                    values="max_hop_latency_us")
+                                                                    values="max_hop_latency_us"),
+        "Largest per-hop latency (µs) with which DeepSeek-R1 reaches Jalapeño's published speed, by domain size "
+        "and fabric")
     ch.quote("sys_tau_us", fit.efficiency.tau_s["jalapeno"] * 1e6, "{:.1f}")
     ch.quote("sys_mla", fit.efficiency.mla_layer_factor, "{:.2f}")
     ch.quote("sys_domain", int(jchip.scale_up_domain_chips))
@@ -500,10 +516,12 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.quote("sys_comm_share_pct", 100 * comm_share, "{:.0f}")
     req = sy.jalapeno_requirements(chosen, concurrency=concurrency, context_tokens=context_tokens,
                                    kv_precision=kv_precision, comm_share=comm_share, hop_latency_s=nvl_hop_s)
-    ch.tables["jalapeno_requirements"] = req.select(
+    ch.add_table("jalapeno_requirements", req.select(
         "model", (pl.col("bytes_needed") / 1e9).alias("GB_to_hold"), "chips",
         (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
-        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_gb_s_needed"))
+        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_gb_s_needed")),
+        f"One Jalapeño system for {number(concurrency):,} users of {number(context_tokens):,} tokens: GB and chips "
+        "to hold each model, TPOT allowed, bandwidth needed")
 
 
 def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts: list[int], context_tokens: int,
@@ -513,8 +531,10 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
     kw = {"contexts": ctxs, "concurrency": concurrency, "weight_precision": weight_precision,
           "kv_precision": kv_precision}
     cap = pl.concat([sy.capacity_table(chosen, systems, **kw), sy.jalapeno_capacity(chosen, **kw)])
-    ch.tables["capacity"] = cap.filter(pl.col("context_tokens") == context_tokens).pivot(
-        on="tier", index=["system", "model"], values="chips")
+    ch.add_table("capacity", cap.filter(pl.col("context_tokens") == context_tokens).pivot(
+        on="tier", index=["system", "model"], values="chips"),
+        f"Chips that hold each model and the KV cache of {number(concurrency):,} sequences of "
+        f"{number(context_tokens):,} tokens, per system and memory tier")
     long_ctx = max(ctxs)
     ch.quote("sys_long_ctx", long_ctx, "{:,}")
     ch.quote("sys_wprec", weight_precision)
@@ -560,12 +580,14 @@ def _capacity_plans(ch: Chapter, systems: list[str], focus_model: ModelSpec, sce
             continue
         frames.append(plan.with_columns(pl.lit(specs.short_name(c)).alias("chip_name")))
     plans = pl.concat(frames)
-    ch.tables["capacity_plans"] = plans.select(
+    ch.add_table("capacity_plans", plans.select(
         pl.col("chip_name").alias("chip"), pl.col("chips").alias("chips_per_replica"),
         pl.col("weight_bytes_per_chip").cast(pl.Float64).alias("weights_per_chip_bytes"),
         pl.col("kv_bytes_per_sequence_per_chip").cast(pl.Float64).alias("kv_per_sequence_per_chip_bytes"),
         "largest_batch", pl.col("step_s").alias("decode_step_s"), "throughput_tok_s_chip",
-        pl.col("requests_per_s_chip").alias("requests_per_s_per_chip"))
+        pl.col("requests_per_s_chip").alias("requests_per_s_per_chip")),
+        f"Capacity plan of {focus_model.display_name} ({number(context_tokens):,} + {number(decode_tokens):,} tokens) "
+        "per chip and slice: memory, largest batch, step, rates")
     best = plans.filter(pl.col("most_efficient"))
     ch.quote("sys_plan_model", focus_model.display_name)
     ch.quote("sys_plan_ctx", int(context_tokens), "{:,}")

@@ -99,16 +99,20 @@ def compute(*, claims: list[str]) -> Chapter:
     _mtp(ch, ens)
     counts = registry.verdict_counts(table)
     _performance(ch, counts)
-    ch.tables["headlines"] = pl.DataFrame({
+    which = "The headline claims" if set(claims) <= set(HEADLINES) else "The chosen claims"
+    ch.add_table("headlines", pl.DataFrame({
         "claim": [_claim_label(r) for r in rows],
         "the seeds say": [r["claimed"] for r in rows],
         "the book computes": [r["computed"] or "—" for r in rows],
         "published vs computed": [r["published_vs_computed"] or "—" for r in rows],
         "status": [r["status"] for r in rows],
-        "derived in (chapter)": [r["chapter"] for r in rows]})
+        "derived in (chapter)": [r["chapter"] for r in rows]}),
+        f"{which}: claimed and computed values, where the published value lies, status, deriving chapter")
     for r in rows:
         ch.quote(r["claim_id"], r["status"])
-    ch.tables["statuses"] = _statuses_table(counts)
+    ch.add_table("statuses", _statuses_table(counts),
+                 "Claims and computations per status, those about Jalapeño's performance apart, and what counts "
+                 "as agreement")
     by_status = registry.status_counts(table)
     ch.quote("n_claims", table.height, "{:,}")
     ch.quote("n_seeds", seeds_table().height)

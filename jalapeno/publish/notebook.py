@@ -40,7 +40,8 @@ def setup(namespace: dict, name: str) -> dict[str, object]:
     charts.setup()
     shown = {p.name: p.shown for p in params.declaration(path)}
     table(pl.DataFrame({"parameter": list(effective), "value": [shown[k](v) for k, v in effective.items()],
-                        "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}))
+                        "": ["default" if v == defaults[k] else "changed" for k, v in effective.items()]}),
+          caption="The parameters this chapter was computed with, each its default or changed")
     return effective
 
 
@@ -54,13 +55,23 @@ def glue(key: str, value: object, fmt: str = "{}") -> None:
     _glue(key, shown, display=False)
 
 
-def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
-    """Display every row of ``df`` as an HTML table: headers in words with units (:func:`jalapeno.display.header`),
+def table(source, slot: str | None = None, *, caption: str | None = None, sigfig: int = 4) -> None:
+    """Display a table: ``table(ch, "slot")``, the table a :class:`jalapeno.chapters.Chapter` keeps in
+    ``slot`` under its caption (:meth:`jalapeno.chapters.Chapter.add_table`; UnknownNameError for a slot it
+    does not have), or ``table(df, caption=...)``, a polars DataFrame (the caption optional).
+
+    Every row is shown, as an HTML table under its caption: headers in words with units (:func:`jalapeno.display.header`),
     numbers formatted cell by cell with :func:`jalapeno.display.cell`, a column of seconds or bytes in the
     unit it reads best in (:func:`jalapeno.display.column_unit`), flags and lists with
     :func:`jalapeno.display.text`, an empty cell shown as a dash. The table's id is a hash of what it shows (its headers and formatted cells), so
     the output is deterministic and a last-bit change of a value that the table does not show cannot
     change it."""
+    if isinstance(source, pl.DataFrame):
+        df = source
+    else:
+        if slot not in source.tables:
+            raise UnknownNameError("table slot", slot, sorted(source.tables))
+        df, caption = source.tables[slot], source.captions.get(slot, caption)
     # flags and lists as a reader writes them (yes / no; items joined), never True, False or [...]
     df = df.with_columns(*(pl.Series(n, [None if v is None else text(v) for v in df[n].to_list()], dtype=pl.Utf8)
                            for n, t in df.schema.items() if t == pl.Boolean or isinstance(t, (pl.List, pl.Array))))
@@ -77,8 +88,10 @@ def table(df: pl.DataFrame, *, sigfig: int = 4) -> None:
                 labels[n] = labels[n][:-len(si) - 2] + f"({unit})" if labels[n].endswith(f"({si})") else unit
     shown = [list(labels.values())] + [[cell(v, sigfig) if n in numeric and v is not None else str(v)
                                         for n, v in zip(df.columns, row)] for row in df.iter_rows()]
-    key = hashlib.sha1(repr(shown).encode()).hexdigest()[:12]
+    key = hashlib.sha1(repr((caption, shown)).encode()).hexdigest()[:12]
     g = gt.GT(df, id=f"tbl-{key}").cols_label(**labels)
+    if caption:
+        g = g.tab_header(title=caption).opt_align_table_header(align="left")
     if numeric:
         g = g.fmt(lambda x: cell(x, sigfig), columns=numeric)
     # in a frame that scrolls sideways, with shadows at an edge that has more (book/_static/jalapeno.css)

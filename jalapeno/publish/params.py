@@ -36,6 +36,7 @@ import contextlib
 import copy
 import importlib
 import json
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -99,7 +100,15 @@ class Yaml12Loader(yaml.SafeLoader):
             raise ConstructorError(None, None, f"{shown(text)} is not a number", node.start_mark)
         if text.startswith(("0x", "0o")):
             return float(self.construct_yaml_int(node))
-        return float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
+        value = float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
+        if math.isinf(value) and "inf" not in text.lower():  # 1e400: typed as a number, read as an infinity
+            raise _Unrepresentable(None, None, f"{text} is beyond the largest number a float holds "
+                                               f"({sys.float_info.max:.1e})", node.start_mark)
+        return value
+
+
+class _Unrepresentable(ConstructorError):
+    """A number typed that no float holds (``1e400``): said as typed, not as invalid YAML."""
 
 
 for _tag, _pattern, _first in (
@@ -120,6 +129,8 @@ def read_yaml(text: str, where: str, error: type[Exception] = ParameterError) ->
         raise error(f"{where}: {len(text):,} characters is more than the {MAX_YAML_CHARS:,} read as YAML")
     try:
         return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a SafeLoader)
+    except _Unrepresentable as exc:
+        raise error(f"{where}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         problem = str(exc)
         if getattr(exc, "problem", None):  # a MarkedYAMLError: what is wrong and where
