@@ -166,7 +166,7 @@ def _costs(ch: Chapter, task, srv: dict, *, model: str, baseline: str, scenario:
     than the baseline's, per tier, at both ends of Jalapeño's price range (times ``price_ratio``). A
     baseline the source does not price is named, and only Jalapeño is priced."""
     prices, note = {}, (f"The source prices {specs.short_name(baseline)}; Jalapeño's price is the assumed range "
-                        "above, its centre in the table")
+                        "above: the cost per task takes its centre, the cost per output token both its ends")
     ch.quote("price_scaled", "" if price_ratio == 1 else
              f", here times {number(price_ratio):g} (this build's `jalapeno_price_ratio`)")
     for key in srv:
