@@ -15,7 +15,9 @@ timing. The four measurements (``--measure``, default all), in this order, each 
 - ``cold``: a full build with the empty cache: every notebook executed (in parallel, one per core) and the
   book rendered (``jalapeno.publish.build.build``, in-process). Target: within 25 s.
 - ``incremental``: the same build after a real edit of one notebook (``--notebook``, default
-  ``roofline``: a sentence appended to its last markdown cell; the cache is keyed on file contents, so a
+  ``roofline``; ``--edit prose``, the default, appends a sentence to its last markdown cell, which is
+  served from the cache with the new prose, since the key leaves the prose out; ``--edit code`` appends
+  a comment to its last code cell, which executes the notebook again; the cache is keyed on file contents, so a
   bare ``touch`` would re-execute nothing): that notebook executed, the others from the cache, the book
   rendered. Target: within 3 s.
 - ``rerun``: the command a reader types to rerun a chapter with another value,
@@ -119,7 +121,7 @@ def _command(args: list[str], cwd: Path) -> dict:
             "load_after": load(), "phases": json.loads(phase_file.read_text())}
 
 
-def _measure(measures: list[str], notebook: str, chapters: list[str] | None, value: str) -> dict:
+def _measure(measures: list[str], notebook: str, chapters: list[str] | None, value: str, edit: str) -> dict:
     """In the frozen copy (this process imports it through PYTHONPATH): the chosen measurements, timed."""
     import jalapeno
     from jalapeno.publish import build, scenarios
@@ -135,8 +137,9 @@ def _measure(measures: list[str], notebook: str, chapters: list[str] | None, val
             if label not in measures:
                 continue
             nb = json.loads(edited.read_text())
-            markdown = [c for c in nb["cells"] if c["cell_type"] == "markdown"]
-            markdown[-1]["source"] = "".join(markdown[-1]["source"]) + "\n\n(Edited by the build benchmark.)"
+            cells = [c for c in nb["cells"] if c["cell_type"] == ("code" if edit == "code" else "markdown")]
+            cells[-1]["source"] = "".join(cells[-1]["source"]) + (
+                "\n# edited by the build benchmark" if edit == "code" else "\n\n(Edited by the build benchmark.)")
             edited.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
         before = load()
         spent.update(dict.fromkeys(spent, 0.0))
@@ -157,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--measure", nargs="+", choices=MEASURES, default=list(MEASURES),
                         help="what to time (default: all, in this order)")
     parser.add_argument("--notebook", default="roofline", help="the notebook edited before the incremental build")
+    parser.add_argument("--edit", choices=("prose", "code"), default="prose",
+                        help="what the incremental build's edit changes: a markdown cell (default) or a code cell")
     parser.add_argument("--value", help="baseline_power_w of the rerun, W (default: a new one from the clock)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a time misses its target")
     parser.add_argument("--chapters", nargs="+",
@@ -168,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     value = args.value or fresh_value()
     if args.inner:  # running inside the frozen copy
-        Path(args.inner).write_text(json.dumps(_measure(args.measure, args.notebook, args.chapters, value)))
+        Path(args.inner).write_text(json.dumps(_measure(args.measure, args.notebook, args.chapters, value, args.edit)))
         return 0
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="jalapeno-bench-") as scratch:
@@ -180,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         env.pop("JALAPENO_DATA_DIR", None)
         result_file = scratch / "result.json"
         proc = subprocess.run([sys.executable, str(copy / "benchmarks" / "build_speed.py"), "--inner",
-                               str(result_file), "--notebook", args.notebook, "--value", value,
+                               str(result_file), "--notebook", args.notebook, "--value", value, "--edit", args.edit,
                                "--measure", *args.measure]
                               + (["--chapters", *args.chapters] if args.chapters else []), env=env, cwd=copy,
                               capture_output=True, text=True)
@@ -191,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     missed = []
     book = f"{len(result['cold']['status'])} notebooks" if not args.chapters else ", ".join(args.chapters)
     what = {"cold": f"cold full build (empty cache; {book} executed + render, in-process)",
-            "incremental": f"incremental rebuild after editing {args.notebook} (in-process)",
+            "incremental": f"incremental rebuild after editing {args.notebook}'s {args.edit} (in-process)",
             "rerun": f"rerun with a new value: jalapeno build reading-the-numbers -p baseline_power_w {value} "
                      "(new process; cache warm otherwise)",
             "measurements": f"build on a reader's runs: jalapeno build --measurements {RUNS_FILE} (new process; "

@@ -219,12 +219,23 @@ def test_unchanged_notebooks_come_from_the_cache_and_an_edited_one_reruns(small_
     assert "(0 notebooks executed, 2 from the cache)" in capfd.readouterr().err
 
     nb = json.loads((small_book / "roofline.ipynb").read_text())
-    nb["cells"][-1]["source"].append("\n\nOne more sentence.")
+    assert nb["cells"][-1]["cell_type"] == "markdown"
+    nb["cells"][-1]["source"].append("\n\nOne more sentence.")  # prose only: its outputs cannot change
+    (small_book / "roofline.ipynb").write_text(json.dumps(nb))
+    build.build(out=out)
+    assert all(s.startswith("cached") for s in build.last_report.status.values())
+    assert "One more sentence." in text_of(out / "chapters" / "roofline.html")
+    prose_edited = (out / "chapters" / "roofline.html").read_bytes()
+    build.build(out=tmp_path / "fresh", use_cache=False)  # the same page as an execution of the edited notebook
+    assert (tmp_path / "fresh" / "chapters" / "roofline.html").read_bytes() == prose_edited
+
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code" and "glue_all(ch)" in "".join(c["source"]))
+    code["source"].append("\nprint('One more line of code.')")  # code: executed again
     (small_book / "roofline.ipynb").write_text(json.dumps(nb))
     build.build(out=out)
     assert build.last_report.status["roofline"].startswith("executed")
     assert build.last_report.status["reading-the-numbers"].startswith("cached")
-    assert "One more sentence." in text_of(out / "chapters" / "roofline.html")
+    assert "One more line of code." in text_of(out / "chapters" / "roofline.html")
     assert json.loads((out / "numbers.json").read_text())["roofline"]["ctx"] == "8,192"
 
     build.build(out=out, parameters={"context_tokens": 32768})  # new parameters: a new execution

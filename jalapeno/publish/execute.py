@@ -8,7 +8,9 @@ files (:class:`Executed`), so it runs the same on any worker; the build writes t
 of the notebook's inputs (:func:`input_hash`). One build executes a notebook, another build asking for
 the same entry meanwhile waits for it and reads its result. An entry carries the manifest of its files
 (:func:`.output.write_manifest`); one that does not match it is discarded with one line saying so and
-the notebook executed again.
+the notebook executed again. The key holds the notebook without its prose (:func:`code_of`): an edit
+of markdown text alone is served from the entry, the prose as it is now put in at staging
+(:func:`with_prose`).
 """
 
 from __future__ import annotations
@@ -201,12 +203,40 @@ def local_pool(workers: int, tmp: Path | None = None) -> Iterator[ProcessPoolExe
 
 # ---- the cache entries and the build's executions ------------------------------------------------------
 
+def code_of(notebook: bytes) -> bytes:
+    """What an execution of ``notebook`` (``.ipynb`` bytes) reads of it: the notebook with the text of its
+    markdown cells left out (their number, place, ids and metadata kept). A markdown cell is never
+    executed, and its ``{glue:md}`` references are filled in from the code cells' outputs when the book
+    is rendered, so two notebooks with equal code give equal outputs."""
+    nb = json.loads(notebook)
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = ""
+    return json.dumps(nb, sort_keys=True, ensure_ascii=False).encode()
+
+
+def with_prose(executed: nbformat.NotebookNode, source: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """``executed`` (an execution of chapter ``name``, from the cache) with the markdown text of
+    ``source`` (the notebook as it is now, whose :func:`code_of` equals the executed one's): cell by
+    cell, the cell papermill injects with the parameters aside. BuildError, naming the chapter, when the
+    cells do not pair up (which equal keys rule out)."""
+    cells = [c for c in executed.cells if c.get("id") != INJECTED_CELL_ID]
+    if [c.cell_type for c in cells] != [c.cell_type for c in source.cells]:
+        raise BuildError(f"notebook {name!r}: its cached execution does not have the cells of notebooks/{name}.ipynb; "
+                         "build again with --no-cache")
+    for ran, now in zip(cells, source.cells):
+        if ran.cell_type == "markdown":
+            ran.source = now.source
+    return executed
+
+
 def input_hash(name: str, values: dict[str, object], kernel: str = KERNEL, *extra: object) -> str:
-    """The cache key (:func:`jalapeno.cache.key`) of an execution of notebook ``name``: the notebook file,
-    the parameters, the kernel name, ``extra`` (what else the execution reads: a reader's measurements
-    file's SHA-256), the package's source, the data files (of :func:`jalapeno.data.data_dir`) and the
-    installed versions. Equal hashes give equal executed notebooks."""
-    return cache.key("notebook", name, kernel, scenarios.notebook_path(name).read_bytes(), values, *extra,
+    """The cache key (:func:`jalapeno.cache.key`) of an execution of notebook ``name``: the notebook's code
+    (:func:`code_of`: its prose left out), the parameters, the kernel name, ``extra`` (what else the
+    execution reads: a reader's measurements file's SHA-256), the package's source, the data files (of
+    :func:`jalapeno.data.data_dir`) and the installed versions. Equal hashes give equal outputs of the
+    code cells (the prose is the notebook's own, :func:`with_prose`)."""
+    return cache.key("notebook", name, kernel, code_of(scenarios.notebook_path(name).read_bytes()), values, *extra,
                      data=data_dir())
 
 

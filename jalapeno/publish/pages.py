@@ -28,6 +28,7 @@ from ..data import REPO_ROOT, claims_table, data_dir, model_constant, seed_citat
 from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
+from .execute import with_prose
 from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
 
 GLUE_MIME = "application/papermill.record/text/markdown"
@@ -117,7 +118,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     title = f"Scenario: {scenario.name}" if scenario else "Rebuilt with changed parameters"
     title = "Rebuilt on your measurements" if measurements and not scenario and not any(runs.values()) else title
     for name, values in runs.items():
-        nb = nbformat.read(entries[name] / "notebook.ipynb", as_version=4)
+        nb = with_prose(nbformat.read(entries[name] / "notebook.ipynb", as_version=4),
+                        nbformat.read(notebook_path(name), as_version=4), name)  # the prose as it is now
         fold_parameters(nb)  # before the prose's glossary links: a term's first use is in the page's reading
         quiet_one_liners(nb)
         unlink_unbuilt(nb, set(runs))
