@@ -491,8 +491,16 @@ def _economics(ch: Chapter, tasks, servers, *, model: str, baseline: str, power_
         pl.col("tasks_per_kwh").alias("tasks completed per kWh, N"),
         pl.col("effective_tasks_per_kwh").alias("effective tasks per kWh, E = p x N")),
         f"Each task at {display.formatted(matched_at, '{:,.0f}')} tok/s/user on Jalapeño and "
-        f"{specs.short_name(baseline)}: latency, rates c and p, energy, cost, tasks per kWh N and E")
+        f"{specs.short_name(baseline)} ({cache_words(tasks)}, {ECONOMICS_TIER} chip-hours): latency, rates c and p, "
+        "energy, cost, tasks per kWh N and E")
     _task_efficiency(ch, eff, model=model, baseline=baseline)
+
+
+def cache_words(tasks) -> str:
+    """Whether ``tasks`` (:class:`jalapeno.agents.AgentProfile`) are served with a prefix cache, in words."""
+    kinds = {t.prefix_cache for t in tasks}
+    return "with a prefix cache" if kinds == {True} else "without a prefix cache" if kinds == {False} else \
+        "some with a prefix cache"
 
 
 #: The price tier of the economics table (data/chip_costs.csv): InferenceX's middle one.

@@ -349,7 +349,8 @@ def _hbm(ch, reg, chips, basis, supply_share, pue) -> None:
 def _pareto_shape(ch, reg, models, fit, scenario, max_chips) -> None:
     _qualifies(ch, reg, "pareto-shape")
     shape_t, curves = caveats.matched_ratio_shapes(models, fit=fit, scenario=scenario, max_chips=max_chips)
-    ch.add_table("pareto-shape", _shown(shape_t), "Jalapeño and each model's baseline: tok/s/kW and ratio at fractions "
+    ch.add_table("pareto-shape", _shown(shape_t.rename({"old": "baseline_tok_s_kw", "new": "jalapeno_tok_s_kw"})),
+                 "Jalapeño and each model's baseline: tok/s/kW and ratio at fractions "
                  "of the baseline's highest interactivity")
     ch.add_figure("pareto-shape", figures.ratio_curves(curves, "A three-digit ratio is the frontier's shape: "
                                                        "the ratio at each interactivity"), "caveats-pareto-shape")

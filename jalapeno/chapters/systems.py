@@ -519,7 +519,7 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
     ch.add_table("jalapeno_requirements", req.select(
         "model", (pl.col("bytes_needed") / 1e9).alias("GB_to_hold"), "chips",
         (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
-        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_gb_s_needed")),
+        (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_needed_gb_s")),
         f"One Jalapeño system for {number(concurrency):,} users of {number(context_tokens):,} tokens: GB and chips "
         "to hold each model, TPOT allowed, bandwidth needed")
 

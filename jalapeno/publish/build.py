@@ -316,7 +316,8 @@ def _build_stage(stage: Path, out: Path, runs: dict[str, dict[str, object]], sce
                  executor: Executor | None, measured: Measured | None, env: dict[str, str],
                  ) -> tuple[list[dict[str, str]], list[str], dict[str, str]]:
     """:func:`_build_into` in its environment ``env``."""
-    log(f"executing {len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else ""))
+    log(f"{len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else "")
+        + ": executing those whose inputs changed, the others from the cache")
     extra = (f"measurements sha256:{measured.runs.digest}",) if env else ()
     entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor,
                                                             env=env, extra=extra)
