@@ -193,11 +193,16 @@ def cell(value: object, digits: int = 4) -> str:
         return f"< {SMALLEST_CELL:f}".rstrip("0") if x > 0 else f"> −{SMALLEST_CELL:f}".rstrip("0")
     if ax >= LARGEST_CELL:
         mantissa, exponent = f"{x:.{shown_digits - 1}e}".split("e")
-        return scientific(f"{mantissa.rstrip('0').rstrip('.') if '.' in mantissa else mantissa}e{exponent}")
+        return scientific(f"{_unpadded(mantissa)}e{exponent}")
     if x.is_integer():
         return f"{x:,.0f}"
     places = max(shown_digits - 1 - int(math.floor(math.log10(ax))), 0) if ax else 0
-    return f"{x:,.{places}f}".rstrip("0").rstrip(".")  # no padded zeros: 1.5, not 1.500
+    return _unpadded(f"{x:,.{places}f}")
+
+
+def _unpadded(text: str) -> str:
+    """A number's text without the zeros that end its decimal part: ``1.5``, not ``1.500``."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 #: Words for the powers of a thousand a reader writes a large count in (``92 billion USD``).

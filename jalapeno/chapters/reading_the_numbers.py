@@ -131,7 +131,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              if spread < NEGLIGIBLE_SPREAD else "noise of this size matters when reading ratios of a few tenths")
     # the table's workload and baseline as the prose names them (GB200, gpt-oss-120b 8k/1k), and its power
     workload = f"{specs.model(model).display_name} {isl // 1024}k/{osl // 1024}k"
-    b_label = specs.chip(baseline).chip.upper()
+    b_label = ch.numbers["b_label"]  # as the prose names the baseline
     divided_by = "its rated TDP" if baseline_power_w is None else f"{number(baseline_power_w):,.0f} W"
     ch.add_table("runs", runs, f"Runs of {b_label} on {workload}: peak tok/s/kW at {divided_by}; TPOT, E2E and "
                  "TTFT at the lowest concurrency")
@@ -315,7 +315,7 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict
          f"{baseline}_outside_ms": v[3], "published_e2e": v[4], "this_build": r == e2e_reading}
         for r, v in readings.items()]),
         "The two readings of Jalapeño's published E2E: what each fits, Jalapeño's and "
-        f"{specs.chip(baseline).chip.upper()}'s latency outside the chip")
+        f"{ch.numbers['b_label']}'s latency outside the chip")
 
 
 # ---- figures ----
