@@ -32,7 +32,7 @@ import os as _os
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import costs  # noqa: E402
-from .capacity_plans import capacity_plan  # noqa: E402
+from .capacity_plans import capacity_plan, fewest_chips  # noqa: E402
 from .costs import NotPricedError, cost_per_million_tokens, tokens_per_dollar, usd_per_chip_hour  # noqa: E402
 from .errors import CostError, DataError, JalapenoError, ParameterError, UnknownNameError  # noqa: E402
 from .measurements import score  # noqa: E402
@@ -42,5 +42,5 @@ from .serving import Evaluation, Layout, Workload, capacity, evaluate  # noqa: E
 from .specs import ChipSpec, ModelSpec, chip, chip_names, model, model_names  # noqa: E402
 
 __all__ = ["ChipSpec", "CostError", "DataError", "Evaluation", "JalapenoError", "Layout", "ModelSpec", "NotPricedError", "ParameterError",
-           "UnknownNameError", "Workload", "capacity", "capacity_plan", "chip", "chip_names", "claims", "cost_per_million_tokens", "costs", "evaluate", "frontier", "model",
+           "UnknownNameError", "Workload", "capacity", "capacity_plan", "chip", "chip_names", "claims", "cost_per_million_tokens", "costs", "evaluate", "fewest_chips", "frontier", "model",
            "model_names", "score", "tokens_per_dollar", "usd_per_chip_hour"]

@@ -24,16 +24,13 @@ Units: bytes, bytes/s, FLOP/s, seconds. Arrays broadcast (batch x context grids 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-from . import serving
-from .serving import expected_distinct_experts  # noqa: F401  (part of this module's interface)
+from . import capacity_plans, serving
+from .serving import SPEED_OF_LIGHT, expected_distinct_experts  # noqa: F401  (part of this module's interface)
 from .specs import ChipSpec, ModelSpec, bytes_per_value
-
-#: The roofline is the serving model at the speed of light: ideal constants (every achieved fraction 1,
-#: no latency or overhead) and collectives that take no time (memory and compute only).
-SPEED_OF_LIGHT = {"eff": serving.Efficiency.ideal(), "fabric": serving.free_fabric, "stack": "default"}
 
 
 def has_precision(chip: ChipSpec, precision: str) -> bool:
@@ -103,13 +100,6 @@ def prefill_time_s(model: ModelSpec, chip: ChipSpec, prompt_tokens: int, *, n_ch
     return float(r.prefill_s)
 
 
-def chips_to_hold(total_bytes: float, bytes_per_chip: float) -> int:
-    """Chips needed to hold ``total_bytes`` at ``bytes_per_chip`` each: ``ceil(total / per_chip)``."""
-    if bytes_per_chip <= 0:
-        raise ValueError(f"bytes_per_chip must be positive, got {bytes_per_chip!r}")
-    return math.ceil(total_bytes / bytes_per_chip - 1e-9)
-
-
 # ---- tables for the roofline chapter (one row per chip, or per chip x model) ---------------------------
 
 def ridge_table(chips: list[ChipSpec], precisions: tuple[str, ...] = ("fp4", "fp8", "bf16")) -> "pl.DataFrame":
@@ -132,10 +122,12 @@ def ridge_table(chips: list[ChipSpec], precisions: tuple[str, ...] = ("fp4", "fp
 
 def decode_bounds(models: list[ModelSpec], chips: list[ChipSpec], *, context_tokens: int = 8192,
                   weight_precision: str = "fp4", kv_precision: str = "fp8") -> "pl.DataFrame":
-    """For each model on each chip (with known HBM): the weight bytes, the fewest chips whose HBM holds
-    the weights (``min_chips``), and on that many chips the speed-of-light batch-1 decode step (one
-    sequence at ``context_tokens``), its interactivity bound, and the critical batch of one chip. Chips
-    without a known HBM size and bandwidth, or without FLOP/s at ``weight_precision`` or wider, are left out."""
+    """For each model on each chip (with known HBM): the weight bytes (every weight at ``weight_precision``),
+    the fewest chips whose usable HBM holds the weights and the one sequence's KV cache at ``context_tokens``
+    (``min_chips``: :func:`jalapeno.capacity_plans.fewest_chips`, the HBM at the serving model's usable
+    share), and on that many chips the speed-of-light batch-1 decode step (that sequence), its interactivity
+    bound, and the critical batch of one chip. Chips without a known HBM size and bandwidth, or without
+    FLOP/s at ``weight_precision`` or wider, are left out."""
     import polars as pl
 
     rows = []
@@ -144,7 +136,8 @@ def decode_bounds(models: list[ModelSpec], chips: list[ChipSpec], *, context_tok
         for c in chips:
             if not (c.hbm_bandwidth_bytes_per_s and c.hbm_capacity_bytes and has_precision(c, weight_precision)):
                 continue
-            n = chips_to_hold(weights, c.hbm_capacity_bytes)
+            n = capacity_plans.fewest_chips(c, m, precision=(weight_precision, weight_precision, kv_precision),
+                                            concurrency=1, context_tokens=context_tokens)["chips"]
             step = decode_step(m, c, 1, context_tokens, n_chips=n, weight_precision=weight_precision,
                                kv_precision=kv_precision)
             rows.append({"model": m.model, "chip": c.chip, "weight_bytes": weights, "min_chips": n,
@@ -172,10 +165,17 @@ def batch_sweep(model: ModelSpec, chips: list[ChipSpec], batches, *, context_tok
     return pl.concat(frames)
 
 
-def sram_chips(model: ModelSpec, sram_bytes_per_chip: float, *, weight_bits: int = 8, kv_bytes: float = 0.0) -> int:
-    """Chips whose on-chip SRAM holds the model's weights at ``weight_bits`` plus ``kv_bytes`` of KV cache
-    (the LPU arithmetic: 671 GB at 8 bits over 500 MB per chip is 1,342 chips)."""
-    return chips_to_hold(model.total_params() * weight_bits / 8 + kv_bytes, sram_bytes_per_chip)
+def sram_chips(model: ModelSpec, chip: ChipSpec, *, weight_bits: int = 8, kv_bytes: float = 0.0) -> int:
+    """Chips whose on-chip SRAM holds the model's weights at ``weight_bits`` per parameter plus ``kv_bytes``
+    of KV cache, both spread evenly over the chips (the LPU arithmetic: 671 GB at 8 bits over 500 MB per
+    chip is 1,343 chips): :func:`jalapeno.capacity_plans.chips_to_hold` of the bytes rounded up to whole
+    bytes, on the SRAM tier's usable bytes (:func:`jalapeno.capacity_plans.tier_usable_bytes`). ValueError
+    for a chip without SRAM."""
+    usable = capacity_plans.tier_usable_bytes(chip, "sram")
+    if not usable:
+        raise ValueError(f"chip {chip.chip!r} has no published SRAM capacity")
+    weights = math.ceil(Fraction(model.total_params()) * weight_bits / 8)
+    return capacity_plans.chips_to_hold(weights, math.ceil(Fraction(float(kv_bytes))), usable)
 
 
 def roofline_curves(chips: list[ChipSpec], precision: str = "fp4", intensities=None) -> "pl.DataFrame":

@@ -22,7 +22,7 @@ Every rule is the serving model's (:mod:`jalapeno.serving`), so that a plan agre
   vLLM's default ``gpu_memory_utilization`` of 0.90; source in that file);
 - largest batch: ``B = floor((usable - weights) / KV per sequence)`` (whole bytes, an exact integer);
 - decode step at ``B``: the serving model's evaluator (:func:`jalapeno.serving.evaluate`) at the speed of
-  light (:data:`jalapeno.bounds.SPEED_OF_LIGHT`: peak HBM bandwidth and FLOP/s, collectives free, no
+  light (:data:`jalapeno.serving.SPEED_OF_LIGHT`: peak HBM bandwidth and FLOP/s, collectives free, no
   overhead), every sequence at context + decode tokens: ``T = B KV / BW + max(W(B) / BW, B F / C)``
   (jax-ml/scaling-book ``inference.md``), ``W(B)`` the weights a step reads (the experts a batch of ``B``
   touches, Epoch AI's ``E (1 - (1 - k/E)^B)``). At peak, not at a calibrated ``eta_mem``: the plan is
@@ -31,6 +31,15 @@ Every rule is the serving model's (:mod:`jalapeno.serving`), so that a plan agre
 - throughput per chip ``B / T / t`` (output tokens per second per chip of decode) and requests per second
   per chip ``B / T / t / decode tokens`` (each request emits ``decode_tokens``; prefill's time not counted,
   so both are bounds).
+
+Before a plan, the count every chapter quotes for "the chips that hold it" (:func:`fewest_chips`): the
+fewest chips whose usable memory in a tier (:func:`tier_usable_bytes`: HBM at the usable share ``u``,
+on-chip SRAM at :data:`jalapeno.serving.USABLE_SRAM_FRACTION`, a system's host memory per chip at ``u``)
+holds the weights and the KV cache of ``c`` sequences spread evenly over the chips: ``t`` the smallest
+whole number with ``ceil(W / t) + ceil(c KV(S) / t) <= usable``. Pipeline stages split the layers and a
+stage's chips split the tensors and the sequences (the serving model's ``pp`` and ``kv_sharding=
+"sequences"``; the LPU arithmetic of :mod:`jalapeno.systems`), so the bytes pool; it is the least a
+machine needs to hold them, not what a tensor-parallel slice serves (the plan's rows say that).
 
 Units: SI (bytes, bytes/s, s); tokens and sequences are counts.
 """
@@ -43,16 +52,101 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 
-from . import bounds, serving, specs
+from . import serving, specs
+from .errors import UnknownNameError
 from .specs import ChipSpec, ModelSpec
+
+#: The memory tiers :func:`fewest_chips` may fill: on-chip SRAM only, HBM, HBM and host memory.
+TIERS = ("sram", "hbm", "hbm+host")
+
+
+def _share(size_bytes: float, share: float) -> int:
+    """``floor(size x share)`` in exact rational arithmetic (whole bytes)."""
+    return math.floor(Fraction(str(size_bytes)) * Fraction(str(share)))
+
+
+def tier_usable_bytes(chip: ChipSpec, tier: str = "hbm", *, host_memory_bytes_per_chip: float | None = None) -> int | None:
+    """Whole bytes weights and KV cache may fill on one chip in ``tier`` (:data:`TIERS`): ``sram``
+    ``floor(SRAM x s)`` (``s`` = :data:`jalapeno.serving.USABLE_SRAM_FRACTION`), ``hbm`` ``floor(HBM x u)``
+    (``u`` = :func:`jalapeno.serving.usable_hbm_fraction`; a GPU's or TPU's SRAM holds activations, not the
+    weights), ``hbm+host`` that plus ``floor(host x u)`` (the host memory a system gives each chip, at the
+    HBM's share: an assumption, no stack publishes one). ``None`` where the chip lacks the tier's memory
+    (or, for ``hbm+host``, no host memory is given). UnknownNameError for an unknown tier."""
+    if tier not in TIERS:
+        raise UnknownNameError("memory tier", tier, list(TIERS))
+    if tier == "sram":
+        return _share(chip.sram_bytes, serving.USABLE_SRAM_FRACTION) if chip.sram_bytes else None
+    if not chip.hbm_capacity_bytes or (tier == "hbm+host" and not host_memory_bytes_per_chip):
+        return None
+    u = serving.usable_hbm_fraction()
+    return _share(chip.hbm_capacity_bytes, u) + (_share(host_memory_bytes_per_chip, u) if tier == "hbm+host" else 0)
 
 
 def usable_bytes_per_chip(chip: ChipSpec) -> int:
-    """Whole bytes of ``chip``'s HBM weights and KV cache may fill: ``floor(HBM x u)``, ``u`` the serving
-    model's usable share (:func:`jalapeno.serving.usable_hbm_fraction`). ValueError without an HBM size."""
-    if not chip.hbm_capacity_bytes:
+    """Whole bytes of ``chip``'s HBM weights and KV cache may fill (:func:`tier_usable_bytes` ``hbm``:
+    ``floor(HBM x u)``). ValueError without an HBM size."""
+    usable = tier_usable_bytes(chip, "hbm")
+    if usable is None:
         raise ValueError(f"chip {chip.chip!r} has no HBM capacity figure (hbm_capacity_bytes)")
-    return math.floor(Fraction(str(chip.hbm_capacity_bytes)) * Fraction(str(serving.usable_hbm_fraction())))
+    return usable
+
+
+def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str | tuple[str, str, str] = "fp8",
+                 kv_precision: str | None = None, concurrency: int, context_tokens: int, tier: str = "hbm",
+                 host_memory_bytes_per_chip: float | None = None) -> dict[str, int]:
+    """The fewest chips that hold ``model``'s weights and the KV cache of ``concurrency`` sequences of
+    ``context_tokens`` in ``tier``, the bytes spread evenly over them (the module docstring's rule):
+    the smallest whole ``t`` with ``ceil(W / t) + ceil(c KV / t) <= usable``.
+
+    ``precision``: the benchmark's name, weights by the serving model's recipe (:func:`jalapeno.serving.recipe`),
+    or an explicit (experts, other weights, KV cache) triple of precisions; ``kv_precision``: the KV
+    cache's (default the recipe's or the triple's). Returns ``weight_bytes`` (``W``, the whole
+    model's), ``kv_bytes`` (``c KV``), ``usable_bytes_per_chip`` and ``chips``, exact integers.
+
+    Raises UnknownNameError for an unknown chip, model, precision or tier; ValueError for a negative or
+    non-integer concurrency, a context that is not a positive integer or beyond the model's window, or a
+    chip without the tier's memory (naming the tier)."""
+    chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
+    model = model if isinstance(model, ModelSpec) else specs.model(model)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, (int, np.integer)) or concurrency < 0:
+        raise ValueError(f"concurrency must be a non-negative integer number of sequences, got {concurrency!r}")
+    if isinstance(context_tokens, bool) or not isinstance(context_tokens, (int, np.integer)) or context_tokens <= 0:
+        raise ValueError(f"context_tokens must be a positive integer number of tokens, got {context_tokens!r}")
+    model.check_context(int(context_tokens), "context_tokens")
+    if isinstance(precision, str):
+        prec = serving.recipe(model, precision)
+    else:
+        prec = tuple(precision)
+        for p in prec:
+            specs.bytes_per_value(p)  # UnknownNameError for an unknown one
+    if kv_precision is not None:
+        specs.bytes_per_value(kv_precision)  # UnknownNameError for an unknown one
+        prec = (prec[0], prec[1], kv_precision)
+    usable = tier_usable_bytes(chip, tier, host_memory_bytes_per_chip=host_memory_bytes_per_chip)
+    if not usable:
+        raise ValueError(f"chip {chip.chip!r} has no memory in tier {tier!r} (valid tiers: {list(TIERS)})")
+    weights = math.ceil(Fraction(float(serving.weight_bytes(model, prec).held)))  # exact: integers x 2^-k
+    kv = int(concurrency) * math.ceil(Fraction(float(model.kv_bytes_per_sequence(int(context_tokens), prec[2]))))
+    return {"weight_bytes": weights, "kv_bytes": kv, "usable_bytes_per_chip": usable,
+            "chips": chips_to_hold(weights, kv, usable)}
+
+
+def chips_to_hold(weight_bytes: int, kv_bytes: int, usable_bytes_per_chip: int) -> int:
+    """The fewest chips ``t`` that hold ``weight_bytes`` and ``kv_bytes`` spread evenly over them, each
+    chip at most ``usable_bytes_per_chip``: the smallest whole ``t >= 1`` with ``ceil(W / t) + ceil(KV / t)
+    <= usable`` (whole bytes, exact integer arithmetic; the module docstring's rule). ValueError for a
+    usable size that is not a positive whole number of bytes or a negative or fractional byte count."""
+    for name, value in (("weight_bytes", weight_bytes), ("kv_bytes", kv_bytes)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative whole number of bytes, got {value!r}")
+    if isinstance(usable_bytes_per_chip, bool) or not isinstance(usable_bytes_per_chip, (int, np.integer)) \
+            or usable_bytes_per_chip <= 0:
+        raise ValueError(f"usable_bytes_per_chip must be a positive whole number of bytes, got {usable_bytes_per_chip!r}")
+    w, kv, usable = int(weight_bytes), int(kv_bytes), int(usable_bytes_per_chip)
+    t = max(1, -(-(w + kv) // usable))
+    while -(-w // t) + -(-kv // t) > usable:  # the two ceilings add at most one byte each
+        t += 1
+    return t
 
 
 def weight_bytes_per_chip(model: ModelSpec, recipe: tuple[str, str, str], chips: int) -> int:
@@ -158,7 +252,7 @@ def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: st
         if batch:
             r = serving.evaluate(model, chip, serving.Layout(n_chips=t),
                                  serving.Workload(concurrency=batch, context_tokens=held_tokens, precision=prec),
-                                 **bounds.SPEED_OF_LIGHT)
+                                 **serving.SPEED_OF_LIGHT)
             step = float(r.roofline_s)
             row.update(memory_step_s=float(r.kv_s + r.weights_s), step_s=step, memory_bound=bool(r.memory_bound),
                        throughput_tok_s_chip=batch / step / t,

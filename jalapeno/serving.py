@@ -245,6 +245,12 @@ def free_fabric(k: int) -> network.Topology:
     return network.switched(k, injection_bandwidth_bytes_per_s=math.inf)
 
 
+#: The evaluator's constants at the speed of light (the roofline, :mod:`jalapeno.bounds`; the capacity
+#: plans, :mod:`jalapeno.capacity_plans`): ideal constants (every achieved fraction 1, no latency or
+#: overhead) and collectives that take no time (memory and compute only).
+SPEED_OF_LIGHT = {"eff": Efficiency.ideal(), "fabric": free_fabric, "stack": "default"}
+
+
 def _positive(name: str, value) -> np.ndarray:
     """``value`` as a float array; ValueError naming it and its first bad element unless every element is
     positive and finite (NaN fails both comparisons)."""

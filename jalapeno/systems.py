@@ -4,9 +4,10 @@ hold, and how their fabrics shape decode.
 A :class:`System` is a chip (:mod:`jalapeno.specs`) times a fabric (:class:`jalapeno.network.Topology`
 with the system's hop latency and the chip's injection bandwidth). On top of it this module models:
 
-- **capacity**: chips needed to hold the weights plus the KV cache of ``concurrency`` sequences of a
-  context, per memory tier (on-chip SRAM, HBM (+ SRAM), HBM + host memory):
-  ``chips = ceil((W + c x KV(S)) / bytes per chip)`` (:func:`jalapeno.bounds.chips_to_hold`);
+- **capacity**: the fewest chips that hold the weights plus the KV cache of ``concurrency`` sequences of a
+  context, per memory tier (on-chip SRAM, HBM, HBM + host memory), each at its usable share:
+  :func:`jalapeno.capacity_plans.fewest_chips`, the smallest ``t`` with ``ceil(W / t) + ceil(c x KV(S) / t)
+  <= usable bytes per chip``;
 - **LPU decode** (:func:`lpu_decode`): a model spread over ``stages`` pipeline stages of ``tp`` chips each,
   weights and KV cache in SRAM: the serving model (:func:`jalapeno.serving.evaluate`) with the SRAM
   memory tier, ``pp = stages``, ideal constants and the system's fabric. Per stage and micro-batch of
@@ -45,7 +46,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from . import bounds, calibration, network, pareto, serving, specs, subject
+from . import bounds, calibration, capacity_plans, network, pareto, serving, specs, subject
 from . import data as _data
 from .errors import UnknownNameError
 from .pareto import best_stack  # noqa: F401  (re-exported: tests/test_systems.py uses it from here)
@@ -56,7 +57,7 @@ from .specs import ChipSpec, ModelSpec
 WEIGHT_BITS = {4: "fp4", 8: "fp8", 16: "bf16"}
 
 #: Memory tiers of :func:`capacity_table`.
-TIERS = ("sram", "hbm", "hbm+host")
+TIERS = capacity_plans.TIERS
 
 #: The kinds of hypothetical scale-up fabric :func:`fabric_topology` builds.
 FABRICS = ("switched", "ring", "torus2d", "torus3d", "dragonfly")
@@ -79,18 +80,6 @@ class System:
     @property
     def n_chips(self) -> int:
         return self.topology.n_chips
-
-    def memory_per_chip_bytes(self, tier: str) -> float | None:
-        """Bytes one chip offers in a tier of :data:`TIERS`: ``sram`` (on-chip), ``hbm`` (HBM + SRAM),
-        ``hbm+host`` (HBM + SRAM + host memory). ``None`` when the tier does not exist on this system."""
-        if tier not in TIERS:
-            raise UnknownNameError("memory tier", tier, list(TIERS))
-        sram, hbm = self.chip.sram_bytes or 0.0, self.chip.hbm_capacity_bytes or 0.0
-        if tier == "sram":
-            return sram or None
-        if tier == "hbm":
-            return (hbm + sram) if hbm else None
-        return (hbm + sram + self.host_memory_bytes_per_chip) if hbm and self.host_memory_bytes_per_chip else None
 
     def with_top_level(self, units: int, *, add: bool = False) -> "System":
         """The same machine with ``units`` units at the top of its Dragonfly: the last level replaced (a
@@ -170,7 +159,7 @@ def sram_capacity_table(models: list[ModelSpec], name: str = "groq-3-lpx", *, we
     rows = []
     for m in models:
         kv = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
-        n = bounds.sram_chips(m, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv)
+        n = bounds.sram_chips(m, s.chip, weight_bits=weight_bits, kv_bytes=kv)
         w = m.total_params() * weight_bits / 8
         rows.append({"model": m.model, "weight_bytes": w, "kv_bytes": float(kv), "chips": n,
                      "chips_exact": (w + kv) / s.chip.sram_bytes, "racks": n / s.n_chips,
@@ -180,47 +169,40 @@ def sram_capacity_table(models: list[ModelSpec], name: str = "groq-3-lpx", *, we
 
 # ---- capacity across tiers ----------------------------------------------------------------------------------
 
+def _capacity_row(label: str, chip: ChipSpec, m: ModelSpec, ctx: int, tier: str, host: float | None,
+                  concurrency: int, weight_precision: str, kv_precision: str, chips_per_system: int | None) -> dict | None:
+    """One row of :func:`capacity_table` (``None`` where the chip lacks the tier): :func:`jalapeno.capacity_plans.fewest_chips`."""
+    if capacity_plans.tier_usable_bytes(chip, tier, host_memory_bytes_per_chip=host) is None:
+        return None
+    f = capacity_plans.fewest_chips(chip, m, precision=weight_precision, kv_precision=kv_precision,
+                                    concurrency=concurrency, context_tokens=ctx, tier=tier,
+                                    host_memory_bytes_per_chip=host)
+    return {"system": label, "model": m.model, "context_tokens": ctx, "tier": tier,
+            "bytes_needed": float(f["weight_bytes"] + f["kv_bytes"]),
+            "usable_bytes_per_chip": float(f["usable_bytes_per_chip"]), "chips": f["chips"],
+            "systems_needed": f["chips"] / chips_per_system if chips_per_system else None}
+
+
 def capacity_table(models: list[ModelSpec], names: list[str], *, contexts=(8192, 32768, 131072), concurrency: int = 64,
-                   weight_precision: str = "fp8", kv_precision: str = "fp8") -> pl.DataFrame:
-    """For each system, model, context and memory tier: bytes to hold (weights at ``weight_precision`` +
-    ``concurrency`` x KV of one sequence of that context), bytes per chip in the tier, the chips needed
-    and how many systems that is. Tiers a system does not have are left out. Columns: ``system``,
-    ``model``, ``context_tokens``, ``tier``, ``bytes_needed``, ``bytes_per_chip``, ``chips``,
-    ``systems_needed``."""
-    if concurrency < 0:
-        raise ValueError(f"concurrency must be non-negative, got {concurrency!r}")
-    rows = []
-    for name in names:
-        s = system(name)
-        for m in models:
-            w = m.weight_bytes(weight_precision)
-            for ctx in contexts:
-                need = w + concurrency * m.kv_bytes_per_sequence(int(ctx), kv_precision)
-                for tier in TIERS:
-                    per_chip = s.memory_per_chip_bytes(tier)
-                    if not per_chip:
-                        continue
-                    n = bounds.chips_to_hold(need, per_chip)
-                    rows.append({"system": s.system, "model": m.model, "context_tokens": int(ctx), "tier": tier,
-                                 "bytes_needed": float(need), "bytes_per_chip": float(per_chip), "chips": n,
-                                 "systems_needed": n / s.n_chips})
-    return pl.DataFrame(rows)
-
-
-def jalapeno_capacity(models: list[ModelSpec], *, contexts=(8192, 32768, 131072), concurrency: int = 64,
-                      weight_precision: str = "fp8", kv_precision: str = "fp8") -> pl.DataFrame:
-    """:func:`capacity_table` rows for Jalapeño (HBM tier only: its SRAM and host memory are not
-    published), with ``system`` = ``jalapeno`` and ``systems_needed`` left empty (no published domain)."""
-    c = subject.jalapeno_chip()
-    rows = []
-    for m in models:
-        w = m.weight_bytes(weight_precision)
-        for ctx in contexts:
-            need = w + concurrency * m.kv_bytes_per_sequence(int(ctx), kv_precision)
-            rows.append({"system": "jalapeno", "model": m.model, "context_tokens": int(ctx), "tier": "hbm",
-                         "bytes_needed": float(need), "bytes_per_chip": c.hbm_capacity_bytes,
-                         "chips": bounds.chips_to_hold(need, c.hbm_capacity_bytes), "systems_needed": None})
-    return pl.DataFrame(rows, schema_overrides={"systems_needed": pl.Float64})
+                   weight_precision: str = "fp8", kv_precision: str = "fp8", jalapeno: bool = False) -> pl.DataFrame:
+    """For each system, model, context and memory tier (:data:`jalapeno.capacity_plans.TIERS`; the tiers a
+    system lacks left out): the fewest chips that hold the weights (the benchmark precision
+    ``weight_precision`` by the serving model's recipe) and ``concurrency`` x the KV cache of one sequence
+    of that context, by :func:`jalapeno.capacity_plans.fewest_chips` (each tier at its usable share), and
+    how many systems that is. With ``jalapeno``, Jalapeño's rows too (its HBM tier only: its SRAM and host
+    memory are not published; ``system`` = ``jalapeno``, ``systems_needed`` empty, no published domain).
+    Columns: ``system``, ``model``, ``context_tokens``, ``tier``, ``bytes_needed``,
+    ``usable_bytes_per_chip``, ``chips``, ``systems_needed``. ValueError for a negative concurrency."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, (int, np.integer)) or concurrency < 0:
+        raise ValueError(f"concurrency must be a non-negative integer, got {concurrency!r}")
+    machines = [(s.system, s.chip, s.host_memory_bytes_per_chip, s.n_chips) for s in map(system, names)]
+    if jalapeno:
+        machines.append(("jalapeno", subject.jalapeno_chip(), None, None))
+    rows = [_capacity_row(label, chip, m, int(ctx), tier, host if tier == "hbm+host" else None, concurrency,
+                          weight_precision, kv_precision, per_system)
+            for label, chip, host, per_system in machines for m in models for ctx in contexts
+            for tier in capacity_plans.TIERS if label != "jalapeno" or tier == "hbm"]
+    return pl.DataFrame([r for r in rows if r], schema_overrides={"systems_needed": pl.Float64})
 
 
 # ---- LPU decode: pipeline stages x tensor-parallel chips, weights and KV in SRAM -------------------------------
@@ -357,7 +339,7 @@ def lpx_for(model: ModelSpec, *, weight_bits: int = 8, kv_bytes: float = 0.0, na
     """The LPX system of as many racks as hold ``model`` at ``weight_bits`` plus ``kv_bytes`` (one rack, or
     racks joined as one more Dragonfly level)."""
     s = system(name)
-    racks = math.ceil(bounds.sram_chips(model, s.chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes) / s.n_chips)
+    racks = math.ceil(bounds.sram_chips(model, s.chip, weight_bits=weight_bits, kv_bytes=kv_bytes) / s.n_chips)
     return s.with_top_level(racks, add=True)
 
 
@@ -553,19 +535,22 @@ def max_consistent_hop_latency(scan: pl.DataFrame) -> pl.DataFrame:
 def jalapeno_requirements(models: list[ModelSpec], *, concurrency: int = 64, context_tokens: int = 8192,
                           weight_precision: str = "fp4", kv_precision: str = "fp8", comm_share: float = 0.25,
                           hop_latency_s: float = 0.5e-6, fabric: str = "switched") -> pl.DataFrame:
-    """What keeping a whole workload inside one connected Jalapeño system takes, per model: the chips whose
-    HBM holds the weights plus the KV cache of ``concurrency`` sequences of ``context_tokens``
-    (``chips``), and on that many chips of ``fabric`` the injection bandwidth per chip (one direction) for
-    the decode step's MoE all-to-all (``concurrency`` tokens) to take ``comm_share`` of the published TPOT
-    (``required_injection_bytes_per_s``; ``None`` when the hop latencies alone exceed that share)."""
+    """What keeping a whole workload inside one connected Jalapeño system takes, per model: the fewest chips
+    whose usable HBM holds the weights (the benchmark precision ``weight_precision`` by the serving model's
+    recipe) plus the KV cache of ``concurrency`` sequences of ``context_tokens`` (``chips``,
+    :func:`jalapeno.capacity_plans.fewest_chips`), and on that many chips of ``fabric`` the injection
+    bandwidth per chip (one direction) for the decode step's MoE all-to-all (``concurrency`` tokens) to take
+    ``comm_share`` of the published TPOT (``required_injection_bytes_per_s``; ``None`` when the hop
+    latencies alone exceed that share)."""
     if not 0 < comm_share <= 1:
         raise ValueError(f"comm_share must be in (0, 1], got {comm_share!r}")
     c = subject.jalapeno_chip()
     targets = {m: subject.target_tpot_s(cid, kind) for m, cid, kind in subject.SPEED_TARGETS}
     rows = []
     for m in models:
-        need = m.weight_bytes(weight_precision) + concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
-        n = bounds.chips_to_hold(need, c.hbm_capacity_bytes)
+        held = capacity_plans.fewest_chips(c, m, precision=weight_precision, kv_precision=kv_precision,
+                                           concurrency=concurrency, context_tokens=context_tokens)
+        need, n = float(held["weight_bytes"] + held["kv_bytes"]), held["chips"]
         target = targets.get(m.model)
         req = None
         if m.is_moe and n > 1 and target:

@@ -7,6 +7,7 @@ import pytest
 
 import jalapeno as jp
 from jalapeno import bounds
+from jalapeno import capacity_plans as cp
 from jalapeno.specs import ChipSpec, ModelSpec
 
 
@@ -92,17 +93,29 @@ def test_bad_batch_is_refused():
 
 
 def test_groq_sram_arithmetic():
-    m = jp.model("deepseek-r1")
-    assert m.total_params() * 1 / 500e6 == pytest.approx(1342, abs=0.5)
-    assert bounds.sram_chips(m, 500e6, weight_bits=8) == math.ceil(m.total_params() / 500e6)
-    assert bounds.sram_chips(m, 500e6, weight_bits=8, kv_bytes=10e9) == math.ceil((m.total_params() + 10e9) / 500e6)
+    """DeepSeek-R1's 671,026,404,352 weights at 8 bits over the LPU's 500 MB: 1,342.05 chips, so 1,343 (the
+    seeds round 671 GB / 500 MB to 1,342); with 10 GB of KV cache, 681,026,404,352 bytes: 1,363 chips
+    (ceil(W / 1,363) + ceil(KV / 1,363) = 499,652,536 <= 5e8; 1,362: 500,019,387 > 5e8)."""
+    m, lpu = jp.model("deepseek-r1"), jp.chip("groq-3-lpu")
+    assert m.total_params() == 671_026_404_352
+    assert bounds.sram_chips(m, lpu, weight_bits=8) == 1343
+    assert bounds.sram_chips(m, lpu, weight_bits=8, kv_bytes=10e9) == 1363
+    assert bounds.sram_chips(m, lpu, weight_bits=4) == 672  # 335,513,202,176 bytes: 671.03 chips
+    with pytest.raises(ValueError, match="chip 'gb200' has no published SRAM capacity"):
+        bounds.sram_chips(m, jp.chip("gb200"))
 
 
 def test_chips_to_hold():
-    assert bounds.chips_to_hold(216e9, 216e9) == 1
-    assert bounds.chips_to_hold(216.001e9, 216e9) == 2
-    with pytest.raises(ValueError):
-        bounds.chips_to_hold(1, 0)
+    """The even spread's two ceilings, by hand: 216e9 bytes on chips of 216e9 is 1 chip; one byte more, 2;
+    7 bytes of weights and 7 of KV over chips of 5 bytes: 3 chips give 3 + 3 = 6 > 5, 4 give 2 + 2 = 4."""
+    assert cp.chips_to_hold(216_000_000_000, 0, 216_000_000_000) == 1
+    assert cp.chips_to_hold(216_000_000_001, 0, 216_000_000_000) == 2
+    assert cp.chips_to_hold(7, 7, 5) == 4
+    assert cp.chips_to_hold(0, 0, 5) == 1
+    with pytest.raises(ValueError, match="usable_bytes_per_chip must be a positive whole number of bytes, got 0"):
+        cp.chips_to_hold(1, 0, 0)
+    with pytest.raises(ValueError, match="kv_bytes must be a non-negative whole number of bytes, got 1.5"):
+        cp.chips_to_hold(1, 1.5, 5)
 
 
 def test_prefill_is_compute_bound_and_decode_memory_bound():

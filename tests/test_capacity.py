@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 import jalapeno as jp
-from jalapeno import serving
+from jalapeno import capacity_plans as cp, serving
 
 
 def rel(a, b):
@@ -132,3 +132,25 @@ def test_listed_slices_are_checked():
     assert df["largest_batch"].to_list() == [0, 141]
     assert df["step_s"][0] is None and df["throughput_tok_s_chip"][0] == 0.0
     assert df["most_efficient"].to_list() == [False, True]
+
+
+def test_fewest_chips_by_hand():
+    """DeepSeek-R1 at FP8 with 64 sequences of 131,072 tokens: weights 671,026,404,352 bytes, KV 64 x 61 x 576
+    x 131,072 = 294,742,130,688 bytes; 965,768,535,040 in all. On H200's usable 129,720,000,000 bytes a chip
+    that is 7.445 chips: 8 (ceil(W / 8) + ceil(KV / 8) = 120,721,066,880 <= usable; 7: 137,966,933,720 > it).
+    On the LPU's 500 MB of SRAM (all usable): 1,932 chips (965,768,535,040 / 5e8 = 1,931.54)."""
+    weights, kv = 671_026_404_352, 64 * 61 * 576 * 131072
+    r = cp.fewest_chips("h200", "deepseek-r1", precision="fp8", concurrency=64, context_tokens=131072)
+    assert r == {"weight_bytes": weights, "kv_bytes": kv, "usable_bytes_per_chip": 129_720_000_000, "chips": 8}
+    assert -(-weights // 7) + -(-kv // 7) > 129_720_000_000 >= -(-weights // 8) + -(-kv // 8)
+    lpu = cp.fewest_chips("groq-3-lpu", "deepseek-r1", precision="fp8", concurrency=64, context_tokens=131072,
+                          tier="sram")
+    assert (lpu["usable_bytes_per_chip"], lpu["chips"]) == (500_000_000, 1932)
+    # the even spread the count assumes equals the pool's ceiling here; with no users the weights alone
+    assert cp.fewest_chips("h200", "deepseek-r1", precision="fp8", concurrency=0, context_tokens=8192)["chips"] == 6
+    with pytest.raises(ValueError, match="concurrency must be a non-negative integer number of sequences, got -1"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=-1, context_tokens=8192)
+    with pytest.raises(ValueError, match=r"no memory in tier 'hbm\+host'"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="hbm+host")
+    with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="dram")

@@ -9,6 +9,7 @@ import pytest
 
 import jalapeno as jp
 from jalapeno import calibration, registry, network, serving, subject
+from jalapeno import capacity_plans as cp
 from jalapeno import systems as sy
 
 
@@ -74,26 +75,31 @@ def test_deepseek_v3_in_sram():
 def test_capacity_arithmetic_hand_worked():
     m = jp.model("gpt-oss-120b")
     cap = sy.capacity_table([m], ["gb200-nvl72", "groq-3-lpx", "tpu-8i-pod"], contexts=(131072,), concurrency=64,
-                            weight_precision="fp8", kv_precision="fp8")
+                            weight_precision="fp8", kv_precision="fp8", jalapeno=True)
     # gpt-oss KV at FP8: 18 full layers hold every token, 18 sliding layers at most 128; 2 x 8 x 64 values each
     kv_seq = 18 * 1024 * 131072 + 18 * 1024 * 128
-    need = m.total_params() + 64 * kv_seq
+    need = m.total_params() + 64 * kv_seq  # the FP8 recipe: every weight one byte
     get = lambda s, tier: cap.filter((pl.col("system") == s) & (pl.col("tier") == tier)).row(0, named=True)
-    assert get("gb200-nvl72", "hbm")["bytes_needed"] == pytest.approx(need)
-    assert get("gb200-nvl72", "hbm")["chips"] == math.ceil(need / 186e9) == 2
-    assert get("gb200-nvl72", "hbm+host")["chips"] == math.ceil(need / (186e9 + 467.5e9)) == 1
-    assert get("groq-3-lpx", "sram")["chips"] == math.ceil(need / 500e6)
-    assert get("groq-3-lpx", "sram")["systems_needed"] == pytest.approx(math.ceil(need / 500e6) / 256)
-    assert get("tpu-8i-pod", "hbm")["bytes_per_chip"] == pytest.approx(288e9 + 384e6)
+    # usable shares: HBM and host memory 92 % (data/model_constants.csv), SRAM all of it
+    assert get("gb200-nvl72", "hbm")["bytes_needed"] == need
+    assert get("gb200-nvl72", "hbm")["usable_bytes_per_chip"] == 171_120_000_000  # 186 GB x 0.92
+    assert get("gb200-nvl72", "hbm")["chips"] == math.ceil(need / 171.12e9) == 2
+    assert get("gb200-nvl72", "hbm+host")["usable_bytes_per_chip"] == 171_120_000_000 + 430_100_000_000  # + 467.5 GB x 0.92
+    assert get("gb200-nvl72", "hbm+host")["chips"] == 1
+    assert get("groq-3-lpx", "sram")["chips"] == math.ceil(need / 500e6) == 544
+    assert get("groq-3-lpx", "sram")["systems_needed"] == pytest.approx(544 / 256)
+    assert get("tpu-8i-pod", "hbm")["usable_bytes_per_chip"] == 264_960_000_000  # 288 GB x 0.92, SRAM not a weight store
+    assert get("jalapeno", "hbm")["systems_needed"] is None
     tiers = set(zip(cap["system"], cap["tier"]))
     assert ("gb200-nvl72", "sram") not in tiers and ("groq-3-lpx", "hbm") not in tiers  # tiers a system lacks
+    assert {t for s, t in tiers if s == "jalapeno"} == {"hbm"}
 
 
 def test_bad_capacity_inputs():
-    with pytest.raises(ValueError, match="concurrency must be non-negative"):
+    with pytest.raises(ValueError, match="concurrency must be a non-negative integer, got -1"):
         sy.capacity_table([jp.model("gpt-oss-120b")], ["gb200-nvl72"], concurrency=-1)
     with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
-        sy.system("gb200-nvl72").memory_per_chip_bytes("dram")
+        cp.tier_usable_bytes(jp.chip("gb200"), "dram")
 
 
 # ---- the LPU decode model ------------------------------------------------------------------------------

@@ -74,8 +74,8 @@ QUANTITIES: dict[str, Quantity] = {
     "jalapeno-dsr1-single-user-chips": Quantity(
         "the chips Jalapeño's DeepSeek-R1 user spreads over at the fastest point of its modeled frontier, where "
         "the fit reproduces the published 700 tok/s (central scenario)",
-        {"speed of light": "the fewest chips whose HBM holds the weights, fast enough at the roofline (no per-layer "
-                           "overhead, full bandwidth): a lower bound, not a layout",
+        {"speed of light": "the fewest chips whose usable HBM holds the weights and the user's KV cache, fast enough "
+                           "at the roofline (no per-layer overhead, full bandwidth): a lower bound, not a layout",
          "fewest in the fitted model": "the fewest chips on which the fitted serving model still reaches the "
                                        "published speed, on the best fabric scanned"}),
     "dsr1-comparison-single-user-tok-s": Quantity(

@@ -60,7 +60,7 @@ def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bi
     rows = []
     for m in models:
         kv_bytes = concurrency * m.kv_bytes_per_sequence(context_tokens, kv_precision)
-        n = bounds.sram_chips(m, chip.sram_bytes, weight_bits=weight_bits, kv_bytes=kv_bytes)
+        n = bounds.sram_chips(m, chip, weight_bits=weight_bits, kv_bytes=kv_bytes)
         rows.append({"model": m.model, "weight_GB": m.total_params() * weight_bits / 8 / 1e9, "kv_GB": kv_bytes / 1e9,
                      "lpus": n, "racks": n / per_rack})
     return pl.DataFrame(rows)
@@ -177,7 +177,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
         (pl.col("weight_bytes") / 1e9).alias("weight_GB"), (pl.col("batch1_step_s") * 1e3).alias("batch1_step_ms")
     ).select("model", "chip", "weight_GB", "min_chips", "batch1_step_ms", "batch1_interactivity_tok_s_user",
              "critical_batch"),
-        f"Batch-1 speed-of-light decode of each model on the fewest chips whose HBM holds its weights, "
+        f"Batch-1 speed-of-light decode of each model on the fewest chips whose usable HBM holds its weights and "
+        f"the sequence's KV cache, "
         f"{context_tokens:,}-token context")
 
     # Throughput against interactivity along the batch
@@ -234,7 +235,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("lpu_name", lpu_chip.display_name)
     ch.quote("lpu_sram_mb", lpu_chip.sram_bytes / 1e6, "{:,.0f}")
     claimed = sram.filter(pl.col("model") == LPU_CLAIM_MODEL).row(0, named=True)
-    bare = bounds.sram_chips(specs.model(LPU_CLAIM_MODEL), lpu_chip.sram_bytes, weight_bits=lpu_weight_bits)
+    bare = bounds.sram_chips(specs.model(LPU_CLAIM_MODEL), lpu_chip, weight_bits=lpu_weight_bits)
     ch.quote("lpu_bits", lpu_weight_bits)
     ch.quote("lpu_conc", lpu_concurrency)
     # a chip count is whole chips (the ceiling of the SRAM it takes); racks are those chips over a rack's,

@@ -530,7 +530,7 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
     ctxs = sorted(set(int(c) for c in contexts) | {int(context_tokens)})
     kw = {"contexts": ctxs, "concurrency": concurrency, "weight_precision": weight_precision,
           "kv_precision": kv_precision}
-    cap = pl.concat([sy.capacity_table(chosen, systems, **kw), sy.jalapeno_capacity(chosen, **kw)])
+    cap = sy.capacity_table(chosen, systems, jalapeno=True, **kw)
     ch.add_table("capacity", cap.filter(pl.col("context_tokens") == context_tokens).pivot(
         on="tier", index=["system", "model"], values="chips"),
         f"Chips that hold each model and the KV cache of {number(concurrency):,} sequences of "
