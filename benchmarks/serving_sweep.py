@@ -5,7 +5,8 @@ What it counts, like with like:
 - the grid: every chip with a known HBM bandwidth, compute, capacity and scale-up bandwidth (Jalapeño in
   its central scenario) x every model x chips per
   worker (1-64) x attention layout (TP, or DP-attention where it differs: no duplicate (1 chip, dp 1)
-  pair) x concurrencies 1..N; as ``pareto.sweep`` does, capacity comes first
+  pair) x concurrencies 1..N, one :class:`jalapeno.serving.Layout` of the grid checked once a pass and
+  shared by every (chip, model); as ``pareto.sweep`` does, capacity comes first
   (:func:`jalapeno.serving.capacity`: weights and KV cache against usable HBM, no step timed) and only the
   configurations that fit are evaluated (a frontier keeps only those);
 - the figure, the useful rate: configurations that FIT (those evaluated) per second of the wall time of the
@@ -74,10 +75,12 @@ def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> t
     total = fit = 0
     parts = [0.0, 0.0, 0.0]
     started = time.perf_counter()
+    grid_layout = serving.Layout(n_chips=n, dp=dp)  # one grid of layouts for every pair, checked once a pass
+    parts[0] += time.perf_counter() - started
     for chip in chips:
         for model in models:
             t0 = time.perf_counter()
-            layout = serving.Layout(n_chips=n, dp=dp)
+            layout = grid_layout
             workload = serving.Workload(concurrency=c, precision="fp4" if chip.peak_dense_flops_per_s.get("fp4") else "fp8")
             total += n.size
             fits = np.flatnonzero(serving.capacity(model, chip, layout, workload).fits)

@@ -71,9 +71,12 @@ def tier_usable_bytes(chip: ChipSpec, tier: str = "hbm", *, host_memory_bytes_pe
     (``u`` = :func:`jalapeno.serving.usable_hbm_fraction`; a GPU's or TPU's SRAM holds activations, not the
     weights), ``hbm+host`` that plus ``floor(host x u)`` (the host memory a system gives each chip, at the
     HBM's share: an assumption, no stack publishes one). ``None`` where the chip lacks the tier's memory
-    (or, for ``hbm+host``, no host memory is given). UnknownNameError for an unknown tier."""
+    (or, for ``hbm+host``, no host memory is given). UnknownNameError for an unknown tier; ValueError for
+    a host memory that is not a positive number of bytes."""
     if tier not in TIERS:
         raise UnknownNameError("memory tier", tier, list(TIERS))
+    if host_memory_bytes_per_chip is not None and not 0 < host_memory_bytes_per_chip < math.inf:
+        raise ValueError(f"host_memory_bytes_per_chip must be a positive number of bytes, got {host_memory_bytes_per_chip!r}")
     if tier == "sram":
         return _share(chip.sram_bytes, serving.USABLE_SRAM_FRACTION) if chip.sram_bytes else None
     if not chip.hbm_capacity_bytes or (tier == "hbm+host" and not host_memory_bytes_per_chip):
@@ -103,9 +106,13 @@ def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str
     cache's (default the recipe's or the triple's). Returns ``weight_bytes`` (``W``, the whole
     model's), ``kv_bytes`` (``c KV``), ``usable_bytes_per_chip`` and ``chips``, exact integers.
 
+    ``tier``: :data:`TIERS`; ``hbm+host`` reads ``host_memory_bytes_per_chip``, the host memory a system
+    gives each chip (:attr:`jalapeno.systems.System.host_memory_bytes_per_chip`), which no other tier takes.
+
     Raises UnknownNameError for an unknown chip, model, precision or tier; ValueError for a negative or
-    non-integer concurrency, a context that is not a positive integer or beyond the model's window, or a
-    chip without the tier's memory (naming the tier)."""
+    non-integer concurrency, a context that is not a positive integer or beyond the model's window, a
+    precision that is neither a name nor a triple, a host memory that is not positive or given with another
+    tier, or a chip without the tier's memory (naming the tier and the chip's tiers)."""
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     model = model if isinstance(model, ModelSpec) else specs.model(model)
     if isinstance(concurrency, bool) or not isinstance(concurrency, (int, np.integer)) or concurrency < 0:
@@ -117,14 +124,23 @@ def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str
         prec = serving.recipe(model, precision)
     else:
         prec = tuple(precision)
+        if len(prec) != 3:
+            raise ValueError(f"precision must be a benchmark name or an (experts, other weights, KV cache) triple, "
+                             f"got {precision!r}")
         for p in prec:
             specs.bytes_per_value(p)  # UnknownNameError for an unknown one
     if kv_precision is not None:
         specs.bytes_per_value(kv_precision)  # UnknownNameError for an unknown one
         prec = (prec[0], prec[1], kv_precision)
+    if host_memory_bytes_per_chip is not None and tier != "hbm+host":
+        raise ValueError(f"host_memory_bytes_per_chip is read by tier 'hbm+host' only, got it with tier {tier!r}")
     usable = tier_usable_bytes(chip, tier, host_memory_bytes_per_chip=host_memory_bytes_per_chip)
     if not usable:
-        raise ValueError(f"chip {chip.chip!r} has no memory in tier {tier!r} (valid tiers: {list(TIERS)})")
+        has = [t for t in TIERS if tier_usable_bytes(chip, t, host_memory_bytes_per_chip=1.0)]
+        if tier in has:  # hbm+host without a host memory
+            raise ValueError("tier 'hbm+host' needs host_memory_bytes_per_chip, the host memory a system gives each "
+                             "chip (jalapeno.systems.system('gb200-nvl72').host_memory_bytes_per_chip, say)")
+        raise ValueError(f"chip {chip.chip!r} has no memory in tier {tier!r}; its tiers: {', '.join(has)}")
     weights = math.ceil(Fraction(float(serving.weight_bytes(model, prec).held)))  # exact: integers x 2^-k
     kv = int(concurrency) * math.ceil(Fraction(float(model.kv_bytes_per_sequence(int(context_tokens), prec[2]))))
     return {"weight_bytes": weights, "kv_bytes": kv, "usable_bytes_per_chip": usable,

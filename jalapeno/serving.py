@@ -435,7 +435,17 @@ def select(layout: Layout, workload: Workload, index) -> tuple[Layout, Workload]
         return v if v is None or np.ndim(v) == 0 else np.broadcast_to(v, shape).ravel()[index]
     lay = {k: take(getattr(layout, k)) for k in ("n_chips", "dp", "pp", "prefill_chips", "prefill_tp")}
     concurrency = np.broadcast_to(workload.concurrency, shape).ravel()[index]  # 1-D, even on a 0-d grid
-    return replace(layout, **lay), replace(workload, concurrency=concurrency, context_tokens=take(workload.context_tokens))
+    return (_subset(layout, **lay),
+            _subset(workload, concurrency=concurrency, context_tokens=take(workload.context_tokens)))
+
+
+def _subset(checked, **arrays):
+    """A copy of a :class:`Layout` or :class:`Workload` whose array fields are replaced by ``arrays``, some
+    of its own elements: every element of a checked value passed its checks and a selection keeps them
+    together, so the copy is not checked again (:func:`select` takes thousands of chunks of one grid)."""
+    out = object.__new__(type(checked))
+    out.__dict__.update(checked.__dict__, **arrays)
+    return out
 
 
 @dataclass(frozen=True)
@@ -448,16 +458,37 @@ class WeightBytes:
     step reads as many of as it touches (:func:`expert_bytes_read`), by :meth:`experts`;
     ``held``: every weight a chip keeps, the input embedding table included, each stage its own layers
     (non-expert weights over ``tp pp``, routed experts over all ``n_chips``); ``total``: every weight read
-    once by the whole worker (a prefill step's floor; the input embedding is a look-up, not read)."""
+    once by the whole worker (a prefill step's floor; the input embedding is a look-up, not read). Each
+    per-chip role is computed when first read (a capacity check reads ``held`` alone, over a whole grid)."""
 
-    attention: np.ndarray
-    other: np.ndarray
-    non_expert: np.ndarray
-    held: np.ndarray
+    attention_bytes: float
+    other_bytes: float
+    read_bytes: float
+    all_but_routed_bytes: float
+    routed_bytes: float
     total: float
     expert_params: int
     expert_bytes_per_value: float
+    n: np.ndarray
+    pp: np.ndarray
     stage: np.ndarray
+    tp: np.ndarray
+
+    @functools.cached_property
+    def attention(self) -> np.ndarray:
+        return self.attention_bytes / self.tp
+
+    @functools.cached_property
+    def other(self) -> np.ndarray:
+        return self.other_bytes / self.tp
+
+    @functools.cached_property
+    def non_expert(self) -> np.ndarray:
+        return self.read_bytes / self.tp
+
+    @functools.cached_property
+    def held(self) -> np.ndarray:
+        return self.all_but_routed_bytes / (self.tp * self.pp) + self.routed_bytes / self.n
 
     def experts(self, count) -> np.ndarray:
         """Bytes per chip of ``count`` routed experts (array; over all MoE layers) spread over a stage's
@@ -478,9 +509,10 @@ def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layo
     other = g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"] + model.embedding_params()
     read = g["attention"] + other
     return WeightBytes(
-        attention=g["attention"] * b_rest / tp, other=other * b_rest / tp, non_expert=read * b_rest / tp,
-        expert_params=model.expert_params(), expert_bytes_per_value=b_exp, stage=stage,
-        held=(model.total_params() - g["routed_experts"]) * b_rest / (tp * pp) + g["routed_experts"] * b_exp / n,
+        attention_bytes=g["attention"] * b_rest, other_bytes=other * b_rest, read_bytes=read * b_rest,
+        all_but_routed_bytes=(model.total_params() - g["routed_experts"]) * b_rest,
+        routed_bytes=g["routed_experts"] * b_exp, expert_params=model.expert_params(), expert_bytes_per_value=b_exp,
+        n=n, pp=pp, stage=stage, tp=tp,
         total=read * b_rest + (g["routed_experts"] * b_exp if model.is_moe else 0.0))
 
 
@@ -924,11 +956,12 @@ def evaluate_grid(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, 
     size = math.prod(grid_shape(layout, workload))
     parts = [evaluate(model, chip, *select(layout, workload, slice(i, i + chunk)), **options)
              for i in range(0, size, chunk)]
+    shapes = [np.shape(p.concurrency) for p in parts]  # each part's grid (its concurrency is 1-D, the part's size)
     joined = {}
     for f in fields(Evaluation):
         values = [getattr(p, f.name) for p in parts]
         joined[f.name] = values[0] if np.ndim(values[0]) == 0 and f.name == "tokens_per_step" else \
-            np.concatenate([np.broadcast_to(v, np.shape(p.tpot_s)) for v, p in zip(values, parts)])
+            np.concatenate([np.broadcast_to(v, s) for v, s in zip(values, shapes)])
     return Evaluation(**joined)
 
 

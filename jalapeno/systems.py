@@ -532,8 +532,13 @@ def max_consistent_hop_latency(scan: pl.DataFrame) -> pl.DataFrame:
         pl.col("tpot_s").min().alias("best_tpot_s"), pl.col("target_tpot_s").first())
 
 
+#: The benchmark precision :func:`jalapeno_requirements` holds the weights at: that of the published speeds
+#: whose TPOT it budgets (gpt-oss-120b's MXFP4 experts; the serving model's recipe for the rest).
+REQUIREMENTS_PRECISION = "fp4"
+
+
 def jalapeno_requirements(models: list[ModelSpec], *, concurrency: int = 64, context_tokens: int = 8192,
-                          weight_precision: str = "fp4", kv_precision: str = "fp8", comm_share: float = 0.25,
+                          weight_precision: str = REQUIREMENTS_PRECISION, kv_precision: str = "fp8", comm_share: float = 0.25,
                           hop_latency_s: float = 0.5e-6, fabric: str = "switched") -> pl.DataFrame:
     """What keeping a whole workload inside one connected Jalapeño system takes, per model: the fewest chips
     whose usable HBM holds the weights (the benchmark precision ``weight_precision`` by the serving model's

@@ -150,7 +150,24 @@ def test_fewest_chips_by_hand():
     assert cp.fewest_chips("h200", "deepseek-r1", precision="fp8", concurrency=0, context_tokens=8192)["chips"] == 6
     with pytest.raises(ValueError, match="concurrency must be a non-negative integer number of sequences, got -1"):
         cp.fewest_chips("h200", "deepseek-r1", concurrency=-1, context_tokens=8192)
-    with pytest.raises(ValueError, match=r"no memory in tier 'hbm\+host'"):
+    with pytest.raises(ValueError, match=r"tier 'hbm\+host' needs host_memory_bytes_per_chip"):
         cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="hbm+host")
+    with pytest.raises(ValueError, match="chip 'groq-3-lpu' has no memory in tier 'hbm'; its tiers: sram$"):
+        cp.fewest_chips("groq-3-lpu", "deepseek-r1", concurrency=1, context_tokens=8192)
+    with pytest.raises(ValueError, match="chip 'h200' has no memory in tier 'sram'; its tiers: hbm, hbm\\+host$"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="sram")
+    with pytest.raises(ValueError, match="host_memory_bytes_per_chip must be a positive number of bytes, got -5"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="hbm+host",
+                        host_memory_bytes_per_chip=-5)
+    with pytest.raises(ValueError, match="host_memory_bytes_per_chip is read by tier 'hbm\\+host' only"):
+        cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, host_memory_bytes_per_chip=5e11)
+    with pytest.raises(ValueError, match=r"precision must be a benchmark name or an \(experts, other weights, KV "
+                                         r"cache\) triple, got \('fp4', 'bf16'\)"):
+        cp.fewest_chips("h200", "deepseek-r1", precision=("fp4", "bf16"), concurrency=1, context_tokens=8192)
+    # GB200 NVL72's Grace memory per GPU, 467.5 GB, at the 92 % share: 171.12 + 430.1 GB usable, 2 chips
+    # for the 965,768,535,040 bytes (ceil(W / 2) + ceil(KV / 2) = 482,884,267,520 <= 601,220,000,000)
+    both = cp.fewest_chips("gb200", "deepseek-r1", concurrency=64, context_tokens=131072, tier="hbm+host",
+                           host_memory_bytes_per_chip=467.5e9)
+    assert (both["usable_bytes_per_chip"], both["chips"]) == (601_220_000_000, 2)
     with pytest.raises(jp.UnknownNameError, match="unknown memory tier 'dram'"):
         cp.fewest_chips("h200", "deepseek-r1", concurrency=1, context_tokens=8192, tier="dram")

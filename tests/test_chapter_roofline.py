@@ -175,3 +175,16 @@ def test_the_roofline_axis_title_is_in_two_lines(ch):
     x = ch.figures["roofline"].chart.to_dict()["layer"][0]["encoding"]["x"]
     assert x["title"] == ["arithmetic intensity", "(FLOP per HBM byte)"]
     assert all(len(line) <= 24 for line in x["title"])
+
+
+def test_a_context_no_window_holds_is_refused_before_anything_runs():
+    """gpt-oss-120b's window is 131,072 tokens (max_position_embeddings); its prefill bound decodes 2
+    tokens after a prompt of context_tokens, so 131,070 is the most; DeepSeek-R1's is 163,840."""
+    chapter.check(models=["gpt-oss-120b"], focus_model="gpt-oss-120b", context_tokens=131070)
+    with pytest.raises(ValueError, match="context_tokens 131,071 is too long: the prefill bound's prompt and the 2 "
+                                         "tokens it decodes must fit in gpt-oss-120b's context window of 131,072 "
+                                         "tokens; at most 131,070 with these models"):
+        chapter.check(models=["gpt-oss-120b"], focus_model="gpt-oss-120b", context_tokens=131071)
+    with pytest.raises(ValueError, match="context_tokens 140,000 is too long: gpt-oss-120b's context window is "
+                                         "131,072 tokens; at most 131,072 with these models"):
+        chapter.check(models=["gpt-oss-120b", "deepseek-r1"], focus_model="deepseek-r1", context_tokens=140000)

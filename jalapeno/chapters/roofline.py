@@ -46,6 +46,31 @@ PARAMETERS = (
               unit="sequences"),)
 
 
+#: Tokens the prefill bound's evaluation decodes after its prompt (:func:`jalapeno.bounds.prefill_time_s`):
+#: the prompt and they must fit in the focus model's context window.
+PREFILL_BOUND_OUTPUT_TOKENS = 2
+
+
+def check(*, models: list[str], focus_model: str, context_tokens: int, **_) -> None:
+    """Refuse, before anything runs, a ``context_tokens`` inside its declared range that a model's context
+    window cannot hold: each of ``models`` decodes sequences of ``context_tokens`` (at most its window), and
+    ``focus_model``'s prefill bound takes a prompt of ``context_tokens`` followed by
+    :data:`PREFILL_BOUND_OUTPUT_TOKENS` tokens. ValueError naming the parameter, the model, its window and
+    the largest value allowed; UnknownNameError for an unknown model."""
+    limits = {m: specs.model(m).max_position_embeddings for m in models}
+    focus = specs.model(focus_model).max_position_embeddings
+    if focus:
+        limits[focus_model] = min(limits.get(focus_model) or focus, focus - PREFILL_BOUND_OUTPUT_TOKENS)
+    limits = {m: w for m, w in limits.items() if w}
+    if limits and context_tokens > min(limits.values()):
+        name, most = min(limits.items(), key=lambda kv: kv[1])
+        why = (f"the prefill bound's prompt and the {PREFILL_BOUND_OUTPUT_TOKENS} tokens it decodes must fit in "
+               f"{name}'s context window of {specs.model(name).max_position_embeddings:,} tokens"
+               if name == focus_model and most < specs.model(name).max_position_embeddings
+               else f"{name}'s context window is {most:,} tokens")
+        raise ValueError(f"context_tokens {context_tokens:,} is too long: {why}; at most {most:,} with these models")
+
+
 def sram_table(models: list[specs.ModelSpec], chip: specs.ChipSpec, *, weight_bits: int, kv_precision: str,
                concurrency: int, context_tokens: int) -> pl.DataFrame:
     """What holding each model in on-chip SRAM takes: its weights at ``weight_bits`` plus the KV cache of
@@ -166,6 +191,7 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("prefill_intensity", phases["intensity_flop_per_byte"][-1], "{:,.0f}")
     ch.quote("decode1_intensity", phases["intensity_flop_per_byte"][0], "{:.1f}")
     ch.quote("focus_ridge", focus_c.ridge_point_flop_per_byte(weight_precision), "{:,.0f}")
+    ch.quote("wprec", weight_precision.upper())
     ch.add_figure("roofline", roofline(bounds.roofline_curves(C, weight_precision), phases), "roofline")
 
     # The batch-1 bound, chip by chip
@@ -178,8 +204,9 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ).select("model", "chip", "weight_GB", "min_chips", "batch1_step_ms", "batch1_interactivity_tok_s_user",
              "critical_batch"),
         f"Batch-1 speed-of-light decode of each model on the fewest chips whose usable HBM holds its weights and "
-        f"the sequence's KV cache, "
-        f"{context_tokens:,}-token context")
+        f"the sequence's KV cache, {context_tokens:,}-token context, weights at {weight_precision.upper()}, KV cache "
+        f"at {kv_precision.upper()}")
+    ch.quote("usable_hbm_pct", 100 * serving.usable_hbm_fraction(), "{:.0f}")
 
     # Throughput against interactivity along the batch
     sweep = bounds.batch_sweep(focus_m, [c for c in C if c.hbm_bandwidth_bytes_per_s], SWEEP_BATCHES,
@@ -216,8 +243,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ch.quote("pub_dsr1_baseline_frac", 100 * claim_value("dsr1-baseline-single-user")
              / seeds_row.get("bound_tok_s_user", math.nan), "{:.0f}")
     ch.quote("g_dsr1_frac", 100 * seeds_row["fraction_of_bound"], "{:.0f}")
-    ch.add_table("fraction", frac, "Best single-user speeds, Jalapeño's published and GB200's measured, over their "
-                 "batch-1 speed-of-light bound")
+    ch.add_table("fraction", frac, "Best single-user speeds, Jalapeño's published and GB200's measured (each at its "
+                 f"benchmark's own lengths), over their batch-1 speed-of-light bound at {context_tokens:,} tokens of context")
     ch.add_figure("fraction", fraction_of_bound(frac, seeds_speed=claim_value("dsr1-baseline-single-user")),
                   "fraction-of-roofline")
 

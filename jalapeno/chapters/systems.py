@@ -521,7 +521,8 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
         (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
         (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_needed_gb_s")),
         f"One Jalapeño system for {number(concurrency):,} users of {number(context_tokens):,} tokens: GB and chips "
-        "to hold each model, TPOT allowed, bandwidth needed")
+        f"to hold each model (weights at {sy.REQUIREMENTS_PRECISION.upper()} by the benchmark's recipe, the "
+        f"published speeds', KV cache at {kv_precision.upper()}), TPOT allowed, bandwidth needed")
 
 
 def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts: list[int], context_tokens: int,
@@ -534,7 +535,8 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
     ch.add_table("capacity", cap.filter(pl.col("context_tokens") == context_tokens).pivot(
         on="tier", index=["system", "model"], values="chips"),
         f"Chips that hold each model and the KV cache of {number(concurrency):,} sequences of "
-        f"{number(context_tokens):,} tokens, per system and memory tier")
+        f"{number(context_tokens):,} tokens, per system and memory tier (weights at {weight_precision.upper()} by "
+        f"the benchmark's recipe, KV cache at {kv_precision.upper()})")
     long_ctx = max(ctxs)
     ch.quote("sys_long_ctx", long_ctx, "{:,}")
     ch.quote("sys_wprec", weight_precision)
