@@ -459,7 +459,9 @@ class WeightBytes:
     ``held``: every weight a chip keeps, the input embedding table included, each stage its own layers
     (non-expert weights over ``tp pp``, routed experts over all ``n_chips``); ``total``: every weight read
     once by the whole worker (a prefill step's floor; the input embedding is a look-up, not read). Each
-    per-chip role is computed when first read (a capacity check reads ``held`` alone, over a whole grid)."""
+    per-chip role is computed when first read (a capacity check reads ``held`` alone, over a whole grid)
+    from the whole model's bytes by role (``attention_bytes``, ``other_bytes``, their sum ``read_bytes``,
+    ``all_but_routed_bytes``, ``routed_bytes``) and the layout's ``n``, ``pp``, ``stage`` and ``tp``."""
 
     attention_bytes: float
     other_bytes: float

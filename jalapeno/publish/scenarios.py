@@ -158,7 +158,8 @@ def check_chapter(name: str, values: dict[str, object], what: str = "parameter")
     by the chapter module's ``check(**parameters)`` if it has one, for values its model refuses although
     each is inside its range (``jalapeno.chapters.systems``: the fabric graphs ``size`` and ``topology``
     build, against the stated cost limits; ``jalapeno.chapters.agents``: a task longer than the model's
-    context window; ``jalapeno.chapters.roofline``: a context no chosen model's window holds). Raises CostError with the size and the limit, ParameterError naming the notebook."""
+    context window; ``jalapeno.chapters.roofline``: a context no chosen model's window holds). Raises
+    CostError with the size and the limit, ParameterError naming the notebook."""
     module = params.chapter_module(notebook_path(name))
     parameters = params.check(values, module.PARAMETERS, what)
     check = getattr(module, "check", None)
