@@ -86,7 +86,7 @@ def test_an_unknown_topology_names_the_parameter_and_the_choices(defaults):
 def test_capacity_chart_draws_every_bar_at_its_starting_knobs():
     m = [jp.model("gpt-oss-120b"), jp.model("deepseek-r1")]
     cap = sy.capacity_table(m, ["gb200-nvl72", "groq-3-lpx"], contexts=(8192, 32768), jalapeno=True)
-    svg = vlc.vegalite_to_svg(chapter.capacity_chips(cap, 8192, "hbm").to_dict())
+    svg = vlc.vegalite_to_svg(chapter.capacity_chips(cap, 8192, "hbm", 64).to_dict())
     shown = cap.filter((pl.col("context_tokens") == 8192) & (pl.col("tier") == "hbm"))
     assert svg.count('aria-roledescription="bar"') == shown.height == 4  # one-chip bars too (log scale from 0.5)
 

@@ -549,7 +549,7 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
         r = cap.filter((pl.col("system") == system_name) & (pl.col("model") == "deepseek-r1")
                        & (pl.col("context_tokens") == long_ctx) & (pl.col("tier") == tier))
         _quote_or_na(ch, key, None if r.is_empty() else r[column][0], fmt)
-    ch.add_figure("capacity", capacity_chips(cap, int(context_tokens), "hbm"), "systems-capacity")
+    ch.add_figure("capacity", capacity_chips(cap, int(context_tokens), "hbm", concurrency), "systems-capacity")
 
 
 #: The largest slice (chips per replica) the chapter's capacity plans show: tensor parallelism beyond it is
@@ -769,17 +769,19 @@ def fabric_hop_budget(df: pl.DataFrame) -> alt.Chart:
     ).properties(title="Per-hop latency a Jalapeño fabric can afford at the published speeds")
 
 
-def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str) -> alt.Chart:
-    """Chips needed to hold weights plus KV cache (:func:`jalapeno.systems.capacity_table`) per system and
-    model, log scale, with drop-downs for the context and the memory tier (starting at ``context_tokens``,
-    ``tier``)."""
+def capacity_chips(df: pl.DataFrame, context_tokens: int, tier: str, concurrency: int) -> alt.Chart:
+    """Chips needed to hold weights plus the KV cache of ``concurrency`` sequences
+    (:func:`jalapeno.systems.capacity_table`) per system and model, log scale, with drop-downs for the
+    context and the memory tier (starting at ``context_tokens``, ``tier``)."""
     chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y("system:N", title=None), yOffset=alt.YOffset("model:N"),
         x=alt.X("chips:Q", title="chips to hold weights + KV cache", scale=alt.Scale(type="log", domainMin=0.5), stack=None),
         color=charts.series_color(df["model"].to_list(), "model", "model"),
-        tooltip=["system:N", "model:N", "tier:N", "context_tokens:Q", "chips:Q", alt.Tooltip("systems_needed:Q", format=",.2f"),
-                 alt.Tooltip("bytes_needed:Q", format=".3s")],
-    ).properties(title="Capacity: chips that hold the weights and the KV cache of the users")
+        tooltip=["system:N", "model:N", alt.Tooltip("tier:N", title="memory tier"),
+                 alt.Tooltip("context_tokens:Q", title="context (tokens)", format=","), "chips:Q",
+                 alt.Tooltip("systems_needed:Q", title="systems", format=",.2f"),
+                 alt.Tooltip("bytes_needed:Q", title="bytes to hold", format=".3s")],
+    ).properties(title=f"Capacity: chips that hold the weights and the KV cache of {number(concurrency):,} users")
     contexts = tuple(int(c) for c in sorted(set(df["context_tokens"].to_list())))
     tiers = tuple(t for t in ("sram", "hbm", "hbm+host") if t in set(df["tier"].to_list()))
     return charts.explorable(chart, charts.Knob("context_tokens", contexts, int(context_tokens), "context (tokens)", kind="select"),
