@@ -60,6 +60,21 @@ from .specs import ChipSpec, ModelSpec
 TIERS = ("sram", "hbm", "hbm+host")
 
 
+def _check_count(name: str, value, minimum: int, what: str) -> None:
+    """ValueError unless ``value`` is an integer (not a bool) of at least ``minimum`` (0 or 1), naming it as
+    ``"<name> must be a positive|non-negative <what>, got <value>"``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be a {'positive' if minimum else 'non-negative'} {what}, got {value!r}")
+
+
+def _with_kv(prec: tuple[str, str, str], kv_precision: str | None) -> tuple[str, str, str]:
+    """``prec`` with its KV cache at ``kv_precision`` when given (UnknownNameError for an unknown one)."""
+    if kv_precision is None:
+        return prec
+    specs.bytes_per_value(kv_precision)
+    return prec[0], prec[1], kv_precision
+
+
 def _share(size_bytes: float, share: float) -> int:
     """``floor(size x share)`` in exact rational arithmetic (whole bytes)."""
     return math.floor(Fraction(str(size_bytes)) * Fraction(str(share)))
@@ -115,10 +130,8 @@ def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str
     tier, or a chip without the tier's memory (naming the tier and the chip's tiers)."""
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     model = model if isinstance(model, ModelSpec) else specs.model(model)
-    if isinstance(concurrency, bool) or not isinstance(concurrency, (int, np.integer)) or concurrency < 0:
-        raise ValueError(f"concurrency must be a non-negative integer number of sequences, got {concurrency!r}")
-    if isinstance(context_tokens, bool) or not isinstance(context_tokens, (int, np.integer)) or context_tokens <= 0:
-        raise ValueError(f"context_tokens must be a positive integer number of tokens, got {context_tokens!r}")
+    _check_count("concurrency", concurrency, 0, "integer number of sequences")
+    _check_count("context_tokens", context_tokens, 1, "integer number of tokens")
     model.check_context(int(context_tokens), "context_tokens")
     if isinstance(precision, str):
         prec = serving.recipe(model, precision)
@@ -129,9 +142,7 @@ def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str
                              f"got {precision!r}")
         for p in prec:
             specs.bytes_per_value(p)  # UnknownNameError for an unknown one
-    if kv_precision is not None:
-        specs.bytes_per_value(kv_precision)  # UnknownNameError for an unknown one
-        prec = (prec[0], prec[1], kv_precision)
+    prec = _with_kv(prec, kv_precision)
     if host_memory_bytes_per_chip is not None and tier != "hbm+host":
         raise ValueError(f"host_memory_bytes_per_chip is read by tier 'hbm+host' only, got it with tier {tier!r}")
     usable = tier_usable_bytes(chip, tier, host_memory_bytes_per_chip=host_memory_bytes_per_chip)
@@ -141,7 +152,7 @@ def fewest_chips(chip: ChipSpec | str, model: ModelSpec | str, *, precision: str
             raise ValueError("tier 'hbm+host' needs host_memory_bytes_per_chip, the host memory a system gives each "
                              "chip (jalapeno.systems.system('gb200-nvl72').host_memory_bytes_per_chip, say)")
         raise ValueError(f"chip {chip.chip!r} has no memory in tier {tier!r}; its tiers: {', '.join(has)}")
-    weights = math.ceil(Fraction(float(serving.weight_bytes(model, prec).held)))  # exact: integers x 2^-k
+    weights = weight_bytes_per_chip(model, prec, 1)
     kv = int(concurrency) * math.ceil(Fraction(float(model.kv_bytes_per_sequence(int(context_tokens), prec[2]))))
     return {"weight_bytes": weights, "kv_bytes": kv, "usable_bytes_per_chip": usable,
             "chips": chips_to_hold(weights, kv, usable)}
@@ -152,12 +163,9 @@ def chips_to_hold(weight_bytes: int, kv_bytes: int, usable_bytes_per_chip: int) 
     chip at most ``usable_bytes_per_chip``: the smallest whole ``t >= 1`` with ``ceil(W / t) + ceil(KV / t)
     <= usable`` (whole bytes, exact integer arithmetic; the module docstring's rule). ValueError for a
     usable size that is not a positive whole number of bytes or a negative or fractional byte count."""
-    for name, value in (("weight_bytes", weight_bytes), ("kv_bytes", kv_bytes)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative whole number of bytes, got {value!r}")
-    if isinstance(usable_bytes_per_chip, bool) or not isinstance(usable_bytes_per_chip, (int, np.integer)) \
-            or usable_bytes_per_chip <= 0:
-        raise ValueError(f"usable_bytes_per_chip must be a positive whole number of bytes, got {usable_bytes_per_chip!r}")
+    for name, value, minimum in (("weight_bytes", weight_bytes, 0), ("kv_bytes", kv_bytes, 0),
+                                 ("usable_bytes_per_chip", usable_bytes_per_chip, 1)):
+        _check_count(name, value, minimum, "whole number of bytes")
     w, kv, usable = int(weight_bytes), int(kv_bytes), int(usable_bytes_per_chip)
     t = max(1, -(-(w + kv) // usable))
     while -(-w // t) + -(-kv // t) > usable:  # the two ceilings add at most one byte each
@@ -239,14 +247,10 @@ def capacity_plan(chip: ChipSpec | str, model: ModelSpec | str, *, precision: st
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     model = model if isinstance(model, ModelSpec) else specs.model(model)
     for name, value in (("context_tokens", context_tokens), ("decode_tokens", decode_tokens)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer number of tokens, got {value!r}")
+        _check_count(name, value, 1, "integer number of tokens")
     held_tokens = int(context_tokens) + int(decode_tokens)
     model.check_context(held_tokens, "context_tokens + decode_tokens")
-    prec = serving.recipe(model, precision)
-    if kv_precision is not None:
-        specs.bytes_per_value(kv_precision)  # UnknownNameError for an unknown one
-        prec = (prec[0], prec[1], kv_precision)
+    prec = _with_kv(serving.recipe(model, precision), kv_precision)
     if not chip.hbm_bandwidth_bytes_per_s:
         raise ValueError(f"chip {chip.chip!r} has no HBM bandwidth figure (hbm_bandwidth_bytes_per_s)")
     if chips is None:

@@ -56,9 +56,6 @@ from .specs import ChipSpec, ModelSpec
 #: Bytes per weight for the LPU's weight widths (the seeds' "8 bits" arithmetic) and their precision names.
 WEIGHT_BITS = {4: "fp4", 8: "fp8", 16: "bf16"}
 
-#: Memory tiers of :func:`capacity_table`.
-TIERS = capacity_plans.TIERS
-
 #: The kinds of hypothetical scale-up fabric :func:`fabric_topology` builds.
 FABRICS = ("switched", "ring", "torus2d", "torus3d", "dragonfly")
 
