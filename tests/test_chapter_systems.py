@@ -146,3 +146,13 @@ def test_capacity_plans_table_is_the_plan_of_each_chip(ch, defaults):
     assert f"GB200, {best['chips']} chips ({best['largest_batch']:,} sequences" in ch.numbers["sys_plan_best"]
     assert set(t["chip"]) == {"GB200", "GB300", "TPU 8t", "TPU 8i", "Jalapeño"}
     assert ch.numbers["sys_plan_left_out"] == "Groq 3 LPU"  # SRAM only: no HBM plan
+
+
+def test_captions_say_the_weights_precisions_in_words():
+    """The benchmark's recipes (jalapeno.serving.RECIPES): gpt-oss-120b at FP4 is MXFP4 experts and BF16
+    elsewhere, DeepSeek-R1 and Kimi K2.5 NVFP4 experts and FP8 elsewhere; at FP8 every weight is FP8."""
+    models = [jp.model("gpt-oss-120b"), jp.model("deepseek-r1"), jp.model("kimi-k2.5")]
+    assert chapter.recipe_words(models, "fp4") == ("experts at MXFP4, the other weights at BF16 (gpt-oss-120b); "
+                                                   "experts at NVFP4, the other weights at FP8 (DeepSeek-R1-0528, "
+                                                   "Kimi K2.5)")
+    assert chapter.recipe_words(models, "fp8") == "every weight at FP8"

@@ -204,8 +204,8 @@ def compute(*, models: list[str], chips: list[str], context_tokens: int, weight_
     ).select("model", "chip", "weight_GB", "min_chips", "batch1_step_ms", "batch1_interactivity_tok_s_user",
              "critical_batch"),
         f"Batch-1 speed-of-light decode of each model on the fewest chips whose usable HBM holds its weights and "
-        f"the sequence's KV cache, {context_tokens:,}-token context, weights at {weight_precision.upper()}, KV cache "
-        f"at {kv_precision.upper()}")
+        f"the sequence's KV cache, {context_tokens:,}-token context, every weight at {weight_precision.upper()}, KV "
+        f"cache at {kv_precision.upper()}")
     ch.quote("usable_hbm_pct", 100 * serving.usable_hbm_fraction(), "{:.0f}")
 
     # Throughput against interactivity along the batch

@@ -521,8 +521,22 @@ def _jalapeno_fabric(ch: Chapter, chosen: list[ModelSpec], scenario: str, fit: s
         (pl.col("target_tpot_s") * 1e3).alias("longest_tpot_the_published_figure_allows_ms"),
         (pl.col("required_injection_bytes_per_s") / 1e9).alias("injection_needed_gb_s")),
         f"One Jalapeño system for {number(concurrency):,} users of {number(context_tokens):,} tokens: GB and chips "
-        f"to hold each model (weights at {sy.REQUIREMENTS_PRECISION.upper()} by the benchmark's recipe, the "
-        f"published speeds', KV cache at {kv_precision.upper()}), TPOT allowed, bandwidth needed")
+        f"to hold each model (weights as the published speeds were run, {sy.REQUIREMENTS_PRECISION.upper()}: "
+        f"{recipe_words(chosen, sy.REQUIREMENTS_PRECISION)}; KV cache at {kv_precision.upper()}), TPOT allowed, "
+        "bandwidth needed")
+
+
+def recipe_words(models: list[ModelSpec], precision: str) -> str:
+    """The weights' precisions of ``models`` served at the benchmark precision ``precision`` in words, by
+    the serving model's recipe (:func:`jalapeno.serving.recipe`): ``"experts at MXFP4, the other weights at
+    BF16 (gpt-oss-120b); experts at NVFP4, the other weights at FP8 (DeepSeek-R1)"``, the models named
+    only where recipes differ."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for m in models:
+        groups.setdefault(serving.recipe(m, precision)[:2], []).append(m.display_name)
+    return "; ".join(
+        (f"every weight at {e.upper()}" if e == o else f"experts at {e.upper()}, the other weights at {o.upper()}")
+        + (f" ({', '.join(names)})" if len(groups) > 1 else "") for (e, o), names in groups.items())
 
 
 def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts: list[int], context_tokens: int,
@@ -535,8 +549,8 @@ def _capacity(ch: Chapter, chosen: list[ModelSpec], systems: list[str], contexts
     ch.add_table("capacity", cap.filter(pl.col("context_tokens") == context_tokens).pivot(
         on="tier", index=["system", "model"], values="chips"),
         f"Chips that hold each model and the KV cache of {number(concurrency):,} sequences of "
-        f"{number(context_tokens):,} tokens, per system and memory tier (weights at {weight_precision.upper()} by "
-        f"the benchmark's recipe, KV cache at {kv_precision.upper()})")
+        f"{number(context_tokens):,} tokens, per system and memory tier (weights served at "
+        f"{weight_precision.upper()}: {recipe_words(chosen, weight_precision)}; KV cache at {kv_precision.upper()})")
     long_ctx = max(ctxs)
     ch.quote("sys_long_ctx", long_ctx, "{:,}")
     ch.quote("sys_wprec", weight_precision)
@@ -588,8 +602,9 @@ def _capacity_plans(ch: Chapter, systems: list[str], focus_model: ModelSpec, sce
         pl.col("kv_bytes_per_sequence_per_chip").cast(pl.Float64).alias("kv_per_sequence_per_chip_bytes"),
         "largest_batch", pl.col("step_s").alias("decode_step_s"), "throughput_tok_s_chip",
         pl.col("requests_per_s_chip").alias("requests_per_s_per_chip")),
-        f"Capacity plan of {focus_model.display_name} ({number(context_tokens):,} + {number(decode_tokens):,} tokens) "
-        "per chip and slice: memory, largest batch, step, rates")
+        f"Capacity plan of {focus_model.display_name} ({number(context_tokens):,} + {number(decode_tokens):,} tokens, "
+        f"served at {precision.upper()}: {recipe_words([focus_model], precision)}) per chip and slice: memory, "
+        "largest batch, step, rates")
     best = plans.filter(pl.col("most_efficient"))
     ch.quote("sys_plan_model", focus_model.display_name)
     ch.quote("sys_plan_ctx", int(context_tokens), "{:,}")
