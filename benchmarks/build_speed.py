@@ -70,11 +70,13 @@ def fresh_value() -> str:
 
 def timed_phases() -> dict[str, float]:
     """Wrap the build's stages (:mod:`jalapeno.publish.build`) so each call adds its seconds to the dict
-    returned: the reader's runs read and refitted (``refit``), the notebooks executed or taken from the
-    cache (``execute``), the pages staged (``stage``), the Jupyter Book render (``render``)."""
+    returned: the reader's runs read and refitted (``refit``), the validation schemes re-run with the
+    runs in (``schemes``), the notebooks executed or taken from the cache (``execute``), the pages staged
+    (``stage``), the Jupyter Book render (``render``)."""
+    from jalapeno import schemes
     from jalapeno.publish import build, execute, pages
 
-    spent = dict.fromkeys(("refit", "execute", "stage", "render"), 0.0)
+    spent = dict.fromkeys(("refit", "schemes", "execute", "stage", "render"), 0.0)
 
     def timing(owner, name: str, phase: str) -> None:
         inner = getattr(owner, name)
@@ -88,7 +90,8 @@ def timed_phases() -> dict[str, float]:
 
         setattr(owner, name, wrapper)
 
-    for owner, name, phase in ((build, "_measured", "refit"), (execute, "run_notebooks", "execute"),
+    for owner, name, phase in ((build, "_measured", "refit"), (schemes, "derive_for", "schemes"),
+                               (execute, "run_notebooks", "execute"),
                                (pages, "stage", "stage"), (build, "_render", "render")):
         timing(owner, name, phase)
     return spent
@@ -217,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         p = r["phases"]
         other = r["seconds"] - sum(p.values())
         print(f"    where it went: " + (f"reading and refitting the runs {p['refit']:.1f} s, " if p["refit"] > 0.05 else "")
+              + (f"the validation schemes re-run with the runs in {p['schemes']:.1f} s, " if p["schemes"] > 0.05 else "")
               + f"notebooks {p['execute']:.1f} s, pages staged {p['stage']:.1f} s, render (Jupyter Book) "
               f"{p['render']:.1f} s, the rest {other:.1f} s"
               + (" (interpreter start, imports, parameter checks, figures and data copied, site moved)"

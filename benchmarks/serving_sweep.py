@@ -12,7 +12,7 @@ What it counts, like with like:
 - the figure, the useful rate: configurations that FIT (those evaluated) per second of the wall time of the
   whole grid (the skipped ones' capacity check included), aggregated (one evaluation) and disaggregated
   (prefill chips matched to the decode workers' request rate: two evaluations, as ``pareto.sweep``
-  does), each evaluated in cache-sized chunks (:func:`jalapeno.serving.evaluate_grid`), one thread
+  does), each evaluated in chunks of bounded memory (:func:`jalapeno.serving.evaluate_grid`), one thread
   (``OMP_NUM_THREADS=1``; the package sets ``OPENBLAS_NUM_THREADS=1``); the wall time is the median of
   ``--passes`` passes over the grid (the median pass's parts are printed: capacity checks, the evaluation,
   the disaggregated second evaluation). Targets (the issue "Speed, last"): at least 5 million per second

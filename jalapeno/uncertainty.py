@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -320,6 +320,10 @@ def _overrides(node: dict) -> dict[str, float]:
     return {subject.UNKNOWN_FIELDS[p]: float(node[p]) for p in UNKNOWNS}
 
 
+#: :meth:`Ensemble.frontier`'s default ``concurrency_cap``: the ensemble's own.
+OWN_CAP = object()
+
+
 @dataclass(frozen=True)
 class Ensemble:
     """Jalapeño's fits at every node of the unknowns (``fits``: an object array shaped like the grid), the
@@ -331,6 +335,23 @@ class Ensemble:
     error: ModelError
     concurrency_cap: float | str | None = "benchmark"
     e2e_reading: str = subject.DEFAULT_E2E_READING
+    _frontiers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def frontier(self, fit: subject.JalapenoFit, model: str, *, power_basis: str = "rated",
+                 concurrency_cap: float | str | None | object = OWN_CAP) -> pl.DataFrame:
+        """Jalapeño's frontier of ``model`` under ``fit``, a fit of the ensemble's nodes
+        (:func:`jalapeno.subject.jalapeno_frontier`, central scenario, ``power_basis``, ``concurrency_cap``:
+        the ensemble's own by default, :data:`OWN_CAP`), computed once per ensemble: a band asks for the frontier of every
+        node once per quantity (the Pareto chapter asked for 266 frontiers 950 times). A copy. ValueError
+        for a fit that is not one of the nodes'."""
+        if not any(f is fit for f in self.fits.flat):
+            raise ValueError("the fit is not one of the ensemble's nodes")
+        cap = self.concurrency_cap if concurrency_cap is OWN_CAP else concurrency_cap
+        key = (id(fit), model, power_basis, cap)
+        if key not in self._frontiers:
+            self._frontiers[key] = subject.jalapeno_frontier(model, "central", fit=fit, power_basis=power_basis,
+                                                             concurrency_cap=cap)
+        return self._frontiers[key].clone()
 
     def at_nodes(self, fn: Callable[[subject.JalapenoFit], object]) -> np.ndarray:
         """``fn(fit)`` (a number or an array of one shape) at every node: shape grid + the result's shape."""
@@ -429,9 +450,7 @@ def matched_ratio_nodes(ens: Ensemble, model: str, *, power_basis: str = "rated"
         raise UnknownNameError("model with a published matched ratio", model, list(pareto.PUBLISHED_RATIOS))
     old = pareto.baseline_frontier(model, pareto.PUBLISHED_RATIOS[model][1], power_basis=power_basis,
                                    concurrency_cap=ens.concurrency_cap)
-    return ens.at_nodes(lambda f: pareto.matched_ratio(
-        subject.jalapeno_frontier(model, "central", fit=f, power_basis=power_basis,
-                                  concurrency_cap=ens.concurrency_cap), old)["ratio"])
+    return ens.at_nodes(lambda f: pareto.matched_ratio(ens.frontier(f, model, power_basis=power_basis), old)["ratio"])
 
 
 def headline_ratios(ens: Ensemble, models, *, power_basis: str = "rated") -> pl.DataFrame:
@@ -454,8 +473,7 @@ def front_ratio_band(ens: Ensemble, model: str, metric: str, *,
     of Jalapeño's ``model`` frontier against its published baseline's (:data:`jalapeno.pareto.PUBLISHED_RATIOS`),
     over the ensemble ``ens``: a prediction, so the model's error applies."""
     old = pareto.baseline_frontier(model, pareto.PUBLISHED_RATIOS[model][1], concurrency_cap=concurrency_cap)
-    return ens.band(lambda f: caveats.front_ratios(subject.jalapeno_frontier(
-        model, "central", fit=f, concurrency_cap=concurrency_cap), old)[metric])
+    return ens.band(lambda f: caveats.front_ratios(ens.frontier(f, model, concurrency_cap=concurrency_cap), old)[metric])
 
 
 def ratio_band_at(ens: Ensemble, model: str, interactivity_tok_s_user: float, baseline_tok_s_kw: float, *,
@@ -466,6 +484,5 @@ def ratio_band_at(ens: Ensemble, model: str, interactivity_tok_s_user: float, ba
     ratio does not apply (a non-finite input)."""
     if not (math.isfinite(interactivity_tok_s_user) and math.isfinite(baseline_tok_s_kw)):
         return Band(math.nan, math.nan, math.nan)
-    j = ens.band(lambda f: pareto.throughput_at(subject.jalapeno_frontier(
-        model, "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), interactivity_tok_s_user))
+    j = ens.band(lambda f: pareto.throughput_at(ens.frontier(f, model, power_basis=power_basis), interactivity_tok_s_user))
     return Band(j.median / baseline_tok_s_kw, j.low / baseline_tok_s_kw, j.high / baseline_tok_s_kw)

@@ -390,6 +390,10 @@ def test_a_grid_evaluated_in_chunks_is_the_grid_evaluated_at_once():
     chunked = serving.evaluate_grid("deepseek-r1", "gb200", serving.Layout(n_chips=n, dp=n), workload, chunk=7)
     for name in ("tpot_s", "ttft_s", "throughput_tok_s_chip", "fits", "weights_s", "all_to_all_s"):
         np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), n.shape), getattr(chunked, name))
+    one = serving.evaluate_grid("deepseek-r1", "gb200", serving.Layout(n_chips=n, dp=n), workload, chunk=n.size)
+    for name, value in one.as_dict().items():  # one chunk, not joined: every field, each of the grid's shape
+        np.testing.assert_array_equal(value, np.broadcast_to(whole.as_dict()[name], n.shape), err_msg=name)
+        assert name == "tokens_per_step" or np.shape(getattr(one, name)) == n.shape, name
     # disaggregated: the prefill chips of each configuration travel with it through the chunks
     prefill = np.ceil(c / 10)
     layout = serving.Layout(n_chips=n, dp=n, disagg=True, prefill_chips=prefill)

@@ -135,3 +135,20 @@ def test_the_surface_between_nodes_is_close_to_a_refit():
     old = pareto.baseline_frontier("gpt-oss-120b", "gb200")
     true = pareto.matched_ratio(subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit), old)["ratio"]
     assert read == pytest.approx(true, rel=0.05)
+
+
+def test_a_node_frontier_is_computed_once_and_is_the_fits_frontier():
+    from dataclasses import replace
+
+    from jalapeno import subject
+
+    ens = u.ensemble()
+    fit = ens.fits.flat[1]
+    first = ens.frontier(fit, "gpt-oss-120b", power_basis="sustained")
+    assert first.equals(subject.jalapeno_frontier("gpt-oss-120b", "central", fit=fit, power_basis="sustained",
+                                                  concurrency_cap=ens.concurrency_cap))
+    first.drop_in_place("scenario")  # a copy: what a caller does to it leaves the ensemble's alone
+    again = ens.frontier(fit, "gpt-oss-120b", power_basis="sustained")
+    assert "scenario" in again.columns and ens._frontiers[(id(fit), "gpt-oss-120b", "sustained", ens.concurrency_cap)] is not again
+    with pytest.raises(ValueError, match="not one of the ensemble's nodes"):
+        ens.frontier(replace(fit), "gpt-oss-120b")

@@ -602,8 +602,7 @@ def _baseline_question(ch: Chapter, ens: uncertainty.Ensemble, fits, *, models, 
     ch.quote("q_pub", claim_value("dsr1-matched-tbt-ratio"), "{:g}")
     curve = baselines.ratio_against_fastest("deepseek-r1", fit=fits["central"], power_basis=power_basis)
     xs = np.unique(curve["fastest_tok_s_user"].to_numpy())
-    draws = ens.draws_of(lambda f: pareto.throughput_at(subject.jalapeno_frontier(
-        "deepseek-r1", "central", fit=f, power_basis=power_basis, concurrency_cap=ens.concurrency_cap), xs))
+    draws = ens.draws_of(lambda f: pareto.throughput_at(ens.frontier(f, "deepseek-r1", power_basis=power_basis), xs))
     with np.errstate(all="ignore"):
         q = np.nanquantile(draws, [uncertainty.BAND[0], 0.5, uncertainty.BAND[1]], axis=0)
     j = pl.DataFrame({"fastest_tok_s_user": xs, "j_low": q[0], "j_median": q[1], "j_high": q[2]})

@@ -117,7 +117,8 @@ def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kern
     """Execute ``notebook`` (the ``.ipynb`` bytes of chapter ``name``) with parameters ``values`` in kernel
     ``kernel`` (working directory ``notebooks/``; ``env``: variables added to the kernel's environment,
     ``JALAPENO_DATA_DIR`` for a build on a reader's measurements) and return its files, its figures' SVGs
-    also as PNGs.
+    also as PNGs. Papermill writes the executed notebook once, when it ends or fails (not after every
+    cell: a chapter of 1 MB of outputs rewritten some 30 times took 2 of its 14 s).
     Its temporary files and its kernel's (the connection file among them) go into the process's
     temporary folder and are removed at the end. The warnings are the kernel's stderr and the stderr
     outputs of cells. A plain function of picklable values: any executor's worker can run it, in any
@@ -132,7 +133,8 @@ def execute_notebook(name: str, values: dict[str, object], notebook: bytes, kern
         try:
             papermill.execute_notebook(str(source), str(target), parameters=values, kernel_name=kernel,
                                        cwd=str(scenarios.NOTEBOOKS_DIR), progress_bar=False, report_mode=False,
-                                       log_output=False, kernel_manager_class=_kernel_manager(tmp, stderr, env))
+                                       log_output=False, request_save_on_cell_execute=False,
+                                       kernel_manager_class=_kernel_manager(tmp, stderr, env))
         except papermill.PapermillExecutionError as exc:
             raise BuildError(f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
         except Exception as exc:  # NoSuchKernel, timeouts: name the notebook and the kernel
