@@ -845,7 +845,7 @@ def topology_diagram(drawing: dict[str, object], *, title: str, subtitle: list[s
         y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[y0, y1], nice=False, zero=False))
         count = max(pn.height, 1)
         radius = max(12, min(160, int(9000 / count)))
-        layers = [alt.Chart(pl_).mark_rule(strokeWidth=1, opacity=0.8 if pl_.height < 300 else 0.5).encode(
+        layers = [alt.Chart(pl_).mark_rule(strokeWidth=1, strokeOpacity=0.8 if pl_.height < 300 else 0.5).encode(
             x=x, y=y, x2="x2:Q", y2="y2:Q",
             stroke=alt.Stroke("kind:N", title="link", scale=alt.Scale(domain=kinds, range=[_LINK_STROKES[k] for k in kinds])),
             strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=kinds, range=[[4, 3] if k == "wraparound" else [1, 0] for k in kinds]),
