@@ -941,9 +941,10 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
 
 #: Configurations per chunk of :func:`evaluate_grid`: bounds the memory of one evaluation (about 40
 #: arrays of this many float64 values, 42 MB) and keeps a grid's arrays from outgrowing the caches (a
-#: 4-million grid evaluated in one call is about 2.4x slower on 2 cores). Joining chunks copies every field,
-#: which costs more than cache-sized chunks save: 131,072 made ``benchmarks/serving_sweep.py``'s aggregated
-#: sweep (a pair's fitting configurations, 46,000 on average, mostly one chunk) 1.3 to 1.4 times as fast as 32,768.
+#: 4-million grid evaluated in one call is about 2.4x slower on 2 cores). Joining chunks copies every
+#: field, which costs more than cache-sized chunks save: 131,072 made ``benchmarks/serving_sweep.py``'s
+#: aggregated sweep (a pair's fitting configurations, 46,000 on average, mostly one chunk) 1.3 to 1.4
+#: times as fast as 32,768.
 GRID_CHUNK = 131_072
 
 

@@ -341,9 +341,9 @@ class Ensemble:
                  concurrency_cap: float | str | None | object = OWN_CAP) -> pl.DataFrame:
         """Jalapeño's frontier of ``model`` under ``fit``, a fit of the ensemble's nodes
         (:func:`jalapeno.subject.jalapeno_frontier`, central scenario, ``power_basis``, ``concurrency_cap``:
-        the ensemble's own by default, :data:`OWN_CAP`), computed once per ensemble: a band asks for the frontier of every
-        node once per quantity (the Pareto chapter asked for 266 frontiers 950 times). A copy. ValueError
-        for a fit that is not one of the nodes'."""
+        the ensemble's own by default, :data:`OWN_CAP`), computed once per ensemble: a band asks for the
+        frontier of every node once per quantity (the Pareto chapter asked for 266 frontiers 950 times).
+        A copy. ValueError for a fit that is not one of the nodes'."""
         if not any(f is fit for f in self.fits.flat):
             raise ValueError("the fit is not one of the ensemble's nodes")
         cap = self.concurrency_cap if concurrency_cap is OWN_CAP else concurrency_cap
