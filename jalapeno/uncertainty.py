@@ -320,10 +320,6 @@ def _overrides(node: dict) -> dict[str, float]:
     return {subject.UNKNOWN_FIELDS[p]: float(node[p]) for p in UNKNOWNS}
 
 
-#: :meth:`Ensemble.frontier`'s default ``concurrency_cap``: the ensemble's own.
-OWN_CAP = object()
-
-
 @dataclass(frozen=True)
 class Ensemble:
     """Jalapeño's fits at every node of the unknowns (``fits``: an object array shaped like the grid), the
@@ -337,20 +333,18 @@ class Ensemble:
     e2e_reading: str = subject.DEFAULT_E2E_READING
     _frontiers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def frontier(self, fit: subject.JalapenoFit, model: str, *, power_basis: str = "rated",
-                 concurrency_cap: float | str | None | object = OWN_CAP) -> pl.DataFrame:
+    def frontier(self, fit: subject.JalapenoFit, model: str, **options) -> pl.DataFrame:
         """Jalapeño's frontier of ``model`` under ``fit``, a fit of the ensemble's nodes
-        (:func:`jalapeno.subject.jalapeno_frontier`, central scenario, ``power_basis``, ``concurrency_cap``:
-        the ensemble's own by default, :data:`OWN_CAP`), computed once per ensemble: a band asks for the
-        frontier of every node once per quantity (the Pareto chapter asked for 266 frontiers 950 times).
-        A copy. ValueError for a fit that is not one of the nodes'."""
+        (:func:`jalapeno.subject.jalapeno_frontier`, central scenario, ``options``, ``concurrency_cap`` the
+        ensemble's own unless given), computed once per ensemble: a band asks for the frontier of every
+        node once per quantity (the Pareto chapter asked for 266 frontiers 950 times). A copy. ValueError
+        for a fit that is not one of the nodes'."""
         if not any(f is fit for f in self.fits.flat):
             raise ValueError("the fit is not one of the ensemble's nodes")
-        cap = self.concurrency_cap if concurrency_cap is OWN_CAP else concurrency_cap
-        key = (id(fit), model, power_basis, cap)
+        options.setdefault("concurrency_cap", self.concurrency_cap)
+        key = (id(fit), model, *sorted(options.items()))
         if key not in self._frontiers:
-            self._frontiers[key] = subject.jalapeno_frontier(model, "central", fit=fit, power_basis=power_basis,
-                                                             concurrency_cap=cap)
+            self._frontiers[key] = subject.jalapeno_frontier(model, "central", fit=fit, **options)
         return self._frontiers[key].clone()
 
     def at_nodes(self, fn: Callable[[subject.JalapenoFit], object]) -> np.ndarray:

@@ -149,7 +149,7 @@ def test_a_node_frontier_is_computed_once_and_is_the_fits_frontier():
                                                   concurrency_cap=ens.concurrency_cap))
     first.drop_in_place("scenario")  # a copy: what a caller does to it leaves the ensemble's alone
     again = ens.frontier(fit, "gpt-oss-120b", power_basis="sustained")
-    kept = ens._frontiers[(id(fit), "gpt-oss-120b", "sustained", ens.concurrency_cap)]
+    kept = ens._frontiers[(id(fit), "gpt-oss-120b", ("concurrency_cap", ens.concurrency_cap), ("power_basis", "sustained"))]
     assert "scenario" in again.columns and "scenario" in kept.columns and kept is not again
     with pytest.raises(ValueError, match="not one of the ensemble's nodes"):
         ens.frontier(replace(fit), "gpt-oss-120b")
