@@ -3,6 +3,7 @@
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -405,7 +406,8 @@ def test_every_chart_links_its_data_and_shows_its_image_without_scripts(book):
             line = after[after.index('<p class="jalapeno-chart-data">'):].split("</p>")[0]
             for suffix in (".csv", ".svg", ".png", ".vl.json"):
                 assert f'href="../figures/{name}{suffix}"' in line and (out / "figures" / f"{name}{suffix}").is_file()
-            assert f"regenerate: <code>.venv/bin/jalapeno build {page.stem}</code>" in line
+            own = shlex.quote(str(out.resolve().with_name(f"{out.name}-{page.stem}")))  # never the whole book's folder
+            assert f"regenerate: <code>.venv/bin/jalapeno build {page.stem} --out {own}</code>" in line
             spec = json.loads((out / "figures" / f"{name}.vl.json").read_text())
             assert charts.spec_id(spec) == element
             assert _html.unescape(m.group(2)) == pages.figure_caption((out / "figures" / f"{name}.svg").read_text(), name)
@@ -417,6 +419,27 @@ def test_every_chart_links_its_data_and_shows_its_image_without_scripts(book):
     header = (out / "figures" / "pareto-gpt-oss-120b.csv").read_text().splitlines()[0]
     assert header.startswith("chip,model,interactivity (tok/s/user),throughput per kW")
     assert "tok/s/kW band low" in header and "tok_s" not in header
+
+
+def test_following_a_figures_regenerate_command_keeps_the_whole_book(book):
+    """The command under a figure of the whole book rebuilds its chapter into a folder of its own
+    (``<out>-<chapter>``): run as printed, it leaves the book's folder as the build wrote it, every chapter
+    in it, and writes that chapter alone beside it."""
+    import html as _html
+
+    out, _ = book
+    page = _html.unescape((out / "chapters" / "roofline.html").read_text())
+    command = re.search(r"regenerate: <code>(\.venv/bin/jalapeno build roofline[^<]*)<", page).group(1)
+    assert f"regenerate: {command}" in _html.unescape(text_of(out / "figures.html"))  # the Figures page's too
+    words = shlex.split(command)
+    assert words[words.index("--out") + 1] == str(out.resolve().with_name(f"{out.name}-roofline"))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert cli.main(words[1:]) == 0
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert {p.stem for p in (out / "chapters").glob("*.html")} == set(scenarios.notebook_names())
+    own = out.with_name(f"{out.name}-roofline")
+    assert [p.stem for p in (own / "chapters").glob("*.html")] == ["roofline"]
+    assert (own / "figures" / "roofline.svg").read_bytes() == (out / "figures" / "roofline.svg").read_bytes()
 
 
 def test_the_figures_page_lists_the_seeds_figures_and_links_each_counterpart(book):

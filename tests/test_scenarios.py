@@ -90,6 +90,8 @@ def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built,
         banner = banner_of(site / "chapters" / f"{chapter}.html")
         assert f"Scenario: {name}" in banner
         assert f"--scenario scenarios/{name}.yml" in banner
+        if len(built_chapters) > 1:  # its command rebuilds this chapter beside the scenario's book, not over it
+            assert f"--out {site.resolve().with_name(f'{site.name}-{chapter}')}" in banner
         declared = {p.name: p for p in params.declaration(scenarios.notebook_path(chapter))}
         for key, value in values.items():  # as a reader writes them: an unset default as what it stands for
             p = declared[key]

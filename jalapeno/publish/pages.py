@@ -90,7 +90,8 @@ class Staged:
 def build_command(names: list[str], scenario: Scenario | None, overrides: dict[str, object],
                   out: Path | None = None, default_out: Path | None = None) -> str:
     """The command line that rebuilds ``names`` (all chapters if empty) the way this build did, into the
-    same folder ``out`` when it is not ``default_out`` (so running it never replaces another build)."""
+    folder ``out`` when it is not ``default_out`` (so running it never replaces another build; a chapter
+    taken out of a larger build is given a folder of its own, :func:`chapter_out`)."""
     cmd = [".venv/bin/jalapeno", "build", *names]
     if scenario:
         cmd += ["--scenario", scenario.source]
@@ -99,6 +100,14 @@ def build_command(names: list[str], scenario: Scenario | None, overrides: dict[s
     if out is not None and out != default_out:
         cmd += ["--out", display_path(out)]
     return " ".join(shlex.quote(c) for c in cmd)
+
+
+def chapter_out(name: str, built: list[str], out: Path) -> Path:
+    """Where the command that rebuilds chapter ``name`` alone writes, for a build of the chapters ``built``
+    into ``out``: ``out`` itself when that build was the chapter alone, else the folder beside it named
+    ``<out>-<name>`` (``build/html-agents``), since a one-chapter build into ``out`` would replace the
+    other chapters there with it."""
+    return out if built == [name] else out.with_name(f"{out.name}-{name}")
 
 
 def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entries: dict[str, Path],
@@ -127,14 +136,15 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         titles[name], numbers[name] = chapter_title(nb, name), glued(nb)
         defaults = params.declared(notebook_path(name))
         own = {k: v for k, v in overrides.items() if k in defaults}
+        mine = (measurements or {}).get(name)
+        command = build_command([name], scenario, own, chapter_out(name, list(runs), out), default_out) + (
+            mine["args"] if mine else "")  # this chapter's page and figures, the way this build made them
         if scenario or values or measurements:  # every page of a scenario; the pages a plain rerun changed
             text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
-            mine = (measurements or {}).get(name)
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = insert_after_title(first.source, render(
                 "banner.md", title=title, description=mine["description"] if mine and not scenario and not values else text,
-                rows=banner_rows(name, values), measurements=mine,
-                command=build_command([name], scenario, own, out, default_out) + (mine["args"] if mine else "")))
+                rows=banner_rows(name, values), measurements=mine, command=command))
         drawn: dict[str, dict[str, str]] = {}  # element id on the page -> the figure it draws
         for svg in sorted((entries[name] / "figures").glob("*.svg")):
             clash = next((f["notebook"] for f in figures if f["name"] == svg.stem), None)
@@ -143,7 +153,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
             for suffix in FIGURE_FILES:
                 shutil.copy2(svg.with_name(svg.stem + suffix), figures_dir / f"{svg.stem}{suffix}")
             figures.append({"name": svg.stem, "notebook": name, "caption": figure_caption(svg.read_text(), svg.stem),
-                            "command": build_command([name], scenario, own)})
+                            "command": command})
             drawn[charts.spec_id(json.loads(svg.with_name(svg.stem + ".vl.json").read_text()))] = figures[-1]
         label_notebook_tables(nb)  # the staged copy's tables reflow on a phone (data-label on each cell)
         add_chart_data(nb, drawn)
