@@ -59,12 +59,18 @@ def test_check_offline_catches_a_cdn_script(tmp_path):
 
 
 def test_rerun_with_a_parameter_changes_the_chapter(tmp_path, capsys):
+    """The chapter that takes the parameter shows its new numbers; a chapter of the same build that does
+    not take it says on its banner that it was computed with its defaults (its numbers are the default
+    book's: the verdict's 2.42x at sustained power, against the rebuilt chapter's)."""
     out = tmp_path / "whatif"
-    assert cli.main(["build", "reading-the-numbers", "-p", "baseline_power_w", "1400", "--out", str(out)]) == 0
+    assert cli.main(["build", "reading-the-numbers", "verdict", "-p", "baseline_power_w", "1400", "--out", str(out)]) == 0
     page = text_of(out / "chapters" / "reading-the-numbers.html")
     assert "38,537 tok/s/kW" in page  # 53,952 tok/s / 1.4 kW
     assert "changed" in page
     assert not (out / "chapters" / "roofline.html").exists()
+    verdict = text_of(out / "chapters" / "verdict.html")
+    assert "This page takes none of these parameters: it is computed with its defaults." in verdict
+    assert "2.42x" in verdict and "rebuilt with parameters other than the defaults" in verdict
 
 
 @pytest.mark.parametrize("argv, fragment", [

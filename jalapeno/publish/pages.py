@@ -139,8 +139,10 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
         mine = (measurements or {}).get(name)
         command = build_command([name], scenario, own, chapter_out(name, list(runs), out), default_out) + (
             mine["args"] if mine else "")  # this chapter's page and figures, the way this build made them
-        if scenario or values or measurements:  # every page of a scenario; the pages a plain rerun changed
-            text = scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+        if changed:  # every page of a build other than the default book's, each saying what it was computed with
+            text = (scenario.description if scenario else "This page was rebuilt with parameters other than the defaults."
+                    if values else "Other chapters of this build were rebuilt with parameters other than the "
+                    "defaults, so their numbers can differ from this page's.")
             first = next(c for c in nb.cells if c.cell_type == "markdown")
             first.source = insert_after_title(first.source, render(
                 "banner.md", title=title, description=mine["description"] if mine and not scenario and not values else text,
