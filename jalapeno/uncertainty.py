@@ -41,7 +41,6 @@ from typing import Callable
 
 import numpy as np
 import polars as pl
-from scipy.interpolate import RegularGridInterpolator
 
 from . import calibration, caveats, data, derived, display, pareto, schemes, subject
 from .errors import UnknownNameError
@@ -204,6 +203,8 @@ def surface(values: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
                 raise ValueError(f"surface: {p} takes only the values {lv.tolist()}")
             x = lv[i]
         points.append(np.log(x))
+    from scipy.interpolate import RegularGridInterpolator  # deferred: it imports scipy.optimize, 1 s a notebook
+
     grid = [np.log(levels(p)) for p in UNKNOWNS]
     missing = np.isnan(logv)
     interpolate = lambda v: RegularGridInterpolator(grid, v, method="linear")(np.stack(points, axis=-1))  # noqa: E731
