@@ -286,14 +286,14 @@ def test_provenance_pages(book):
     data = text_of(out / "data.html")
     chips = ROOT / "data" / "chips.csv"
     assert hashlib.sha256(chips.read_bytes()).hexdigest()[:16] in data
-    changelog = text_of(out / "changelog.html")
+    changelog, this_build = text_of(out / "changelog.html"), text_of(out / "this-build.html")
     versions = pages.published_numbers()
     latest = list(versions)[-1]
-    assert f"Version {latest}" in changelog
+    assert f"Version {latest}" in changelog and "computed with the default parameters" in this_build
     numbers = json.loads((out / "numbers.json").read_text())
     assert numbers == pages.committed_numbers()  # the default build quotes what the committed notebooks do
     diff = pages.diff_numbers({c: versions[latest].get(c, {}) for c in numbers}, numbers)
-    assert f"differ from version {latest}: {len(diff) or 'none'}." in changelog
+    assert f"differ from version {latest}: {len(diff) or 'none'}." in this_build
 
 
 def test_citation_matches_the_package_version():
@@ -340,7 +340,7 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     versions = {"0.1.0": {"ch": {"a": "1", "b": "2"}}, "0.2.0": {"ch": {"a": "1.5", "c": "3"}}}
     monkeypatch.setattr(pages, "published_numbers", lambda: versions)
     monkeypatch.setattr(pages, "reasons", lambda v: {"ch": {"a": "recalibrated", "*": "a new section"}} if v == "0.2.0" else {})
-    page = pages.changelog_page(versions["0.2.0"], None, False)
+    page = pages.changelog_page()
     assert "Changes from version 0.1.0: 1 changed, 1 new, 1 removed." in page
     # grouped by chapter (changelog_page: changes_by_chapter): only the changed number is a table row, with the
     # reason given for it; the chapter's reason ("*") is said once; a number no prose names shows its key
@@ -348,7 +348,11 @@ def test_changelog_counts_changed_new_and_removed_numbers_apart(monkeypatch):
     assert ('<td data-label="number"><code>a</code></td><td data-label="before">1</td><td data-label="after">1.5</td>'
             '<td data-label="why">recalibrated</td>') in page
     assert "**New** (1):" in page and "- `c`: 3\n" in page and "**Removed** (1):" in page and "- `b`: 2\n" in page
-    assert "computed with the default parameters" in page  # the version diff does not mark the build changed
+    assert "## This build" not in page and "computed with" not in page  # the same page for every build of a version: this build's numbers are apart
+    monkeypatch.setattr(pages, "number_labels", lambda: {})
+    ours = pages.this_build_page({"ch": {"a": "1.5", "c": "4"}}, None, True)
+    assert "computed with changed parameters. Numbers of its chapters that differ from version 0.2.0: 1." in ours
+    assert '<td data-label="version 0.2.0">3</td><td data-label="this build">4</td>' in ours
 
 
 def test_the_table_of_contents_is_the_one_list_of_chapters():

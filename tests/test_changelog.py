@@ -29,7 +29,7 @@ def page(monkeypatch):
     monkeypatch.setattr(pages, "reasons", lambda v: REASONS if v == "0.2.0" else {})
     monkeypatch.setattr(pages, "number_labels", lambda: LABELS)
     monkeypatch.setattr(pages, "chapter_titles", lambda: {"other": "Another chapter", "ch": "A chapter"})
-    return pages.changelog_page(VERSIONS["0.2.0"], None, False)
+    return pages.changelog_page()
 
 
 def test_changes_are_grouped_by_chapter_then_quantity():
@@ -86,7 +86,7 @@ def test_the_committed_book_labels_a_shared_quantity_and_every_reason_is_whole()
     what = QUANTITIES["gb200-gptoss-peak-tok-s-kw"].what
     assert labels["caveats"]["pb_b_rated"]["group"] == what[:what.index(" (jalapeno.")]
     assert "jalapeno." not in "".join(v["group"] for c in labels.values() for v in c.values())
-    page = pages.changelog_page(pages.committed_numbers(), None, False)
+    page = pages.changelog_page()
     for version in pages.published_numbers():
         for chapter, told in pages.reasons(version).items():
             for reason in told.values():
@@ -103,4 +103,4 @@ def test_a_versions_count_is_written_as_a_reader_writes_it(monkeypatch):
     monkeypatch.setattr(pages, "reasons", lambda v: {})
     monkeypatch.setattr(pages, "number_labels", lambda: {})
     monkeypatch.setattr(pages, "chapter_titles", lambda: {"ch": "A chapter"})
-    assert "1,234 numbers in 1 chapter recorded." in pages.changelog_page(many["0.1.0"], None, False)
+    assert "1,234 numbers in 1 chapter recorded." in pages.changelog_page()

@@ -105,7 +105,7 @@ def test_every_page_of_a_scenario_build_names_it_and_shows_its_parameters(built,
         assert "left the verdict chapter at its default parameters" in text_of(site / "intro.html")
     assert all(f"{c}: {k}" in intro for c in built_chapters for k in runs[c])
     assert (site / "figures.html").exists() and f"--scenario scenarios/{name}.yml" in text_of(site / "figures.html")
-    assert f"under the scenario {name}" in text_of(site / "changelog.html")
+    assert f"under the scenario {name}" in text_of(site / "this-build.html")
 
 
 def test_gb300_scenario_divides_by_gb300_power_and_focuses_the_roofline(built):

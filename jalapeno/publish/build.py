@@ -10,8 +10,8 @@
    unchanged since an earlier build is taken from the cache (``build/.cache/``) instead (:mod:`.execute`);
 3. it exports every figure as SVG and PNG (vl-convert) under its stable name;
 4. it stages the prose of ``book/`` with the executed notebooks, writes the generated pages (figures,
-   environment, how to cite, changelog of published numbers; a banner on every page of a scenario
-   build; :mod:`.pages`) and renders them through Jupyter Book 1.x (Sphinx; warnings are errors, so a
+   environment, how to cite, changelog of published numbers and this build's against them; a banner on
+   every page of a scenario or rerun; :mod:`.pages`) and renders them through Jupyter Book 1.x (Sphinx; warnings are errors, so a
    broken reference fails);
 5. it checks that no page loads anything from the network, and only then moves the finished site into
    place with its manifest, in one atomic exchange with the previous site (:func:`.output.replace`). A

@@ -1,7 +1,7 @@
 """The book's sources as a build stages them: the prose of ``book/``, the executed chapters (with a
 banner on every page a scenario or changed parameters computed), their figures, and the pages generated
 from the Jinja2 templates in ``templates/`` (figures, environment, how to cite, the changelog of
-published numbers, the data files' digests, the references: the seeds and every web page ``data/``
+published numbers and this build's numbers against them, the data files' digests, the references: the seeds and every web page ``data/``
 cites); the recorded numbers of each version; and the checks of a
 rendered site (nothing loaded from the network, no cache-busting query strings)."""
 
@@ -176,7 +176,8 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     (src / "figures.md").write_text(figures_page(figures, titles, scenario))
     (src / "environment.md").write_text(environment_page())
     (src / "cite.md").write_text(cite_page())
-    (src / "changelog.md").write_text(changelog_page(numbers, scenario, changed))
+    (src / "changelog.md").write_text(changelog_page())
+    (src / "this-build.md").write_text(this_build_page(numbers, scenario, changed))
     data_md = src / "data.md"
     data_md.write_text(data_page(data_md.read_text()))
     references_md = src / "references.md"
@@ -622,9 +623,10 @@ def why(reasons: dict[str, dict[str, str]], chapter: str, key: str) -> str:
     return str(mine.get(key) or mine.get("*") or "")
 
 
-def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
-    """The changelog page: each recorded version against the one before, newest first, then this
-    build's ``current`` numbers against the latest recorded version."""
+def changelog_page() -> str:
+    """The changelog page: each recorded version against the one before, newest first. It is the same
+    for every build of a version (this build's own numbers are :func:`this_build_page`'s), so a rerun's
+    render does not read its 400 kB again."""
     versions, shown = published_numbers(), []
     labels, titles = number_labels(), chapter_titles()  # grouped by chapter and quantity, in readers' words
     names = list(versions)
@@ -640,15 +642,24 @@ def changelog_page(current: dict[str, dict[str, str]], scenario: Scenario | None
                          removed=[r for r in rows if r["after"] == "(removed)"],
                          moved=[r for r in rows if "(new)" != r["before"] and r["after"] != "(removed)"])
         shown.append(entry)
+    return render("changelog.md", versions=shown)
+
+
+def this_build_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
+    """The page of this build's ``current`` numbers (chapter -> key -> text) against the latest recorded
+    version, grouped as the changelog groups them; ``scenario`` and ``changed`` (parameters other than the
+    defaults) say how the build was computed."""
+    versions = published_numbers()
     this_build = None
-    if names:
-        latest = versions[names[-1]]
+    if versions:
+        latest = list(versions)[-1]
         how = (f"under the scenario `{scenario.name}`" if scenario else
                "with changed parameters" if changed else "with the default parameters")
-        diff = diff_numbers({c: latest.get(c, {}) for c in current}, current)
-        this_build = {"how": how, "latest": names[-1], "by_chapter": changes_by_chapter(diff, {}, labels, titles),
+        diff = diff_numbers({c: versions[latest].get(c, {}) for c in current}, current)
+        this_build = {"how": how, "latest": latest,
+                      "by_chapter": changes_by_chapter(diff, {}, number_labels(), chapter_titles()),
                       "rows": [{"chapter": c, "key": k, "before": a, "after": b} for c, k, a, b in diff]}
-    return render("changelog.md", versions=shown, this_build=this_build)
+    return render("this-build.md", this_build=this_build)
 
 
 def committed_numbers() -> dict[str, dict[str, str]]:
