@@ -14,8 +14,9 @@ stored in the output (its text layout would depend on the fonts found): the book
 the chart's data links, at staging (:func:`jalapeno.publish.pages.chart_data`).
 
 :func:`export` also writes the chart's files into ``$JALAPENO_FIGURES_DIR`` when that is set (the book
-build sets it): ``<name>.svg``, ``<name>.csv`` (:func:`figure_csv`) and ``<name>.vl.json`` (the spec
-the page draws).
+build sets it): ``<name>.csv`` (:func:`figure_csv`) and ``<name>.vl.json`` (the spec the page draws),
+from which the build draws its SVG (:func:`to_svg`) and PNG in the process that ran the notebook: the
+chart engine starts once in that process (about 0.9 s), not once in every notebook's kernel.
 """
 
 from __future__ import annotations
@@ -332,9 +333,9 @@ class Shown:
 
 def export(chart: alt.TopLevelMixin, name: str) -> Shown:
     """``chart`` sized to its container (:func:`fit_width`), ready for display (:class:`Shown`) and, when
-    ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.svg`` (:data:`EXPORT_WIDTH_PX` wide),
-    ``<name>.csv`` (:func:`figure_csv`) and ``<name>.vl.json`` (the Vega-Lite spec the page draws: its
-    :func:`spec_id` is the id of the chart's element on the page).
+    ``$JALAPENO_FIGURES_DIR`` is set, written there as ``<name>.csv`` (:func:`figure_csv`) and
+    ``<name>.vl.json`` (the Vega-Lite spec the page draws: its :func:`spec_id` is the id of the chart's
+    element on the page; the build draws ``<name>.svg`` from it, :func:`to_svg`).
 
     ``name`` is the figure's stable file name (lower-case, digits and dashes)."""
     if not name or not all(c.isalnum() or c == "-" for c in name):
@@ -345,7 +346,6 @@ def export(chart: alt.TopLevelMixin, name: str) -> Shown:
     if folder:  # the exported files show the page's numbers (the display rule), not the full floats
         shown = _stable_spec(spec)
         Path(folder).mkdir(parents=True, exist_ok=True)
-        Path(folder, f"{name}.svg").write_text(to_svg(shown))
         Path(folder, f"{name}.csv").write_text(figure_csv(shown))
         Path(folder, f"{name}.vl.json").write_text(json.dumps(shown, indent=1, ensure_ascii=False) + "\n")
     return Shown(chart, spec)

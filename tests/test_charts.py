@@ -1,5 +1,6 @@
 """Charts: deterministic offline output, small specs (golden case 11)."""
 
+import json
 import re
 from pathlib import Path
 
@@ -30,11 +31,17 @@ def test_default_transformer_still_refuses_huge_frames():
         alt.Chart(big).mark_point().encode(x="x").to_dict()
 
 
-def test_figure_writes_svg_when_asked(tmp_path, monkeypatch):
+def test_figure_writes_its_spec_and_data_when_asked(tmp_path, monkeypatch):
+    """The spec and the CSV, which the build draws as SVG and PNG (``execute_notebook``, tested in
+    test_build); the SVG drawn from the written spec has the chart's two points."""
+    charts.setup()  # the book's renderer, as a notebook's setup enables it (not left to another test)
     chart = alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
     monkeypatch.setenv("JALAPENO_FIGURES_DIR", str(tmp_path))
     shown = charts.export(chart, "two-points")
-    assert (tmp_path / "two-points.svg").read_text().startswith("<svg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two-points.csv", "two-points.vl.json"]
+    assert (tmp_path / "two-points.csv").read_text().splitlines()[1:] == ["1", "2"]
+    svg = charts.to_svg(json.loads((tmp_path / "two-points.vl.json").read_text()))
+    assert svg.startswith("<svg") and svg.count('role="graphics-symbol"') >= 2
     # the page shows the spec the files were made from, validated once, and reads as the chart
     assert shown._repr_mimebundle_() == charts.fit_width(chart)._repr_mimebundle_()
     assert repr(shown) == "alt.Chart(...)"
