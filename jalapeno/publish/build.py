@@ -238,8 +238,9 @@ def _sync(src: Path, dest: Path) -> None:
             path.rmdir()
 
 
-def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
-    """Render the staged book ``src`` with Jupyter Book into ``site``; returns it and the render's log.
+def _render(renderer: Executor, src: Path, out: Path, site: Path) -> tuple[Path, str]:
+    """Render the staged book ``src`` with Jupyter Book into ``site`` through ``renderer`` (the build's
+    renderer process, :func:`warm_renderer`); returns the site and the render's log.
 
     Sphinx keeps its environment between builds into the same output folder (in the cache,
     ``render/<hash of out>``), so an incremental build re-reads only the pages whose sources changed
@@ -251,13 +252,26 @@ def _render(src: Path, out: Path, site: Path) -> tuple[Path, str]:
     cache-busting query strings (:func:`.pages.strip_cache_busting`), so equal inputs give equal files.
     Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are errors)."""
     render = cache.folder() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
-    with execute.local_pool(1, site.parent / "run") as pool:  # its temporary files in the stage too
-        try:
-            text = pool.submit(render_book, str(src), str(render), str(site)).result()
-        except BrokenExecutor as exc:
-            raise BuildError(f"the renderer's process died: {exc}") from None
+    try:
+        text = renderer.submit(render_book, str(src), str(render), str(site)).result()
+    except BrokenExecutor as exc:
+        raise BuildError(f"the renderer's process died: {exc}") from None
     pages.strip_cache_busting(site)
     return site, text
+
+
+def warm_renderer() -> None:
+    """Import Jupyter Book, Sphinx and the book's Sphinx extensions (``book/_config.yml``) in the
+    renderer's process. The build starts that process and this task before the notebooks execute, so
+    these imports (about 2 s) overlap the execution, on the core a rerun of one chapter leaves idle.
+    An import that fails here fails again in the render, which reports it."""
+    import importlib
+
+    import yaml
+
+    extensions = yaml.safe_load((BOOK_DIR / "_config.yml").read_text())["sphinx"]["config"]["extensions"]
+    for module in ["jupyter_book.cli.main", "sphinx.builders.html", *extensions]:
+        importlib.import_module(module)
 
 
 def render_book(src: str, render: str, site: str) -> str:
@@ -319,15 +333,20 @@ def _build_stage(stage: Path, out: Path, runs: dict[str, dict[str, object]], sce
     log(f"{len(runs)} notebook{'s' if len(runs) != 1 else ''}" + (f" under scenario {scenario.name!r}" if scenario else "")
         + ": executing those whose inputs changed, the others from the cache")
     extra = (f"measurements sha256:{measured.runs.digest}",) if env else ()
-    entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor,
-                                                            env=env, extra=extra)
-    figures_dir = stage / "figures"
-    figures_dir.mkdir()
-    staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
-                         output_dir(scenario, measured).resolve(), measured.banners if measured else None)
-    src, figures, numbers = stage / "src", staged.figures, staged.numbers
-    log("rendering the book")
-    html, render_log = _render(src, out, stage / "html")
+    (stage / "run").mkdir(exist_ok=True)
+    # the renderer's process (its temporary files in the stage too) starts now, and its imports overlap the
+    # notebooks' execution; it ends with the build, even after a SIGKILL (:func:`.execute.local_pool`)
+    with execute.local_pool(1, stage / "run") as renderer:
+        renderer.submit(warm_renderer)
+        entries, status, warnings, keys = execute.run_notebooks(runs, stage, use_cache, jobs, progress, executor,
+                                                                env=env, extra=extra)
+        figures_dir = stage / "figures"
+        figures_dir.mkdir()
+        staged = pages.stage(stage / "src", figures_dir, runs, entries, scenario, overrides, out,
+                             output_dir(scenario, measured).resolve(), measured.banners if measured else None)
+        src, figures, numbers = stage / "src", staged.figures, staged.numbers
+        log("rendering the book")
+        html, render_log = _render(renderer, src, out, stage / "html")
     warnings += [f"render: {line.strip()}" for line in render_log.splitlines() if "WARNING" in line]
     pages.check_offline(html)
     shutil.copytree(figures_dir, html / "figures")
