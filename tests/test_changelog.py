@@ -104,3 +104,15 @@ def test_a_versions_count_is_written_as_a_reader_writes_it(monkeypatch):
     monkeypatch.setattr(pages, "number_labels", lambda: {})
     monkeypatch.setattr(pages, "chapter_titles", lambda: {"ch": "A chapter"})
     assert "1,234 numbers in 1 chapter recorded." in pages.changelog_page()
+
+
+def test_this_builds_page_reads_each_sentence_with_this_builds_numbers():
+    """A rerun at 1,400 W: the sentence that quotes the baseline's power and its tok/s/kW reads both as this
+    build computed them (53,952 tok/s / 1.4 kW = 38,537), not the changed one beside the release's other."""
+    current = pages.committed_numbers()
+    current["reading-the-numbers"] = {**current["reading-the-numbers"], "baseline_power_kw": "1.4",
+                                      "tok_per_kw": "38,537"}
+    page = pages.this_build_page(current, None, True)
+    assert "Divided by <strong>1.4</strong> kW that is 38,537 tok/s/kW" in page
+    assert "<strong>38,537</strong> tok/s/kW (printed: 44,960)" in page  # its first quote, the takeaway
+    assert "that is 44,960 tok/s/kW" not in page and "Divided by 1.2" not in page

@@ -647,8 +647,8 @@ def changelog_page() -> str:
 
 def this_build_page(current: dict[str, dict[str, str]], scenario: Scenario | None, changed: bool) -> str:
     """The page of this build's ``current`` numbers (chapter -> key -> text) against the latest recorded
-    version, grouped as the changelog groups them; ``scenario`` and ``changed`` (parameters other than the
-    defaults) say how the build was computed."""
+    version, grouped as the changelog groups them, each sentence read with this build's numbers;
+    ``scenario`` and ``changed`` (parameters other than the defaults) say how the build was computed."""
     versions = published_numbers()
     this_build = None
     if versions:
@@ -657,7 +657,7 @@ def this_build_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
                "with changed parameters" if changed else "with the default parameters")
         diff = diff_numbers({c: versions[latest].get(c, {}) for c in current}, current)
         this_build = {"how": how, "latest": latest,
-                      "by_chapter": changes_by_chapter(diff, {}, number_labels(), chapter_titles()),
+                      "by_chapter": changes_by_chapter(diff, {}, number_labels(current), chapter_titles()),
                       "rows": [{"chapter": c, "key": k, "before": a, "after": b} for c, k, a, b in diff]}
     return render("this-build.md", this_build=this_build)
 
@@ -1062,7 +1062,7 @@ def _claim_label(claim: dict[str, object]) -> str:
     return (claim.get("quantity") or str(claim.get("claim_id"))) + published
 
 
-def number_labels() -> dict[str, dict[str, dict[str, str]]]:
+def number_labels(current: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, dict[str, str]]]:
     """A reader's label of each number the committed notebooks glue: chapter -> key -> ``{"group",
     "label", "order"}``. ``group`` is the quantity it shows when it names one (its description in
     :data:`jalapeno.chapters.quantities.QUANTITIES`, developer references dropped), else, for a claim's
@@ -1072,13 +1072,14 @@ def number_labels() -> dict[str, dict[str, dict[str, str]]]:
     a quantity "the quantity's value" when no prose does, after the name of the variant when it shows
     one), or the claim's quantity and published value (``data/claims.csv``), ``{value}`` standing for the
     number; ``order`` sorts the groups by where the chapter first shows them. A number a chapter glues but no prose, quantity or claim names has no
-    label (the changelog shows its key)."""
+    label (the changelog shows its key). ``current`` (chapter -> key -> text: a build's numbers): the other
+    numbers a sentence quotes read as that build's, not as the committed notebooks'."""
     titles = chapter_titles()
     claims = {r["claim_id"]: r for r in claims_table().iter_rows(named=True)}
     out: dict[str, dict[str, dict[str, str]]] = {}
     for name in notebook_names():
         nb = nbformat.read(notebook_path(name), as_version=4)
-        values, known = glued(nb), quantities(nb)
+        values, known = {**glued(nb), **(current or {}).get(name, {})}, quantities(nb)
         prose = prose_labels([c.source for c in nb.cells if c.cell_type == "markdown"], values)
         order = {k: f"{i:05d}" for i, k in enumerate(prose)}
         mine: dict[str, dict[str, str]] = {}
