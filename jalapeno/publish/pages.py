@@ -656,8 +656,8 @@ def this_build_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
         how = (f"under the scenario `{scenario.name}`" if scenario else
                "with changed parameters" if changed else "with the default parameters")
         diff = diff_numbers({c: versions[latest].get(c, {}) for c in current}, current)
-        this_build = {"how": how, "latest": latest,
-                      "by_chapter": changes_by_chapter(diff, {}, number_labels(current), chapter_titles()),
+        labels, titles = (number_labels(current), chapter_titles()) if diff else ({}, {})  # none to label: not read
+        this_build = {"how": how, "latest": latest, "by_chapter": changes_by_chapter(diff, {}, labels, titles),
                       "rows": [{"chapter": c, "key": k, "before": a, "after": b} for c, k, a, b in diff]}
     return render("this-build.md", this_build=this_build)
 
