@@ -203,7 +203,7 @@ def surface(values: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
                 raise ValueError(f"surface: {p} takes only the values {lv.tolist()}")
             x = lv[i]
         points.append(np.log(x))
-    from scipy.interpolate import RegularGridInterpolator  # deferred: it imports scipy.optimize, 1 s a notebook
+    from scipy.interpolate import RegularGridInterpolator  # deferred: it imports scipy.optimize, about 0.6 s
 
     grid = [np.log(levels(p)) for p in UNKNOWNS]
     missing = np.isnan(logv)
