@@ -12,12 +12,15 @@ package's one atomic write.
   ``filelock.FileLock`` (``.<entry>.lock`` beside it): one process computes an entry, the others asking
   for it wait and then read its result (or, with ``wait=False``, pass over it). A damaged entry
   (truncated, edited, a file missing) is discarded with one line on stderr saying so and computed again.
+- :func:`digests_held`: within one call of the public API, each file or folder is digested once.
 - :func:`write_atomic`: a file is written to a temporary file beside it and moved onto it
   (``os.replace``), so a reader in another process finds the old file or the whole new one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import importlib.metadata
@@ -44,10 +47,38 @@ def folder() -> Path:
     return Path(os.environ.get("JALAPENO_CACHE_DIR", REPO_ROOT / "build" / ".cache"))
 
 
+_HELD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("jalapeno_digests_held", default=None)
+
+
+@contextlib.contextmanager
+def digests_held():
+    """Within the block (or the function it decorates), :func:`files_digest` reads each file or folder
+    once: one call of the public API (:func:`jalapeno.frontier`) asks for eight keys, each digesting the
+    package's source, and takes its inputs as they are when it starts; an edit made meanwhile is seen by
+    the next call. A nested block shares the outer one's digests."""
+    if _HELD.get() is not None:
+        yield
+        return
+    token = _HELD.set({})
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def files_digest(root: Path, pattern: str = "*") -> str:
     """SHA-256 (hex) of the file ``root``, or of every file under the folder ``root`` whose name matches
     ``pattern``: relative paths and contents in sorted order (``__pycache__`` skipped). A missing
-    ``root`` digests as empty."""
+    ``root`` digests as empty. Read once within :func:`digests_held`."""
+    held = _HELD.get()
+    if held is None:
+        return _files_digest(root, pattern)
+    if (root, pattern) not in held:
+        held[root, pattern] = _files_digest(root, pattern)
+    return held[root, pattern]
+
+
+def _files_digest(root: Path, pattern: str) -> str:
     h = hashlib.sha256()
     paths = [root] if root.is_file() else sorted(root.rglob(pattern))
     for path in paths:

@@ -120,7 +120,8 @@ def state(stage_name: str) -> str:
     root = data.data_dir()
     for pattern in s.inputs:
         for path in sorted(root.glob(pattern)):
-            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+            for part in (str(path.relative_to(root)).encode(), b"\0", path.read_bytes(), b"\0"):
+                h.update(part)
     return h.hexdigest()
 
 
@@ -171,7 +172,7 @@ def stale() -> list[str]:
     out = []
     for name in STAGES:
         recorded = side(name)
-        missing = name != "calibration" and committed(name) is None
+        missing = name != "calibration" and not table_path(name).is_file()
         if recorded is None or recorded.get("state") != state(name) or missing:
             out.append(name)
     return out

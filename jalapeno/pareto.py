@@ -20,7 +20,7 @@ import inspect
 import numpy as np
 import polars as pl
 
-from . import calibration, data, measured, metrics, power, serving, specs
+from . import cache, calibration, data, measured, metrics, power, serving, specs
 from .errors import UnknownNameError
 from .specs import ChipSpec, ModelSpec
 
@@ -50,6 +50,7 @@ def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "th
     return df[idx.tolist()].sort(x)
 
 
+@cache.digests_held()
 def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
              precision: str | None = None, power_basis: str | None = "rated", band: float | None = None,
              **sweep_options) -> pl.DataFrame:

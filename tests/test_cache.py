@@ -117,6 +117,37 @@ def test_the_key_covers_the_whole_packages_source(tmp_path, monkeypatch):
     assert len({first, second, cache.key("claims")}) == 3
 
 
+def test_one_call_digests_the_source_once_and_the_next_call_sees_an_edit(tmp_path, monkeypatch):
+    """Within :func:`cache.digests_held` (one call of the public API) the package's source is read once, as
+    it was when the call started; the next call sees an edit made meanwhile."""
+    package = tmp_path / "jalapeno"
+    package.mkdir()
+    (package / "serving.py").write_text("X = 1\n")
+    monkeypatch.setattr(cache, "PACKAGE_DIR", package)
+    with cache.digests_held():
+        first = cache.key("claims")
+        (package / "serving.py").write_text("X = 2\n")
+        assert cache.key("claims") == first
+        with cache.digests_held():
+            assert cache.key("claims") == first
+    assert cache.key("claims") != first
+
+
+def test_a_first_frontier_reads_each_input_once(tmp_path):
+    """A new process's first ``jalapeno.frontier`` asks for eight keys; each file or folder they digest is
+    read once (without :func:`cache.digests_held` the package's source was read eight times)."""
+    code = ("import collections, jalapeno; from jalapeno import cache; n = collections.Counter(); "
+            "inner = cache._files_digest\n"
+            "def counted(root, pattern):\n    n[root, pattern] += 1\n    return inner(root, pattern)\n"
+            "cache._files_digest = counted; jalapeno.frontier('gb200', 'deepseek-r1'); "
+            "print(n[cache.PACKAGE_DIR, '*.py'], max(n.values()), len(n))")
+    env = dict(os.environ, JALAPENO_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=cache.REPO_ROOT).stdout.split()
+    source, most, inputs = map(int, out)
+    assert (source, most) == (1, 1) and inputs >= 5
+
+
 def test_the_key_changes_with_an_installed_version(monkeypatch):
     first = cache.key("claims")
     assert "filelock" in cache.installed_versions()  # every package pyproject.toml pins

@@ -162,3 +162,15 @@ def test_one_stale_stage_names_only_itself(monkeypatch):
     assert derived.stale() == ["jalapeno-nodes"]
     with pytest.raises(derived.StaleTableError, match=r"regenerate with `jalapeno derive jalapeno-nodes`$"):
         derived.check()
+
+
+def test_a_stage_whose_table_is_missing_is_stale(monkeypatch, tmp_path):
+    """Its side file recording the current state is not enough: without its table the stage is stale."""
+    import shutil
+
+    real = derived.table_path
+    shutil.copy(real("schemes").with_suffix(".json"), tmp_path / "schemes.json")
+    monkeypatch.setattr(derived, "table_path", lambda name, root=None: tmp_path / "schemes.jsonl"
+                        if name == "schemes" else real(name, root))
+    assert derived.side("schemes")["state"] == derived.state("schemes")
+    assert derived.stale() == ["schemes"]
