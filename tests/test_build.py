@@ -362,6 +362,19 @@ def test_the_table_of_contents_is_the_one_list_of_chapters():
     assert scenarios.notebook_names()[:2] == ["verdict", "reading-the-numbers"]  # the book's order
 
 
+def test_a_committed_notebook_is_parsed_once_for_each_content_of_its_file(tmp_path, monkeypatch):
+    """Staging asks for each committed notebook several times: the same content is one parse; an edit is a
+    new one."""
+    shutil.copy(scenarios.notebook_path("roofline"), tmp_path / "roofline.ipynb")
+    monkeypatch.setattr(scenarios, "NOTEBOOKS_DIR", tmp_path)
+    first = scenarios.committed_notebook("roofline")
+    assert scenarios.committed_notebook("roofline") is first
+    nb = json.loads((tmp_path / "roofline.ipynb").read_text())
+    nb["cells"][0]["source"] = "# Edited"
+    (tmp_path / "roofline.ipynb").write_text(json.dumps(nb))
+    assert scenarios.committed_notebook("roofline").cells[0].source == "# Edited"
+
+
 def test_every_number_that_moved_in_the_latest_version_says_why():
     versions = pages.published_numbers()
     names = list(versions)

@@ -7,6 +7,7 @@ rendered site (nothing loaded from the network, no cache-busting query strings).
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import re
@@ -29,7 +30,7 @@ from ..display import formatted
 from ..errors import BuildError, JalapenoError, shown
 from . import params
 from .execute import with_prose
-from .scenarios import BOOK_DIR, Scenario, display_path, notebook_names, notebook_path
+from .scenarios import BOOK_DIR, Scenario, committed_notebook, display_path, notebook_names, notebook_path
 
 GLUE_MIME = "application/papermill.record/text/markdown"
 
@@ -128,7 +129,7 @@ def stage(src: Path, figures_dir: Path, runs: dict[str, dict[str, object]], entr
     title = "Rebuilt on your measurements" if measurements and not scenario and not any(runs.values()) else title
     for name, values in runs.items():
         nb = with_prose(nbformat.read(entries[name] / "notebook.ipynb", as_version=4),
-                        nbformat.read(notebook_path(name), as_version=4), name)  # the prose as it is now
+                        committed_notebook(name), name)  # the prose as it is now
         fold_parameters(nb)  # before the prose's glossary links: a term's first use is in the page's reading
         quiet_one_liners(nb)
         unlink_unbuilt(nb, set(runs))
@@ -665,7 +666,7 @@ def this_build_page(current: dict[str, dict[str, str]], scenario: Scenario | Non
 def committed_numbers() -> dict[str, dict[str, str]]:
     """The numbers the committed notebooks (executed with their defaults, as nbval keeps them) glue
     into their prose: chapter -> key -> text."""
-    return {name: glued(nbformat.read(notebook_path(name), as_version=4)) for name in notebook_names()}
+    return {name: glued(committed_notebook(name)) for name in notebook_names()}
 
 
 def record_numbers(version_name: str | None = None, force: bool = False) -> Path:
@@ -848,11 +849,16 @@ def inline_glued_terms(text: str, values: dict[str, str], terms: dict[str, str])
     """``text`` (MyST Markdown) with each ``{glue:md}`key``` whose glued text (``values``) holds a term of the
     glossary (``terms``) replaced by that text, so that a term's first use inside a computed sentence (the
     Pareto chapter's "a TPOT of 1.05 ms") is linked where the reader meets it; the page reads the same."""
-    def holds_term(value: str) -> bool:
-        return any(re.search(rf"(?<!\w){re.escape(term)}(?!\w)", value, re.I) for term in terms)
-
+    holds_term = _any_term(tuple(terms)).search
     return re.sub(r"\{glue:md\}`([^`]+)`",
                   lambda m: values[m.group(1)] if m.group(1) in values and holds_term(values[m.group(1)]) else m.group(0), text)
+
+
+@functools.lru_cache(maxsize=4)
+def _any_term(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern finding any of ``terms`` as a whole word, case-insensitive (never matches when there
+    are none)."""
+    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, terms))})(?!\w)" if terms else r"(?!)", re.I)
 
 
 def typeset_pages(src: Path) -> None:
@@ -1043,7 +1049,7 @@ def prose_labels(cells: list[str], values: dict[str, str]) -> dict[str, tuple[st
 
 def chapter_titles() -> dict[str, str]:
     """Each chapter's title, from its committed notebook (:func:`chapter_title`): name -> title."""
-    return {n: chapter_title(nbformat.read(notebook_path(n), as_version=4), n) for n in notebook_names()}
+    return {n: chapter_title(committed_notebook(n), n) for n in notebook_names()}
 
 
 def _claim_label(claim: dict[str, object]) -> str:
@@ -1078,7 +1084,7 @@ def number_labels(current: dict[str, dict[str, str]] | None = None) -> dict[str,
     claims = {r["claim_id"]: r for r in claims_table().iter_rows(named=True)}
     out: dict[str, dict[str, dict[str, str]]] = {}
     for name in notebook_names():
-        nb = nbformat.read(notebook_path(name), as_version=4)
+        nb = committed_notebook(name)
         values, known = {**glued(nb), **(current or {}).get(name, {})}, quantities(nb)
         prose = prose_labels([c.source for c in nb.cells if c.cell_type == "markdown"], values)
         order = {k: f"{i:05d}" for i, k in enumerate(prose)}

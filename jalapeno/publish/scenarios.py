@@ -14,11 +14,13 @@ A *scenario* is a YAML file naming a set of assumptions (see ``scenarios/``)::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import yaml
 
 from ..data import REPO_ROOT
@@ -38,10 +40,17 @@ def notebook_names() -> list[str]:
     """The chapters' notebook names (file stems in ``notebooks/``), in the book's order: the
     ``chapters/<name>`` entries of ``book/_toc.yml``, the one list of chapters and their order (each is
     ``notebooks/<name>.ipynb``, computed by ``jalapeno/chapters/<name with underscores>.py``)."""
-    toc = yaml.safe_load((BOOK_DIR / "_toc.yml").read_text())
+    return [name for name in _toc_chapters((BOOK_DIR / "_toc.yml").read_text())
+            if (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
+
+
+@functools.lru_cache(maxsize=4)
+def _toc_chapters(toc_text: str) -> tuple[str, ...]:
+    """The ``chapters/<name>`` entries of a table of contents, in order (parsed once for each text: a
+    build asks about a dozen times)."""
+    toc = yaml.safe_load(toc_text)
     entries = [c["file"] for part in toc.get("parts", [toc]) for c in part.get("chapters", [])]
-    names = [e.removeprefix("chapters/") for e in entries if e.startswith("chapters/")]
-    return [name for name in names if (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
+    return tuple(e.removeprefix("chapters/") for e in entries if e.startswith("chapters/"))
 
 
 def notebook_path(name: str | Path) -> Path:
@@ -50,6 +59,18 @@ def notebook_path(name: str | Path) -> Path:
     if not path.exists():
         raise UnknownNameError("notebook", str(name), notebook_names())
     return path
+
+
+def committed_notebook(name: str | Path) -> nbformat.NotebookNode:
+    """The committed notebook ``name`` (:func:`notebook_path`), read and validated once for each content
+    of its file (a build's staging asks for each about eight times): shared between callers, so not to be
+    changed (``copy.deepcopy`` it first)."""
+    return _parsed(notebook_path(name).read_bytes())
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(content: bytes) -> nbformat.NotebookNode:
+    return nbformat.reads(content.decode(), as_version=4)
 
 
 @dataclass(frozen=True)
