@@ -116,3 +116,15 @@ def test_this_builds_page_reads_each_sentence_with_this_builds_numbers():
     assert "Divided by <strong>1.4</strong> kW that is 38,537 tok/s/kW" in page
     assert "<strong>38,537</strong> tok/s/kW (printed: 44,960)" in page  # its first quote, the takeaway
     assert "that is 44,960 tok/s/kW" not in page and "Divided by 1.2" not in page
+
+
+def test_a_clause_glued_empty_in_the_release_reads_as_nothing_not_an_empty_cell():
+    """The 1,400 W rerun adds a clause the default book glues empty (``per_watt_basis``): its row says the
+    release's sentence read on without it."""
+    current = pages.committed_numbers()
+    assert current["reading-the-numbers"]["per_watt_basis"] == ""
+    current["reading-the-numbers"] = {**current["reading-the-numbers"], "per_watt_basis": ", with GB200 at 1,400 W"}
+    page, latest = pages.this_build_page(current, None, True), list(pages.published_numbers())[-1]
+    assert (f'<td data-label="version {latest}"><em>(nothing: the sentence reads on without it)</em></td>'
+            '<td data-label="this build">, with GB200 at 1,400 W</td>') in page
+    assert f'<td data-label="version {latest}"></td>' not in page
