@@ -100,7 +100,8 @@ def test_a_new_chapter_is_found_listed_and_checked_with_no_other_registry(new_ch
     listed = capsys.readouterr().out.splitlines()  # each parameter's line, then its meaning
     assert listed[1].split() == ["chips", "list", "of", "str", "[gb200,", "h200]", "names:", "HBM", "chip"]  # as -p takes it
     assert listed[2].strip() == "the chips counted"
-    assert listed[5].split()[:5] == ["power_w", "float", "or", "null", "null"]
+    assert listed[3].startswith("    valid: jalapeno, gb200, ")  # the valid names, from data/
+    assert listed[6].split()[:5] == ["power_w", "float", "or", "null", "null"]
 
     # a build's checks before anything runs, and the notebook's own setup
     runs = scenarios.plan([NAME, "roofline"], {"context_tokens": 4096, "power_w": "1.4e3"})

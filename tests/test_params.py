@@ -117,6 +117,17 @@ def test_a_declaration_says_what_it_accepts():
     assert P("x", 1.0, low=0).admits(1e300) and not P("x", 1.0, high=2, high_open=True).admits(2)
 
 
+def test_params_lists_the_valid_names_of_a_kind_of_name():
+    """``jalapeno params reading-the-numbers``: the baseline's valid keys are the measured data's six (B200
+    twice, under vLLM and under TensorRT-LLM), not a list typed in the prose; ``--json`` gives them too."""
+    text = scenarios.describe("reading-the-numbers")
+    assert "\n    valid: b200, b200-trt, gb200, h100, h200, mi355x\n" in text
+    rows = {r["parameter"]: r for r in json.loads(scenarios.describe("reading-the-numbers", as_json=True))}
+    assert rows["baseline"]["names"] == ["b200", "b200-trt", "gb200", "h100", "h200", "mi355x"]
+    assert rows["run_id"]["names"][0] == "auto" and "20786863188" in rows["run_id"]["names"]  # the published run
+    assert rows["baseline_power_w"]["names"] is None
+
+
 def test_every_shipped_default_passes_its_own_declaration():
     for name in scenarios.notebook_names():
         declared = params.declaration(name)

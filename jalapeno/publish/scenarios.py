@@ -206,15 +206,18 @@ def load_parameter_file(path: Path | str) -> dict[str, object]:
 def describe(name: str, as_json: bool = False) -> str:
     """The parameters notebook ``name`` declares (its chapter module's ``PARAMETERS``): name, type,
     default (as ``-p`` takes it, :func:`params.as_typed`: ``null``, ``true``, ``[a, b]``), what it accepts
-    (interval and unit, choices, kind of name) and what it means (its ``doc``),
-    as an aligned text table (the meaning on a line of its own under each parameter) or (``as_json``) JSON."""
+    (interval and unit, choices, kind of name, and for a kind of name the valid names, from the data as
+    the check reads them) and what it means (its ``doc``), as an aligned text table (the meaning and the
+    valid names on lines of their own under each parameter) or (``as_json``) JSON (``names``: the valid
+    names, or null)."""
     rows = []
     for p in params.declaration(notebook_path(name)):
         kind = p.kind.__name__ + (" or null" if p.default is None else "")
         if isinstance(p.default, list) and p.default:
             kind = f"list of {type(p.default[0]).__name__}"
         rows.append({"parameter": p.name, "type": kind, "default": p.default, "accepts": p.accepts,
-                     "meaning": p.doc.replace("(None: ", "(null: ")})  # what -p NAME null means
+                     "meaning": p.doc.replace("(None: ", "(null: "),  # what -p NAME null means
+                     "names": params.NAME_KINDS[p.names]() if p.names else None})
     if as_json:
         return json.dumps(rows, indent=1)
     table = [("parameter", "type", "default", "accepts")] + [
@@ -222,4 +225,5 @@ def describe(name: str, as_json: bool = False) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
     return "\n".join([lines[0]] + [line + (f"\n    {r['meaning']}" if r["meaning"] else "")
+                                    + (f"\n    valid: {', '.join(r['names'])}" if r["names"] else "")
                                     for line, r in zip(lines[1:], rows)])
