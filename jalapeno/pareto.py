@@ -50,6 +50,10 @@ def envelope(df: pl.DataFrame, x: str = "interactivity_tok_s_user", y: str = "th
     return df[idx.tolist()].sort(x)
 
 
+#: The columns of a frontier that count (chips, ranks, requests): integers (``Int64``).
+COUNTS = ("n_chips", "dp", "concurrency", "chips", "tp", "ep")
+
+
 @cache.digests_held()
 def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, osl: int = 1024,
              precision: str | None = None, power_basis: str | None = "rated", band: float | None = None,
@@ -57,7 +61,7 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
-    ``concurrency``), ``within_recipes`` (False for a point beyond every recipe of the model, see
+    ``concurrency``, and ``chips``, prefill chips included: integers, :data:`COUNTS`), ``within_recipes`` (False for a point beyond every recipe of the model, see
     :func:`sweep`) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
     :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``; None: no per-kW columns, for a
     chip whose power is not published).
@@ -101,6 +105,9 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     out = envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
         pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"), *per_kw)
+    if not out.select((pl.col(COUNTS) == pl.col(COUNTS).round()).all()).row(0) == (True,) * len(COUNTS):
+        raise AssertionError(f"a count of the frontier is not a whole number: {out.select(COUNTS)}")
+    out = out.with_columns(pl.col(COUNTS).cast(pl.Int64))  # whole numbers, as a reader counts them
     return out if band is None else with_band(out, calibration.band_scheme(chip_spec, model_spec, isl=isl, osl=osl), band)
 
 

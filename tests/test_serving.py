@@ -129,6 +129,10 @@ def test_frontier_is_a_pareto_envelope():
     assert np.all(np.diff(x) > 0) and np.all(np.diff(y) <= 0)
     assert {"tpot_s", "ttft_s", "e2e_s", "tp", "ep", "concurrency", "tok_s_per_kw", "power_basis"} <= set(f.columns)
     np.testing.assert_allclose(f["tok_s_per_kw"], f["throughput_tok_s_chip"] / 1.2)
+    # what counts is an integer, aggregated or disaggregated: chips, ranks, requests (tp x dp = n_chips)
+    for front in (f, pareto.frontier("gb200", "deepseek-r1", disagg=True)):
+        assert all(front.schema[c] == pl.Int64 for c in pareto.COUNTS)
+        assert (front["tp"] * front["dp"] == front["n_chips"]).all() and (front["chips"] >= front["n_chips"]).all()
 
 
 def test_frontier_inputs_are_checked():
