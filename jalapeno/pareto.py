@@ -61,10 +61,10 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     """The Pareto frontier of ``chip`` serving ``model``: one row per frontier point with
     ``interactivity_tok_s_user``, ``throughput_tok_s_chip`` (input + output tokens, the benchmark's way),
     ``tpot_s``, ``ttft_s``, ``e2e_s``, the configuration (``n_chips``, ``dp``, ``ep``, ``tp``,
-    ``concurrency``, and ``chips``, prefill chips included: integers, :data:`COUNTS`), ``within_recipes`` (False for a point beyond every recipe of the model, see
-    :func:`sweep`) and ``tok_s_per_kw`` under ``power_basis`` (a basis of
-    :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``; None: no per-kW columns, for a
-    chip whose power is not published).
+    ``concurrency``, and ``chips``, prefill chips included: integers, :data:`COUNTS`), ``within_recipes``
+    (False for a point beyond every recipe of the model, see :func:`sweep`) and ``tok_s_per_kw`` under
+    ``power_basis`` (a basis of :data:`jalapeno.power.POWER_BASES`, named in column ``power_basis``;
+    None: no per-kW columns, for a chip whose power is not published).
 
     Chip and model names are case-insensitive and accept the benchmark's keys (``gb200``, ``gptoss``,
     ``dsr1``). Options of :func:`sweep` (``eff``, ``stack``, ``max_chips``, ``disagg``,
