@@ -288,7 +288,8 @@ TERMS = {"tpot": "TPOT", "ttft": "TTFT", "tbt": "TBT", "isl": "ISL", "osl": "OSL
          "mfu": "MFU", "mbu": "MBU", "gpu": "GPU", "gpus": "GPUs", "lpu": "LPU", "lpus": "LPUs", "e2e": "E2E",
          "id": "ID", "mtp": "MTP", "pue": "PUE", "conc": "concurrency", "tput": "throughput", "jalapeno": "Jalapeño",
          "gb200": "GB200", "gb300": "GB300", "b200": "B200", "h100": "H100", "h200": "H200", "fp4": "FP4",
-         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "allin": "all-in", "pct": "%", "n": "number of",
+         "fp8": "FP8", "bf16": "BF16", "nvl72": "NVL72", "mi300x": "MI300X", "mi325x": "MI325X", "mi355x": "MI355X",
+         "trt": "TRT", "allin": "all-in", "pct": "%", "n": "number of",
          "gb": "GB", "tb": "TB", "pb": "PB", "kw": "kW", "mw": "MW", "gw": "GW", "tdp": "TDP", "pflops": "PFLOP/s"}
 
 #: Units a column name may end with (its last parts), as shown in a header: the longest match wins.

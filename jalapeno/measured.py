@@ -15,7 +15,7 @@ import polars as pl
 
 from . import data
 from .errors import UnknownNameError
-from .specs import MODEL_ALIASES, model_names, resolve_name
+from .specs import MODEL_ALIASES, chip, model_names, resolve_name
 
 #: Model keys of the book for the benchmark's ``infmax_model_prefix`` (a row may also give a key of
 #: ``data/models.csv`` itself: a reader's run of another model, :mod:`jalapeno.measurements`).
@@ -31,6 +31,15 @@ SHIPPED_LABEL = "InferenceMAX"
 def hardware_names() -> list[str]:
     """The benchmark's hardware keys in ``measured/inferencemax.csv`` (``b200``, ``gb200``, ...), sorted."""
     return sorted(data.load("measured/inferencemax.csv")["hw"].unique())
+
+
+def hardware_label(hw: str) -> str:
+    """The benchmark's hardware key ``hw`` as a reader names it: its chip's key upper-cased, then the
+    serving stack the key names after the chip, if any (``gb200`` -> ``GB200``, ``b200-trt`` ->
+    ``B200 (TRT)``, the same chip as ``b200`` under another stack). UnknownNameError for an unknown chip."""
+    key = chip(hw).chip
+    stack = hw.lower().removeprefix(key).strip("-_")
+    return key.upper() + (f" ({stack.upper()})" if stack else "")
 
 
 def run_ids() -> list[str]:

@@ -186,3 +186,19 @@ def test_the_headline_ratios_legend_shows_each_mark_as_drawn():
     legend = svg[svg.index('role-legend"'):]
     symbols = re.findall(r'role-legend-symbol"[^>]*><path [^>]*fill="([^"]+)"[^>]*opacity="([^"]+)"', legend)
     assert symbols == [("#b8b8b8", "1"), ("#d62728", "1")]
+
+
+def test_a_baseline_under_another_stack_is_named_apart_from_its_chip(ch, defaults):
+    """``b200-trt`` is B200 under TensorRT-LLM, ``b200`` B200 under vLLM: the prose and the tables name them
+    apart (B200 (TRT)), and no header shows the key as it is typed (``b200-trt_outside_ms``)."""
+    from jalapeno.display import header
+
+    assert [measured.hardware_label(h) for h in ("gb200", "b200", "b200-trt", "mi355x")] == [
+        "GB200", "B200", "B200 (TRT)", "MI355X"]
+    assert ch.numbers["b_label"] == "GB200"  # the default book's label
+    trt = chapter.compute(**{**defaults, "baseline": "b200-trt"})
+    assert trt.numbers["b_label"] == "B200 (TRT)"
+    assert [header(c) for c in trt.tables["e2e_readings"].columns if c.endswith("_outside_ms")] == [
+        "Jalapeño outside (ms)", "B200 TRT outside (ms)"]
+    assert [header(c) for c in ch.tables["e2e_readings"].columns if c.endswith("_outside_ms")] == [
+        "Jalapeño outside (ms)", "GB200 outside (ms)"]

@@ -85,7 +85,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     printed = {r["claim_id"]: r for r in claims.iter_rows(named=True)}
     model, isl, osl = comparison.PUBLISHED_WORKLOAD
     ch.quote("b_name", specs.chip(baseline).display_name)
-    ch.quote("b_label", specs.chip(baseline).chip.upper())
+    ch.quote("b_label", measured.hardware_label(baseline))  # B200 (TRT) apart from B200
     # the published figures are GB200's whatever the baseline
     is_gb200 = specs.chip(baseline).chip == "gb200"
     ch.quote("printed", "printed" if is_gb200 else "GB200's, printed")
@@ -263,7 +263,8 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict
     it implies, and which this build uses: the ``separate`` reading's consistency check
     (:func:`jalapeno.subject.e2e_consistency`) and the ``one-point`` reading's latency outside the chip of
     Jalapeño and of ``baseline`` (:func:`jalapeno.subject.outside_chip_latency_s`). Table ``e2e_readings``:
-    ``reading``, ``fitted_to`` (claims), ``jalapeno_outside_ms``, ``baseline_outside_ms`` (ms),
+    ``reading``, ``fitted_to`` (claims), ``jalapeno_outside_ms``, ``<baseline>_outside_ms`` (ms; ``b200_trt``
+    for ``b200-trt``),
     ``e2e_check`` (in words)."""
     def fitted(value: float, fmt: str) -> str:
         return display.formatted(value, fmt, noise=display.FIT_NOISE)
@@ -312,7 +313,7 @@ def _e2e_readings(ch: Chapter, *, baseline: str, e2e_reading: str, printed: dict
                               one["jalapeno"], one[baseline], "a fit target: reproduced by construction")}
     ch.add_table("e2e_readings", pl.DataFrame([
         {"reading": r, "e2e_and_tbt": v[0], "jalapeno_fitted_to": v[1], "jalapeno_outside_ms": v[2],
-         f"{baseline}_outside_ms": v[3], "published_e2e": v[4], "this_build": r == e2e_reading}
+         f"{baseline.replace('-', '_')}_outside_ms": v[3], "published_e2e": v[4], "this_build": r == e2e_reading}
         for r, v in readings.items()]),
         "The two readings of Jalapeño's published E2E: what each fits, Jalapeño's and "
         f"{ch.numbers['b_label']}'s latency outside the chip")
