@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             missed += [] if ok_frontier else [f"first frontier {chip} / {model}"]
             missed += [] if ok_import else [f"import before {chip} / {model}"]
             print(f"{chip} / {model}, median of {args.processes} new processes: first frontier "
-                  f"{frontiers * 1e3:.0f} ms after the import (target < {FIRST_FRONTIER_TARGET_S * 1e3:.0f} ms: "
+                  f"{frontiers * 1e3:.1f} ms after the import (target < {FIRST_FRONTIER_TARGET_S * 1e3:.0f} ms: "
                   f"{'met' if ok_frontier else 'MISSED'}); import jalapeno {imports:.2f} s "
                   f"(target < {IMPORT_TARGET_S:.0f} s: {'met' if ok_import else 'MISSED'})")
             print(f"    each process (ms, import + first frontier): "
