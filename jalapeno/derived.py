@@ -164,13 +164,14 @@ def _recorded_path(stage_name: str) -> Path:
     return path.with_suffix(".json") if stage_name == "calibration" else path
 
 
-def stale() -> list[str]:
-    """The stages (in :data:`STAGES`' order) whose committed table is missing or was derived from other
-    input files or another version of the stage (:func:`state`); none when a copy of the data is read."""
+def stale(stages: list[str] | None = None) -> list[str]:
+    """The stages (in :data:`STAGES`' order; of ``stages`` only, default every one) whose committed table is
+    missing or was derived from other input files or another version of the stage (:func:`state`); none
+    when a copy of the data is read."""
     if not _reads_repository_data():
         return []
     out = []
-    for name in STAGES:
+    for name in (n for n in STAGES if stages is None or n in stages):
         recorded = side(name)
         missing = name != "calibration" and not table_path(name).is_file()
         if recorded is None or recorded.get("state") != state(name) or missing:
@@ -192,7 +193,7 @@ def check(stage_name: str | None = None) -> None:
     and ``jalapeno refresh`` call it before any notebook runs."""
     if stage_name is not None:
         stage(stage_name)  # UnknownNameError for an unknown stage
-    bad = [n for n in stale() if stage_name is None or n == stage_name]
+    bad = stale(None if stage_name is None else [stage_name])  # one stage's inputs only: a first frontier
     if bad:
         what = "; ".join(f"{_recorded_path(n).relative_to(data.data_dir().parent)} "
                          + ("is missing" if side(n) is None else
