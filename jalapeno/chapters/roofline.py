@@ -30,10 +30,10 @@ LPU_CLAIM_MODEL = "deepseek-r1"
 
 #: What the chapter takes (:class:`jalapeno.chapters.Parameter`); the notebook's parameters cell is generated from it.
 PARAMETERS = (
-    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"], "the models of data/models.csv bounded",
-              names="model"),
+    Parameter("models", ["gpt-oss-120b", "deepseek-r1", "kimi-k2.5"],
+              "the models whose speed-of-light bounds the chapter draws (of data/models.csv)", names="model"),
     Parameter("chips", ["jalapeno", "gb200", "gb300", "b200", "h100", "h200", "mi355x", "tpu7x", "vera-rubin"],
-              "the chips of data/chips.csv bounded", names="HBM chip"),
+              "the chips whose speed-of-light bounds the chapter draws (of data/chips.csv)", names="HBM chip"),
     Parameter("context_tokens", 8192, "the context of each decoded sequence and the prompt whose prefill is bounded",
               low=1, high=1048576, unit="tokens"),
     Parameter("weight_precision", "fp4", "the precision of the weights", names="precision"),
