@@ -215,6 +215,10 @@ def test_every_shipped_default_and_scenario_is_well_inside_the_limits():
     (["build", "roofline", "-y", "{[1]: 2}"], "-y: not valid YAML"),
     (["build", "roofline", "--out", "site\0b"], "embedded null byte"),
     (["params", "no-such"], "unknown notebook 'no-such'"),
+    # inside the declared range, refused by the chapter's check() before a kernel starts (they failed in cell 3)
+    (["build", "systems", "-p", "weight_bits", "5"],
+     "parameter 'weight_bits': unknown LPU weight width 5; valid LPU weight widths: 4, 8, 16"),
+    (["build", "caveats", "-p", "pue", "0.5"], "parameter 'pue' must be 0 (the sourced central PUE) or in [1, 3], got 0.5"),
 ])
 def test_lists_tags_and_odd_arguments_are_one_line_too(argv, fragment, tmp_path, capsys):
     status, err = run(argv, tmp_path, capsys)

@@ -47,8 +47,8 @@ PARAMETERS = (
     Parameter("max_chips", 8, "the most chips per worker of a chip modeled outright", low=1, high=1024, unit="chips"),
     Parameter("vera_rubin_cases", ["pessimistic", "central", "optimistic"], "the Vera Rubin cases shown",
               choices=tuple(caveats.VERA_RUBIN_CASES)),
-    Parameter("pue", 0.0, "the facility's power usage effectiveness", low=0, high=3,
-              note="0: the sourced central PUE"),
+    Parameter("pue", 0.0, "the facility's power usage effectiveness: 0, or 1 to 3", low=0,
+              high=3, note="0: the sourced central PUE"),
     Parameter("jalapeno_sustained_w", 550.0, "Jalapeño's sustained power", low=0, high=5000, low_open=True, unit="W"),
     Parameter("shape_model", "gpt-oss-120b", "the model whose workload shapes are swept", names="model"),
     Parameter("shape_baseline", "gb200", "the chip the shapes are swept against", names="HBM chip"),
@@ -61,6 +61,13 @@ PARAMETERS = (
               choices=tuple(power.POWER_BASES)),
     Parameter("hbm_supply_share", 0.01, "the share of a year's HBM one buyer gets", low=0, high=1, low_open=True),
     Parameter("agent_profile", "code-editing", "the agent profile of the baselines section", names="agent profile"),)
+
+
+def check(*, pue: float, **_) -> None:
+    """Refuse, before anything runs, a ``pue`` below 1 other than 0 (a facility draws at least its IT
+    power; 0 stands for the sourced central PUE). ValueError naming the value."""
+    if pue != 0 and pue < 1:
+        raise ValueError(f"parameter 'pue' must be 0 (the sourced central PUE) or in [1, 3], got {pue:g}")
 
 
 def compute(*, models: list[str], scenario: str, max_chips: int, vera_rubin_cases: list[str], pue: float,

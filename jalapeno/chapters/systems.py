@@ -58,7 +58,8 @@ PARAMETERS = (
     Parameter("contexts", [8192, 32768, 131072], "the contexts of the capacity section", low=1, high=1048576,
               unit="tokens"),
     Parameter("concurrency", 64, "the sequences whose KV cache is held", low=1, high=100000, unit="sequences"),
-    Parameter("weight_bits", 8, "bits per weight of the LPU (4, 8 or 16)", low=1, high=32, unit="bits"),
+    Parameter("weight_bits", 8, "bits per weight of the LPU: 4, 8 or 16", low=4, high=16,
+              unit="bits"),
     Parameter("weight_precision", "fp8", "the weights' precision in the capacity section", names="precision"),
     Parameter("kv_precision", "fp8", "the precision of every KV cache", names="precision"),
     Parameter("plan_precision", "fp4", "the benchmark precision of the capacity plans (weights by the serving "
@@ -130,12 +131,16 @@ def _quote_or_na(ch: Chapter, key: str, value: object, fmt: str, **quantity) -> 
     return ch.quote(key, "n/a") if value is None else ch.quote(key, value, fmt, **quantity)
 
 
-def check(*, topology: str, size: int, **_) -> None:
+def check(*, topology: str, size: int, weight_bits: int, **_) -> None:
     """Refuse, before anything runs, a ``size`` and ``topology`` whose fabric graphs :func:`compute` would
     build and search above the limits of :func:`jalapeno.network.check_graph`: the TPU 8t torus and the
     8i Boardfly of ``size`` chips (drawn from their graphs) and a Dragonfly what-if fabric (its hops
     searched; the other kinds have closed forms). CostError naming the fabric, its size and the limit;
-    UnknownNameError for an unknown topology; ValueError for a ``size`` no Boardfly is built of."""
+    UnknownNameError for an unknown topology or a ``weight_bits`` the LPU has no width of
+    (:data:`jalapeno.systems.WEIGHT_BITS`: 4, 8, 16); ValueError for a ``size`` no Boardfly is built of."""
+    if weight_bits not in sy.WEIGHT_BITS:
+        raise UnknownNameError("LPU weight width", weight_bits, [str(b) for b in sy.WEIGHT_BITS],
+                               where="parameter 'weight_bits'")
     if topology not in sy.FABRICS:
         raise UnknownNameError("topology", topology, list(sy.FABRICS))
     whatif = sy.fabric_topology(topology, size)
