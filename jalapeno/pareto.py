@@ -105,8 +105,9 @@ def frontier(chip: ChipSpec | str, model: ModelSpec | str, *, isl: int = 8192, o
     out = envelope(pts).with_columns(
         (pl.col("n_chips") / pl.col("dp")).alias("tp"), pl.col("n_chips").alias("ep"),
         pl.lit(chip_spec.chip).alias("chip"), pl.lit(model_spec.model).alias("model"), *per_kw)
-    if not out.select((pl.col(COUNTS) == pl.col(COUNTS).round()).all()).row(0) == (True,) * len(COUNTS):
-        raise AssertionError(f"a count of the frontier is not a whole number: {out.select(COUNTS)}")
+    fractional = [c for c in COUNTS if (out[c] != out[c].round()).any()]
+    if fractional:
+        raise AssertionError(f"frontier counts {fractional} are not whole numbers")
     out = out.with_columns(pl.col(COUNTS).cast(pl.Int64))  # whole numbers, as a reader counts them
     return out if band is None else with_band(out, calibration.band_scheme(chip_spec, model_spec, isl=isl, osl=osl), band)
 

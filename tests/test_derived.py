@@ -177,8 +177,7 @@ def test_a_stage_whose_table_is_missing_is_stale(monkeypatch, tmp_path):
 
 
 def test_checking_one_stage_reads_only_its_inputs(monkeypatch):
-    """``check("calibration")`` (a first frontier's) digests the calibration's inputs, not every stage's; a
-    stale stage still names the one command for every stale stage."""
+    """``check("calibration")`` (a first frontier's) digests the calibration's inputs, not every stage's."""
     seen = []
     real = derived.state
     monkeypatch.setattr(derived, "state", lambda name: seen.append(name) or real(name))
