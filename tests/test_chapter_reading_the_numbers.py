@@ -198,6 +198,8 @@ def test_a_baseline_under_another_stack_is_named_apart_from_its_chip(ch, default
     assert ch.numbers["b_label"] == "GB200"  # the default book's label
     trt = chapter.compute(**{**defaults, "baseline": "b200-trt"})
     assert trt.numbers["b_label"] == "B200 (TRT)"
+    other = chapter.compute(**{**defaults, "baseline": "b200-trt", "baseline_power_w": 1000.0})
+    assert "with B200 (TRT) at the 1,000 W" in other.numbers["per_watt_basis"]  # every sentence, one label
     assert [header(c) for c in trt.tables["e2e_readings"].columns if c.endswith("_outside_ms")] == [
         "Jalapeño outside (ms)", "B200 TRT outside (ms)"]
     assert [header(c) for c in ch.tables["e2e_readings"].columns if c.endswith("_outside_ms")] == [

@@ -187,7 +187,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
              f"{number(summary.baseline_power_w):,.0f} W this build gives it, while the all-in basis takes its "
              "all-in power from InferenceX")
     ch.quote("per_watt_basis", "" if baseline_power_w is None else
-             f", from the seeds' numbers, with GB200 at its rated power; with {specs.chip(baseline).chip.upper()} at "
+             f", from the seeds' numbers, with GB200 at its rated power; with {ch.numbers['b_label']} at "
              f"the {number(baseline_power_w):,.0f} W this build divides it by, {number(rated):.2f}x, next section")
     # the first basis in words: rated on both sides unless this build gives the baseline another power
     ch.quote("rated_basis", "at rated power" if baseline_power_w is None else
@@ -197,7 +197,7 @@ def compute(*, baseline: str, run_id: str, baseline_power_w: float | None, jalap
     start = {r["basis"]: r["jalapeno_w"] for r in bases.iter_rows(named=True)}
     ch.add_figure("power_bases", power_bases_explorable(grid, jalapeno_sustained_w=start["sustained"],
                                                         jalapeno_allin_w=start["all-in-proportional"],
-                                                        baseline_label=specs.chip(baseline).chip.upper()),
+                                                        baseline_label=ch.numbers["b_label"]),
                   f"power-bases-{model}-{baseline}")
 
     # What the end-to-end latencies imply
