@@ -56,6 +56,13 @@ from .specs import ChipSpec, ModelSpec
 #: Bytes per weight for the LPU's weight widths (the seeds' "8 bits" arithmetic) and their precision names.
 WEIGHT_BITS = {4: "fp4", 8: "fp8", 16: "bf16"}
 
+
+def check_weight_bits(weight_bits: object, where: str = "") -> None:
+    """UnknownNameError for a ``weight_bits`` the LPU has no width of (:data:`WEIGHT_BITS`), naming the
+    valid ones (``where``: where the value was given)."""
+    if weight_bits not in WEIGHT_BITS:
+        raise UnknownNameError("LPU weight width", weight_bits, [str(b) for b in WEIGHT_BITS], where=where)
+
 #: The kinds of hypothetical scale-up fabric :func:`fabric_topology` builds.
 FABRICS = ("switched", "ring", "torus2d", "torus3d", "dragonfly")
 
@@ -236,12 +243,12 @@ def lpu_decode(model: ModelSpec, name: str | System = "groq-3-lpx", *, stages: i
     SRAM), ``sram_s``, ``compute_s``, ``roofline_s`` (all per token, summed over stages), ``allreduce_s``,
     ``handoff_s``, ``tpot_s``, ``interactivity_tok_s_user``, ``output_tok_s`` (whole system),
     ``output_tok_s_chip``. Raises ValueError for a layout that is not positive or has more stages than
-    layers, or a system without SRAM or FLOP/s figures."""
+    layers, or a system without SRAM or FLOP/s figures; UnknownNameError for a ``weight_bits`` not in
+    :data:`WEIGHT_BITS`."""
     s = system(name)
     if stages < 1 or tp < 1 or stages > model.num_hidden_layers:
         raise ValueError(f"stages must be in 1..{model.num_hidden_layers} (layers) and tp >= 1, got stages={stages!r}, tp={tp!r}")
-    if weight_bits not in WEIGHT_BITS:
-        raise UnknownNameError("weight width (bits)", weight_bits, [str(b) for b in WEIGHT_BITS])
+    check_weight_bits(weight_bits)
     bw, sram, flops = s.chip.sram_bandwidth_bytes_per_s, s.chip.sram_bytes, s.peak_fp8_flops_per_s_per_chip
     if not (bw and sram and flops):
         raise ValueError(f"system {s.system!r} has no SRAM capacity, SRAM bandwidth or FP8 FLOP/s figure")

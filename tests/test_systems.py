@@ -144,7 +144,7 @@ def test_lpu_layout_errors():
     g = jp.model("gemma-4-31b")
     with pytest.raises(ValueError, match="stages must be in 1..60"):
         sy.lpu_decode(g, stages=61)
-    with pytest.raises(jp.UnknownNameError, match="unknown weight width"):
+    with pytest.raises(jp.UnknownNameError, match="^unknown LPU weight width 5; valid LPU weight widths: 4, 8, 16$"):
         sy.lpu_decode(g, stages=10, weight_bits=5)
     with pytest.raises(ValueError, match="no SRAM capacity"):
         sy.lpu_decode(g, "gb200-nvl72", stages=10)

@@ -138,9 +138,7 @@ def check(*, topology: str, size: int, weight_bits: int, **_) -> None:
     searched; the other kinds have closed forms). CostError naming the fabric, its size and the limit;
     UnknownNameError for an unknown topology or a ``weight_bits`` the LPU has no width of
     (:data:`jalapeno.systems.WEIGHT_BITS`: 4, 8, 16); ValueError for a ``size`` no Boardfly is built of."""
-    if weight_bits not in sy.WEIGHT_BITS:
-        raise UnknownNameError("LPU weight width", weight_bits, [str(b) for b in sy.WEIGHT_BITS],
-                               where="parameter 'weight_bits'")
+    sy.check_weight_bits(weight_bits, where="parameter 'weight_bits'")
     if topology not in sy.FABRICS:
         raise UnknownNameError("topology", topology, list(sy.FABRICS))
     whatif = sy.fabric_topology(topology, size)
