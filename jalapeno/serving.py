@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 
@@ -165,7 +166,7 @@ class Efficiency:
             return self.tau_s[overhead_key(stack, generation)]
         if stack in self.tau_s:
             return self.tau_s[stack]
-        return self.tau_s["default"] if "default" in self.tau_s else float(np.median(list(self.tau_s.values())))
+        return self.tau_s["default"] if "default" in self.tau_s else statistics.median(self.tau_s.values())
 
     @classmethod
     def ideal(cls) -> "Efficiency":
@@ -389,7 +390,7 @@ def check_layouts(layout: Layout, shape: tuple[int, ...]) -> None:
     size = math.prod(shape)
     if size <= 1:
         return
-    bound = math.prod(len(np.unique(x)) for x in (layout.n_chips, layout.dp, layout.pp))
+    bound = math.prod(len(np.unique(x, sorted=False)) for x in (layout.n_chips, layout.dp, layout.pp))
     if size * min(bound, size) > MAX_LAYOUT_PASSES:
         grid = np.stack([np.broadcast_to(x, shape).ravel() for x in (layout.n_chips, layout.dp, layout.pp)])
         check_configurations(size, len(np.unique(grid, axis=1).T))
@@ -548,9 +549,15 @@ def capacity(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
     model = model if isinstance(model, ModelSpec) else specs.model(model)
     chip = chip if isinstance(chip, ChipSpec) else specs.chip(chip)
     check_lengths(model, workload)
+    return _capacity(model, chip, layout, workload, weight_bytes(model, workload.recipe(model), layout))
+
+
+def _capacity(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload, weights: WeightBytes) -> Capacity:
+    """:func:`capacity` with the layout's :class:`WeightBytes` at the workload's recipe given (an
+    evaluation has them in its :class:`Worker`), lengths checked."""
     shape = grid_shape(layout, workload)
     dp, pp, prec = layout.dp, layout.pp, workload.recipe(model)
-    held = np.broadcast_to(weight_bytes(model, prec, layout).held, shape)
+    held = np.broadcast_to(weights.held, shape)
     kv = (workload.concurrency / dp) * model.kv_bytes_per_sequence(workload.held_context, prec[2]) \
         / _kv_split(model, layout, layout.n_chips / pp / dp) / pp
     _, cap_field, usable = MEMORY_TIERS[layout.memory]
@@ -929,7 +936,7 @@ def evaluate(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
     first = prefill + kv_transfer + decode * (1 + draft) + eff.request_latency_s
     rate = np.minimum(b / (first + tpot * (osl_m - 1)), prefill_rate)
     e2e = b / rate
-    memory = capacity(model, chip, layout, workload)
+    memory = _capacity(model, chip, layout, workload, w.weights)
     return Evaluation(
         **{f.name: getattr(step, f.name) for f in fields(DecodeStep)}, draft_s=decode * draft,
         prefill_interference_s=interference, tokens_per_step=float(tokens), prefill_s=prefill,
@@ -1027,7 +1034,7 @@ def _by_size(sizes: np.ndarray, fn) -> np.ndarray:
     selects its elements (collectives take one topology at a time; a grid has few distinct sizes)."""
     out = np.zeros(sizes.shape)
     lo, hi = (sizes.min(), sizes.max()) if sizes.size else (0, 0)
-    for k in ((lo,) if lo == hi else np.unique(sizes)):
+    for k in ((lo,) if lo == hi else np.unique(sizes, sorted=False)):  # any order: the masks are disjoint
         if k > 1:
             mask = sizes == k
             out[mask] = fn(int(k), mask)

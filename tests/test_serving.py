@@ -470,6 +470,9 @@ def test_a_stacks_overhead_is_per_generation_with_a_stated_prior():
     assert serving.overhead_key("atom", "CDNA 4") == "atom@cdna-4"
     e = serving.Efficiency(tau_s={"vllm@hopper": 2e-5, "vllm": 1e-5, "default": 3e-5})
     assert (e.tau("vllm", "Hopper"), e.tau("vllm", "Blackwell"), e.tau("vllm"), e.tau("sglang")) == (2e-5, 1e-5, 1e-5, 3e-5)
+    # without a "default", a stack of its own: the median of all, the mean of the middle two for an even count
+    assert serving.Efficiency(tau_s={"a": 4e-5, "b": 1e-5, "c": 2e-5, "d": 9e-5}).tau("sglang") == (2e-5 + 4e-5) / 2
+    assert serving.Efficiency(tau_s={"a": 4e-5, "b": 1e-5, "c": 2e-5}).tau("sglang") == 2e-5
     # the evaluator charges the chip's generation: a Hopper chip pays vLLM's Hopper overhead
     m, h = jp.model("gpt-oss-120b"), jp.chip("h200")
     one = serving.Layout(n_chips=1), serving.Workload(concurrency=1)
