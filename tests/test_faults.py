@@ -2,6 +2,7 @@
 manifest or a folder's location proves nothing), the final swap under SIGINT, SIGTERM and SIGKILL, the
 renderer ending with a killed build, damaged cache entries, and byte-identical builds."""
 
+import contextlib
 import errno
 import os
 import shutil
@@ -109,6 +110,7 @@ def test_a_marker_or_a_manifest_that_does_not_match_proves_nothing(tmp_path, cla
 def test_a_folder_under_build_scenarios_is_not_the_tools_by_its_location():
     """Case 2: ``build/scenarios/my-notes`` with a file of the user's in it."""
     notes = ROOT / "build" / "scenarios" / f"my-notes-{os.getpid()}"
+    made = [p for p in (notes.parent, notes.parent.parent) if not p.exists()]  # the test's own, removed after
     notes.mkdir(parents=True)
     try:
         (notes / "t.txt").write_text("x\n")
@@ -119,6 +121,9 @@ def test_a_folder_under_build_scenarios_is_not_the_tools_by_its_location():
         assert not list(notes.parent.glob(f".{notes.name}*"))
     finally:
         shutil.rmtree(notes)
+        for folder in made:  # deepest first; one a parallel test has written into meanwhile stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def test_a_stale_stage_holding_a_file_of_the_users_is_kept(tmp_path):
