@@ -245,10 +245,15 @@ def entry(path: Path, make: Callable[[Path], object], *, wait: bool = True,
 
 def prune(root: Path, pattern: str, keep: int) -> None:
     """Keep the ``keep`` most recently used entries of ``root`` matching ``pattern`` (by modification time,
-    which a reader refreshes with ``os.utime``); remove the others with their locks."""
-    entries = sorted((p for p in root.glob(pattern) if p.suffix != ".sha256"), key=lambda p: p.stat().st_mtime,
-                     reverse=True)
+    which a reader refreshes with ``os.utime``); remove the others with their locks. An entry whose lock
+    another process holds (in use: being computed, or a render folder being rendered) is left alone."""
+    entries = sorted((p for p in root.glob(pattern) if p.suffix != ".sha256" and not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[keep:]:
-        discard(old)
+        try:
+            with lock(old, wait=False):
+                discard(old)
+        except filelock.Timeout:
+            continue
         old.with_name(f".{old.name}.lock").unlink(missing_ok=True)
 

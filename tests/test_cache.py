@@ -174,6 +174,23 @@ def test_pruning_keeps_the_most_recently_used(folder):
     assert sorted(p.name for p in folder.glob(".*.lock")) == [".nb--0.lock", ".nb--3.lock"]
 
 
+def test_pruning_leaves_an_entry_another_process_holds(folder):
+    """A render folder being rendered (its lock held by another process) stays, however old; the old
+    ones not in use go, their locks too (build.RENDER_KEEP bounds the cache's render folders so)."""
+    for i in range(4):
+        (folder / f"r{i}" / "src").mkdir(parents=True)
+        os.utime(folder / f"r{i}", (i, i))
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); "
+                               "lock.acquire(); print('held', flush=True); sys.stdin.read()", str(folder / ".r0.lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        cache.prune(folder, "*", 1)
+    finally:
+        holder.communicate("")
+    assert sorted(p.name for p in folder.iterdir()) == [".r0.lock", "r0", "r3"]
+
+
 def test_an_atomic_write_leaves_the_old_file_when_it_fails(tmp_path):
     path = tmp_path / "table.json"
     cache.write_atomic(path, "old\n", mode=0o644)

@@ -44,6 +44,11 @@ from .execute import log
 from .scenarios import BOOK_DIR, NOTEBOOKS_DIR, Scenario, ScenarioError, display_path, load_scenario, plan
 
 DEFAULT_OUT = REPO_ROOT / "build" / "html"
+#: Render folders kept in the cache (``render/<hash of out>``, Sphinx's environment for incremental
+#: renders, 15 to 35 MB each): the most recently used; a build into an output folder whose render folder
+#: was removed renders every page again. Without a bound each new ``--out`` (every test's temporary
+#: folder) added one, 1.3 GB after a few ``make test`` runs.
+RENDER_KEEP = 12
 
 
 @dataclass
@@ -243,7 +248,7 @@ def _render(renderer: Executor, src: Path, out: Path, site: Path) -> tuple[Path,
     renderer process, :func:`warm_renderer`); returns the site and the render's log.
 
     Sphinx keeps its environment between builds into the same output folder (in the cache,
-    ``render/<hash of out>``), so an incremental build re-reads only the pages whose sources changed
+    ``render/<hash of out>``, the :data:`RENDER_KEEP` most recently used), so an incremental build re-reads only the pages whose sources changed
     and writes only those (every page when a title changed), with a search index equal to a full
     render's (:mod:`.search`); a change of the
     table of contents or the configuration starts it afresh, and so does a failed or killed render. The
@@ -305,6 +310,7 @@ def render_book(src: str, render: str, site: str) -> str:
             raise BuildError("jupyter-book failed:\n" + text.getvalue()[-4000:])
         stamp.write_bytes(settings)
         shutil.copytree(book / "_build" / "html", site)
+    cache.prune(render.parent, "*", RENDER_KEEP)  # this one is the newest; one being rendered is kept
     return text.getvalue()
 
 
