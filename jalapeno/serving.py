@@ -388,7 +388,7 @@ def check_layouts(layout: Layout, shape: tuple[int, ...]) -> None:
     ``pp``) triples, counted exactly (a sort of the grid) only when the product of each field's distinct
     values, an upper bound, could exceed the limit."""
     size = math.prod(shape)
-    if size <= 1:
+    if size * size <= MAX_LAYOUT_PASSES:  # within the limit however many layouts it has (a fit's small grids)
         return
     bound = math.prod(len(np.unique(x, sorted=False)) for x in (layout.n_chips, layout.dp, layout.pp))
     if size * min(bound, size) > MAX_LAYOUT_PASSES:
