@@ -554,7 +554,7 @@ def capacity(model: ModelSpec | str, chip: ChipSpec | str, layout: Layout, workl
 
 def _capacity(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload, weights: WeightBytes) -> Capacity:
     """:func:`capacity` with the layout's :class:`WeightBytes` at the workload's recipe given (an
-    evaluation has them in its :class:`Worker`), lengths checked."""
+    evaluation has them in its :class:`Worker`); the caller has checked the lengths (:func:`check_lengths`)."""
     shape = grid_shape(layout, workload)
     dp, pp, prec = layout.dp, layout.pp, workload.recipe(model)
     held = np.broadcast_to(weights.held, shape)

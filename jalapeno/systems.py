@@ -63,6 +63,7 @@ def check_weight_bits(weight_bits: object, where: str = "") -> None:
     if weight_bits not in WEIGHT_BITS:
         raise UnknownNameError("LPU weight width", weight_bits, [str(b) for b in WEIGHT_BITS], where=where)
 
+
 #: The kinds of hypothetical scale-up fabric :func:`fabric_topology` builds.
 FABRICS = ("switched", "ring", "torus2d", "torus3d", "dragonfly")
 

@@ -248,9 +248,9 @@ def _render(renderer: Executor, src: Path, out: Path, site: Path) -> tuple[Path,
     renderer process, :func:`warm_renderer`); returns the site and the render's log.
 
     Sphinx keeps its environment between builds into the same output folder (in the cache,
-    ``render/<hash of out>``, the :data:`RENDER_KEEP` most recently used), so an incremental build re-reads only the pages whose sources changed
-    and writes only those (every page when a title changed), with a search index equal to a full
-    render's (:mod:`.search`); a change of the
+    ``render/<hash of out>``, the :data:`RENDER_KEEP` most recently used), so an incremental build
+    re-reads only the pages whose sources changed and writes only those (every page when a title
+    changed), with a search index equal to a full render's (:mod:`.search`); a change of the
     table of contents or the configuration starts it afresh, and so does a failed or killed render. The
     render runs in a worker process of its own (:func:`.execute.local_pool`), which ends with the build,
     even after a SIGKILL; one render at a time uses a render folder. The site's links carry no
