@@ -20,7 +20,8 @@ DECLARED = (
 
 
 @pytest.mark.parametrize("name, value, fragment", [
-    ("chips", '["gb200"]', "must be a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y"),
+    ("chips", '["gb200"]', "must be a non-empty list such as [a, b] (jalapeno build -p chips '[a, b]'; papermill's own -p passes "
+                               "lists as strings: use its -y 'chips: [a, b]'"),
     ("chips", [], "must be a non-empty list"),
     ("mtp", "false", "must be true or false"),
     ("conc", 64.0, "must be an integer (such as 64; 64.0, '64k' and True are refused)"),

@@ -260,8 +260,8 @@ def check_value(name: str, value: object, default: object, declared_type: type |
         value = float(value) if ok else value
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple)) and (len(value) > 0 or len(default) == 0)
-        hint = ("a non-empty list such as [a, b] (papermill's -p passes lists as strings: use -y 'name: [a, b]' "
-                "or a parameters file, -f)")
+        hint = (f"a non-empty list such as [a, b] (jalapeno build -p {name} '[a, b]'; papermill's own -p passes "
+                f"lists as strings: use its -y '{name}: [a, b]' or a parameters file, -f)")
         if ok and len(value) > MAX_LIST_ELEMENTS:
             raise ParameterError(f"parameter {name!r} holds {len(value):,} elements, more than the {MAX_LIST_ELEMENTS} a "
                                  "list parameter takes")
