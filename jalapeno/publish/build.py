@@ -254,7 +254,8 @@ def _render(renderer: Executor, src: Path, out: Path, site: Path) -> tuple[Path,
     table of contents or the configuration starts it afresh, and so does a failed or killed render. The
     render runs in a worker process of its own (:func:`.execute.local_pool`), which ends with the build,
     even after a SIGKILL; one render at a time uses a render folder. The site's links carry no
-    cache-busting query strings (:func:`.pages.strip_cache_busting`), so equal inputs give equal files.
+    checksum query string that an earlier render decides (:func:`.pages.strip_cache_busting`; the
+    theme's fixed ``?digest=`` stays), so equal inputs give equal files.
     Raises BuildError with the end of Jupyter Book's log if the render fails (warnings are errors)."""
     render = cache.folder() / "render" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
     try:

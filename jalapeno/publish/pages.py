@@ -3,7 +3,7 @@ banner on every page a scenario or changed parameters computed), their figures, 
 from the Jinja2 templates in ``templates/`` (figures, environment, how to cite, the changelog of
 published numbers and this build's numbers against them, the data files' digests, the references: the seeds and every web page ``data/``
 cites); the recorded numbers of each version; and the checks of a
-rendered site (nothing loaded from the network, no cache-busting query strings)."""
+rendered site (nothing loaded from the network, no checksum query string an earlier render decides)."""
 
 from __future__ import annotations
 
