@@ -58,8 +58,7 @@ PARAMETERS = (
     Parameter("contexts", [8192, 32768, 131072], "the contexts of the capacity section", low=1, high=1048576,
               unit="tokens"),
     Parameter("concurrency", 64, "the sequences whose KV cache is held", low=1, high=100000, unit="sequences"),
-    Parameter("weight_bits", 8, "bits per weight of the LPU: 4, 8 or 16", low=4, high=16,
-              unit="bits"),
+    Parameter("weight_bits", 8, "bits per weight of the LPU: 4, 8 or 16", low=4, high=16, unit="bits"),
     Parameter("weight_precision", "fp8", "the weights' precision in the capacity section", names="precision"),
     Parameter("kv_precision", "fp8", "the precision of every KV cache", names="precision"),
     Parameter("plan_precision", "fp4", "the benchmark precision of the capacity plans (weights by the serving "
