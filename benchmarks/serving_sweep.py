@@ -101,7 +101,7 @@ def sweep(chips, models, n, dp, c, eff, *, disagg: bool, chunk: int | None) -> t
                 r = serving.evaluate_grid(model, chip, replace(layout, disagg=True, prefill_chips=prefill), workload,
                                           chunk=chunk or fits.size, eff=eff)
                 parts[2] += time.perf_counter() - t2
-            fit += r.tpot_s.size
+            fit += fits.size  # the configurations evaluated (every field of r has this size)
     return total, fit, time.perf_counter() - started, parts
 
 

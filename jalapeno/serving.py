@@ -252,6 +252,12 @@ def free_fabric(k: int) -> network.Topology:
 SPEED_OF_LIGHT = {"eff": Efficiency.ideal(), "fabric": free_fabric, "stack": "default"}
 
 
+def _unpipelined(pp) -> bool:
+    """Whether ``pp`` is the scalar 1 (one pipeline stage, every layout's default): a product or quotient
+    by it changes no bit, so the terms skip it, a pass over the grid saved each time."""
+    return np.ndim(pp) == 0 and pp == 1
+
+
 def _positive(name: str, value) -> np.ndarray:
     """``value`` as a float array; ValueError naming it and its first bad element unless every element is
     positive and finite (NaN fails both comparisons)."""
@@ -491,7 +497,8 @@ class WeightBytes:
 
     @functools.cached_property
     def held(self) -> np.ndarray:
-        return self.all_but_routed_bytes / (self.tp * self.pp) + self.routed_bytes / self.n
+        tp_pp = self.tp if _unpipelined(self.pp) else self.tp * self.pp
+        return self.all_but_routed_bytes / tp_pp + self.routed_bytes / self.n
 
     def experts(self, count) -> np.ndarray:
         """Bytes per chip of ``count`` routed experts (array; over all MoE layers) spread over a stage's
@@ -507,7 +514,7 @@ def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layo
     g = model.param_groups()
     b_exp, b_rest = bytes_per_value(precision[0]), bytes_per_value(precision[1])
     n, pp = layout.n_chips, layout.pp
-    stage = n / pp
+    stage = n if _unpipelined(pp) else n / pp
     tp = stage / layout.dp
     other = g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"] + model.embedding_params()
     read = g["attention"] + other
@@ -559,7 +566,8 @@ def _capacity(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Worklo
     dp, pp, prec = layout.dp, layout.pp, workload.recipe(model)
     held = np.broadcast_to(weights.held, shape)
     kv = (workload.concurrency / dp) * model.kv_bytes_per_sequence(workload.held_context, prec[2]) \
-        / _kv_split(model, layout, layout.n_chips / pp / dp) / pp
+        / _kv_split(model, layout, weights.tp)
+    kv = kv if _unpipelined(pp) else kv / pp
     _, cap_field, usable = MEMORY_TIERS[layout.memory]
     usable_bytes = (getattr(chip, cap_field) or np.inf) * usable()
     return Capacity(weight_bytes=held, kv_bytes=np.broadcast_to(kv, shape), usable_bytes=usable_bytes,
@@ -616,11 +624,12 @@ def worker(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload,
         raise ValueError(f"chip {chip.chip!r} has no {layout.memory.upper()} bandwidth figure ({bw_field})")
     fabric = fabric or scale_up_fabric(chip)
     n, b, dp, pp = np.broadcast_arrays(layout.n_chips, workload.concurrency, layout.dp, layout.pp)
-    stage, prec = n / pp, workload.recipe(model)
+    one_stage = _unpipelined(layout.pp)
+    stage, prec = (n if one_stage else n / pp), workload.recipe(model)
     tp = stage / dp
     flops = chip.peak_flops_per_s(prec[0] if chip.peak_dense_flops_per_s.get("fp4") or prec[0] in ("fp8", "bf16")
                                   else prec[1]) * eff.eta_compute
-    a2a = (moe_all_to_all_s(model, fabric, stage, b / pp, eff.alpha_s) if model.is_moe and layout.ep
+    a2a = (moe_all_to_all_s(model, fabric, stage, b if one_stage else b / pp, eff.alpha_s) if model.is_moe and layout.ep
            else np.zeros(n.shape))
     ctx = workload.decode_context
     return Worker(model=model, layout=layout, n=n, concurrency=b, dp=dp, pp=pp, stage=stage, tp=tp,
@@ -703,6 +712,8 @@ def all_to_all_s(w: Worker, active) -> np.ndarray:
 def handoff_s(w: Worker, micro) -> np.ndarray:
     """Pipeline hand-offs of a step (s): ``pp`` x :func:`jalapeno.network.pipeline_handoff_s` of the
     replica's ``micro / dp`` tokens x hidden x :data:`ALLREDUCE_BYTES` over the worker's chips; 0 at ``pp = 1``."""
+    if _unpipelined(w.layout.pp):
+        return np.zeros(w.n.shape)
     act = w.model.hidden_size * ALLREDUCE_BYTES
     return w.pp * _by_size(np.where(w.pp > 1, w.n, 1), lambda k, s: network.pipeline_handoff_s(
         w.fabric(k), (micro[s] / w.dp[s]) * act))
@@ -751,7 +762,7 @@ class DecodeStep:
 def decode_terms(w: Worker, active) -> DecodeStep:
     """Every term of a decode step of ``w`` with ``active`` sequences decoding (array of the grid's shape):
     micro-batches of ``active / pp`` sequences go through the stages one after the other."""
-    micro = active / w.pp
+    micro = active if _unpipelined(w.layout.pp) else active / w.pp
     attention, other = non_expert_weights_s(w, micro)
     experts, kv, flops = expert_bytes_read(w.model, w.weights, micro), kv_bytes_read(w, micro), step_flops(w, micro)
     weight_bytes = w.weights.non_expert + experts
