@@ -24,8 +24,9 @@ What it counts, like with like:
   import and first frontier are ``benchmarks/first_frontier.py``'s.
 
 It prints the machine's load average and core count before and after each sweep (a time taken on a busy
-machine is not a measurement: run it on an idle one) and the peak resident memory. ``--check`` exits 1
-when a useful rate misses its target. About 10 to 20 s with the default grid.
+machine is not a measurement: run it on an idle one), the peak resident memory and the process's minor
+page faults. ``--check`` exits 1 when a useful rate misses its target. About 30 to 60 s with the default
+grid.
 
     .venv/bin/python benchmarks/serving_sweep.py                 # 16,384 concurrencies
     .venv/bin/python benchmarks/serving_sweep.py --check
@@ -168,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"frontier gb200 / deepseek-r1 in this process: cold {cold * 1e3:.0f} ms (first call, data loaded), "
           f"warm {statistics.median(warm) * 1e3:.1f} ms (median of {args.repeat}); a new process's first frontier: "
           f"benchmarks/first_frontier.py")
-    print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"peak resident memory: {usage.ru_maxrss / 1024:.0f} MiB; minor page faults of the whole process: "
+          f"{usage.ru_minflt:,} (pages the allocator returned and took back)")
     print(f"after: {load()}")
     if missed:
         print(f"target missed: {', '.join(missed)}", file=sys.stderr)
