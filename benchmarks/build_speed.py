@@ -9,8 +9,8 @@
 It measures a frozen copy of the working tree (package, data, notebooks, book, examples; not build/,
 .venv or .git), its package's bytecode compiled as ``make`` compiles it, in a scratch folder, with an
 empty cache of its own (``JALAPENO_CACHE_DIR``), so the repository and its build/.cache are left alone
-and edits made elsewhere meanwhile do not disturb the timing. The four measurements (``--measure``, default all), in this order, each with its target on a
-2-core machine:
+and edits made elsewhere meanwhile do not disturb the timing. The four measurements (``--measure``,
+default all), in this order, each with its target on a 2-core machine:
 
 - ``cold``: a full build with the empty cache: every notebook executed (in parallel, one per core) and the
   book rendered (``jalapeno.publish.build.build``, in-process). Target: within 25 s.

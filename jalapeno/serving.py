@@ -258,6 +258,11 @@ def _unpipelined(pp) -> bool:
     return np.ndim(pp) == 0 and pp == 1
 
 
+def _per_stage(x, pp):
+    """``x / pp``, the share of one of ``pp`` pipeline stages: ``x`` itself when :func:`_unpipelined`."""
+    return x if _unpipelined(pp) else x / pp
+
+
 def _positive(name: str, value) -> np.ndarray:
     """``value`` as a float array; ValueError naming it and its first bad element unless every element is
     positive and finite (NaN fails both comparisons)."""
@@ -514,7 +519,7 @@ def weight_bytes(model: ModelSpec, precision: tuple[str, str, str], layout: Layo
     g = model.param_groups()
     b_exp, b_rest = bytes_per_value(precision[0]), bytes_per_value(precision[1])
     n, pp = layout.n_chips, layout.pp
-    stage = n if _unpipelined(pp) else n / pp
+    stage = _per_stage(n, pp)
     tp = stage / layout.dp
     other = g["dense_mlp"] + g["router"] + g["shared_experts"] + g["final_norm"] + model.embedding_params()
     read = g["attention"] + other
@@ -567,7 +572,7 @@ def _capacity(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Worklo
     held = np.broadcast_to(weights.held, shape)
     kv = (workload.concurrency / dp) * model.kv_bytes_per_sequence(workload.held_context, prec[2]) \
         / _kv_split(model, layout, weights.tp)
-    kv = kv if _unpipelined(pp) else kv / pp
+    kv = _per_stage(kv, pp)
     _, cap_field, usable = MEMORY_TIERS[layout.memory]
     usable_bytes = (getattr(chip, cap_field) or np.inf) * usable()
     return Capacity(weight_bytes=held, kv_bytes=np.broadcast_to(kv, shape), usable_bytes=usable_bytes,
@@ -624,12 +629,11 @@ def worker(model: ModelSpec, chip: ChipSpec, layout: Layout, workload: Workload,
         raise ValueError(f"chip {chip.chip!r} has no {layout.memory.upper()} bandwidth figure ({bw_field})")
     fabric = fabric or scale_up_fabric(chip)
     n, b, dp, pp = np.broadcast_arrays(layout.n_chips, workload.concurrency, layout.dp, layout.pp)
-    one_stage = _unpipelined(layout.pp)
-    stage, prec = (n if one_stage else n / pp), workload.recipe(model)
+    stage, prec = _per_stage(n, layout.pp), workload.recipe(model)
     tp = stage / dp
     flops = chip.peak_flops_per_s(prec[0] if chip.peak_dense_flops_per_s.get("fp4") or prec[0] in ("fp8", "bf16")
                                   else prec[1]) * eff.eta_compute
-    a2a = (moe_all_to_all_s(model, fabric, stage, b if one_stage else b / pp, eff.alpha_s) if model.is_moe and layout.ep
+    a2a = (moe_all_to_all_s(model, fabric, stage, _per_stage(b, layout.pp), eff.alpha_s) if model.is_moe and layout.ep
            else np.zeros(n.shape))
     ctx = workload.decode_context
     return Worker(model=model, layout=layout, n=n, concurrency=b, dp=dp, pp=pp, stage=stage, tp=tp,
@@ -762,7 +766,7 @@ class DecodeStep:
 def decode_terms(w: Worker, active) -> DecodeStep:
     """Every term of a decode step of ``w`` with ``active`` sequences decoding (array of the grid's shape):
     micro-batches of ``active / pp`` sequences go through the stages one after the other."""
-    micro = active if _unpipelined(w.layout.pp) else active / w.pp
+    micro = _per_stage(active, w.layout.pp)
     attention, other = non_expert_weights_s(w, micro)
     experts, kv, flops = expert_bytes_read(w.model, w.weights, micro), kv_bytes_read(w, micro), step_flops(w, micro)
     weight_bytes = w.weights.non_expert + experts
