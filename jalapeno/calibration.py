@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -615,7 +616,12 @@ def recipes(chip: ChipSpec | str, model: ModelSpec | str, *, disagg: bool = Fals
       TPUs): :func:`sweep` takes its grid rule and flags the points beyond :func:`reference_recipes`.
     """
     c, m = specs.chip(chip).chip, specs.model(model).model
-    table = _recipe_table(training).filter((pl.col("chip") == c) & (pl.col("disagg") == disagg))
+    return _kept(training, ("recipes", c, m, disagg), lambda table: _recipes(table, c, m, disagg))
+
+
+def _recipes(table: pl.DataFrame, c: str, m: str, disagg: bool) -> tuple[pl.DataFrame | None, str]:
+    """:func:`recipes` of chip ``c`` and model ``m`` in the recipe table ``table`` (:func:`_recipe_table`)."""
+    table = table.filter((pl.col("chip") == c) & (pl.col("disagg") == disagg))
     if table.is_empty():
         return None, "none"
     m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
@@ -635,10 +641,23 @@ def reference_recipes(model: ModelSpec | str, *, disagg: bool = False,
     goes beyond what was measured: the recipes of ``model`` (its :data:`TRANSFER_MODEL` source when it has
     no run) on every measured chip served ``disagg``, columns of :func:`recipes`; empty when none."""
     m = specs.model(model).model
-    table = _recipe_table(training).filter(pl.col("disagg") == disagg)
-    m = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
-    return table.filter(pl.col("model_key") == m).group_by("n_chips", "dp").agg(
-        pl.col("conc_min").min(), pl.col("conc_max").max()).sort("n_chips", "dp")
+
+    def compute(table: pl.DataFrame) -> pl.DataFrame:
+        table = table.filter(pl.col("disagg") == disagg)
+        key = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
+        return table.filter(pl.col("model_key") == key).group_by("n_chips", "dp").agg(
+            pl.col("conc_min").min(), pl.col("conc_max").max()).sort("n_chips", "dp")
+    return _kept(training, ("reference", m, disagg), compute)
+
+
+def _kept(training: pl.DataFrame | None, key: tuple, compute: Callable[[pl.DataFrame], object]):
+    """``compute(_recipe_table(training))``, kept under ``key`` while the measured runs' recipe table is the
+    same when ``training`` is None (:func:`jalapeno.data.kept_for`: a chapter's sweeps ask for the same
+    recipes by the hundred); a validation fold's ``training`` rows are computed each time."""
+    table = _recipe_table(training)
+    if training is not None:
+        return compute(table)
+    return data.kept_for(("recipes", *key), (table,), lambda: compute(table))
 
 
 def _recipe_table(training: pl.DataFrame | None) -> pl.DataFrame:
@@ -660,7 +679,7 @@ def _within(n: np.ndarray, dp: np.ndarray, c: np.ndarray, table: pl.DataFrame) -
     """Whether each configuration (chips, attention replicas, requests per worker) lies within a layout of
     ``table`` (columns of :func:`recipes`) and its concurrency range."""
     out = np.zeros(n.shape, dtype=bool)
-    for tn, td, lo, hi in table.select("n_chips", "dp", "conc_min", "conc_max").iter_rows():
+    for tn, td, lo, hi in zip(*(table[k] for k in ("n_chips", "dp", "conc_min", "conc_max"))):
         out |= (n == tn) & (dp == td) & (c >= lo * (1 - 1e-9)) & (c <= hi * (1 + 1e-9))
     return out
 

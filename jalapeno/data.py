@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
 from . import cache
 from .errors import DataError, UnknownNameError
+
+T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -355,6 +359,34 @@ def load(name: str) -> pl.DataFrame:
     return _load(name, str(data_dir()))
 
 
+#: What :func:`kept_for` computed, by key, next to the loaded tables it was computed from.
+_KEPT: dict[tuple, tuple[tuple[pl.DataFrame, ...], object]] = {}
+
+
+def kept_for(key: tuple, tables: tuple[pl.DataFrame, ...], compute: Callable[[], T]) -> T:
+    """``compute()``, kept under ``key`` while ``tables`` (what it reads, as :func:`load` returned them) are
+    the same objects: computed again after a cache clear or in an edited copy of data/, where each is a new
+    table. For the look-ups a chapter makes by the hundred (claims, constants, measured points, recipes),
+    where a table's filter took half a millisecond each."""
+    kept = _KEPT.get(key)
+    if kept is None or len(kept[0]) != len(tables) or any(a is not b for a, b in zip(kept[0], tables)):
+        kept = _KEPT[key] = (tables, compute())
+    return kept[1]
+
+
+def _row(name: str, column: str, value) -> dict[str, object] | None:
+    """The first row of the table ``name`` (:func:`load`) whose ``column`` is ``value``, named, or None:
+    a dictionary look-up after the first call (:func:`kept_for`)."""
+    table = load(name)
+
+    def by_value() -> dict[object, dict[str, object]]:
+        rows: dict[object, dict[str, object]] = {}
+        for row in table.iter_rows(named=True):
+            rows.setdefault(row[column], row)
+        return rows
+    return kept_for(("rows", str(data_dir()), name, column), (table,), by_value).get(value)
+
+
 def _long_specs_si(name: str, owner_file: str, owner: str, quantities: dict, units: dict,
                    plausible: dict[str, tuple[float, float]]) -> pl.DataFrame:
     """A long-format spec file (``owner, quantity, value, unit, ...``) with ``value_si`` added, after checking
@@ -477,11 +509,9 @@ def claim_value(claim_id: str, high: bool = False) -> float:
     """A published number from ``claims.csv`` by claim id (the high end of a range with ``high=True``,
     the value when the claim has no high end), in the claim's own unit. UnknownNameError listing the
     claim ids."""
-    table = claims_table()
-    rows = table.filter(pl.col("claim_id") == claim_id)
-    if rows.is_empty():
-        raise _unknown("claim", claim_id, table["claim_id"])
-    row = rows.row(0, named=True)
+    row = _row("claims.csv", "claim_id", claim_id)
+    if row is None:
+        raise _unknown("claim", claim_id, claims_table()["claim_id"])
     return row["value_high"] if high and row["value_high"] is not None else row["value"]
 
 
@@ -491,31 +521,28 @@ def whatif_ranges() -> pl.DataFrame:
     return load("whatif_ranges.csv")
 
 
-def _range_value(table: pl.DataFrame, what: str, parameter: str, case: str, units: dict[str, float]) -> float:
-    """One ``case`` of the ``parameter`` row of a low / central / high table, in SI by ``units``."""
+def _range_value(name: str, what: str, parameter: str, case: str, units: dict[str, float]) -> float:
+    """One ``case`` of the ``parameter`` row of the low / central / high table ``name``, in SI by ``units``."""
     if case not in CASES:
         raise _unknown("case", case, CASES)
-    rows = table.filter(pl.col("parameter") == parameter)
-    if rows.is_empty():
-        raise _unknown(what, parameter, table["parameter"])
-    row = rows.row(0, named=True)
+    row = _row(name, "parameter", parameter)
+    if row is None:
+        raise _unknown(what, parameter, load(name)["parameter"])
     return row[case] * units[row["unit"]]
 
 
 def whatif(parameter: str, case: str = "central") -> float:
     """One value of ``whatif_ranges.csv`` in SI (W, B/s, FLOP/s; ``ratio`` and ``USD/h`` as they are).
     UnknownNameError for an unknown parameter or a ``case`` other than low, central, high."""
-    return _range_value(whatif_ranges(), "what-if parameter", parameter, case, WHATIF_UNIT_TO_SI)
+    return _range_value("whatif_ranges.csv", "what-if parameter", parameter, case, WHATIF_UNIT_TO_SI)
 
 
 def fact(name: str) -> float:
     """One value of ``public_facts.csv`` in SI (bytes for ``Gb``; years and USD as they are);
     UnknownNameError listing the facts."""
-    table = load("public_facts.csv")
-    rows = table.filter(pl.col("fact") == name)
-    if rows.is_empty():
-        raise _unknown("fact", name, table["fact"])
-    row = rows.row(0, named=True)
+    row = _row("public_facts.csv", "fact", name)
+    if row is None:
+        raise _unknown("fact", name, load("public_facts.csv")["fact"])
     return row["value"] * WHATIF_UNIT_TO_SI[row["unit"]]
 
 
@@ -529,26 +556,17 @@ def jalapeno_unknowns() -> pl.DataFrame:
 def jalapeno_unknown(parameter: str, case: str = "central") -> float:
     """One value of ``jalapeno_unknowns.csv`` in SI (B/s, count); UnknownNameError for an unknown
     parameter or case."""
-    return _range_value(jalapeno_unknowns(), "Jalapeño unknown", parameter, case, UNIT_TO_SI)
-
-
-#: ``model_constants.csv`` as ``{constant: value}`` per data folder, next to the loaded table it was read
-#: from (rebuilt when :func:`load` returns another table: after a cache clear or an edited copy of data/).
-_MODEL_CONSTANTS: dict[str, tuple[pl.DataFrame, dict[str, float]]] = {}
+    return _range_value("jalapeno_unknowns.csv", "Jalapeño unknown", parameter, case, UNIT_TO_SI)
 
 
 def model_constant(name: str) -> float:
     """One value of ``model_constants.csv`` (a constant of the physics that is neither a spec nor fitted
     to measurements, with its basis), in the unit its name ends with; UnknownNameError listing them.
     A dictionary look-up after the first call (the serving evaluator asks for one on every call)."""
-    table = load("model_constants.csv")
-    folder = str(data_dir())
-    kept = _MODEL_CONSTANTS.get(folder)
-    if kept is None or kept[0] is not table:
-        kept = _MODEL_CONSTANTS[folder] = (table, dict(zip(table["constant"], table["value"])))
-    if name not in kept[1]:
-        raise _unknown("model constant", name, table["constant"])
-    return kept[1][name]
+    row = _row("model_constants.csv", "constant", name)
+    if row is None:
+        raise _unknown("model constant", name, load("model_constants.csv")["constant"])
+    return row["value"]
 
 
 def calibration_table() -> pl.DataFrame:
@@ -715,10 +733,10 @@ def efficiency_bounds() -> dict[str, tuple[float, float]]:
 def claim_unit(claim_id: str) -> str:
     """The unit of a claim of ``claims.csv`` as printed there (``ms``, ``tok/s/kW``, ``x``, ...);
     UnknownNameError listing the claim ids."""
-    rows = claims_table().filter(pl.col("claim_id") == claim_id)
-    if rows.is_empty():
+    row = _row("claims.csv", "claim_id", claim_id)
+    if row is None:
         raise _unknown("claim", claim_id, claims_table()["claim_id"])
-    return rows["unit"][0]
+    return row["unit"]
 
 
 # ---- public GB300 and GB200 DeepSeek-R1 points (checks of the transferred GB300 baseline) -------------

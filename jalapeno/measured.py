@@ -75,25 +75,34 @@ def points(model: str | None = None, hw: str | None = None, *, isl: int | None =
     reason: such a run measures its queue, not steady decode, so the serving model is neither calibrated
     nor scored on it). Queue-bound rows are kept: the measured charts and reproductions show them.
     Unknown names raise UnknownNameError listing the valid ones."""
-    df = data.load("measured/inferencemax.csv").with_columns(
+    df = _all_points()
+    where = []
+    if model is not None:
+        key = resolve_name("model", model, sorted(df["model_key"].unique()), MODEL_ALIASES)
+        where.append(pl.col("model_key") == key)
+    if hw is not None:
+        valid = hardware_names()
+        if str(hw).lower() not in valid:
+            raise UnknownNameError("measured hardware", hw, valid)
+        where.append(pl.col("hw") == str(hw).lower())
+    for col, value in (("isl", isl), ("osl", osl), ("spec_decoding", spec_decoding), ("run_id", run_id)):
+        if value is not None:
+            where.append(pl.col(col) == value)
+    return df.filter(*where) if where else df
+
+
+def _all_points() -> pl.DataFrame:
+    """Every row of ``measured/inferencemax.csv`` with the columns :func:`points` adds, computed once per
+    loaded copy of the tables it reads (the measured runs, ``models.csv``, ``model_constants.csv``:
+    :func:`jalapeno.data.kept_for`): a chapter asks for measured points by the hundred."""
+    tables = tuple(data.load(name) for name in ("measured/inferencemax.csv", "models.csv", "model_constants.csv"))
+    return data.kept_for(("measured points", str(data.data_dir())), tables, lambda: tables[0].with_columns(
         model_key=pl.col("infmax_model_prefix").replace_strict({**{m: m for m in model_names()}, **MODEL_PREFIX}),
         reader_run=~pl.col("source").str.starts_with(SHIPPED_SOURCE),
         n_gpus=pl.when(pl.col("disagg")).then(pl.col("num_prefill_gpu") + pl.col("num_decode_gpu"))
         .otherwise(pl.col("tp")),
         occupancy=occupancy(),
-    ).with_columns(queue_bound=pl.col("occupancy") < data.model_constant("queue_bound_occupancy"))
-    if model is not None:
-        key = resolve_name("model", model, sorted(df["model_key"].unique()), MODEL_ALIASES)
-        df = df.filter(pl.col("model_key") == key)
-    if hw is not None:
-        valid = hardware_names()
-        if str(hw).lower() not in valid:
-            raise UnknownNameError("measured hardware", hw, valid)
-        df = df.filter(pl.col("hw") == str(hw).lower())
-    for col, value in (("isl", isl), ("osl", osl), ("spec_decoding", spec_decoding), ("run_id", run_id)):
-        if value is not None:
-            df = df.filter(pl.col(col) == value)
-    return df
+    ).with_columns(queue_bound=pl.col("occupancy") < data.model_constant("queue_bound_occupancy")))
 
 
 def require(df: pl.DataFrame, what: str) -> pl.DataFrame:

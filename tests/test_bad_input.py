@@ -2,6 +2,7 @@
 through ``jalapeno.publish.cli.main`` in this process (status 2, one line naming the value, no traceback,
 nothing written), and the limits behind them."""
 
+import math
 import os
 import re
 import signal
@@ -56,6 +57,11 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
      "parameter 'jalapeno_sustained_w' must be in (0, 5000] W; got -1000.0"),
     (["build", "reading-the-numbers", "-p", "baseline_power_w", "-1400"],
      "parameter 'baseline_power_w' must be in (0, 5000] W; got -1400"),
+    # so is a negative infinity, in YAML's spelling or Python's: the finiteness check, not argparse's
+    (["build", "reading-the-numbers", "-p", "baseline_power_w", "-.inf"],
+     "parameter 'baseline_power_w' must be a finite number; got -inf; valid: (0, 5000] W"),
+    (["build", "reading-the-numbers", "-p", "baseline_power_w", "-inf"],
+     "parameter 'baseline_power_w' must be a finite number; got -inf; valid: (0, 5000] W"),
     # one parameter given twice on the command line: which one was meant is not guessed
     (["build", "reading-the-numbers", "-p", "baseline_power_w", "1400", "-p", "baseline_power_w", "1500"],
      "parameter 'baseline_power_w' given twice with -p ('1400' and '1500'); give it once"),
@@ -87,8 +93,9 @@ def test_bad_command_line_input_is_one_line_and_status_2(argv, fragment, tmp_pat
 
 
 def test_negative_values_reach_the_range_check_as_numbers():
-    args = cli._parser().parse_args(["build", "-p", "x", "-1e3", "-p", "y", "-.5", "-p", "z", "-7"])
-    assert cli._parameters(args) == {"x": -1000.0, "y": -0.5, "z": -7}
+    args = cli._parser().parse_args(["build", "-p", "x", "-1e3", "-p", "y", "-.5", "-p", "z", "-7",
+                                     "-p", "w", "-.Inf"])
+    assert cli._parameters(args) == {"x": -1000.0, "y": -0.5, "z": -7, "w": -math.inf}
 
 
 @pytest.mark.parametrize("content, fragment", [

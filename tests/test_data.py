@@ -255,3 +255,24 @@ def test_efficiency_bounds_without_a_parameter_are_refused(edit_data):
     edit_data("efficiency_bounds.csv", line + "\n", "")
     with pytest.raises(jp.DataError, match=r"efficiency_bounds\.csv: no row for mla_layer_factor"):
         data.efficiency_bounds()
+
+
+def test_keyed_look_ups_follow_an_edited_copy_of_the_data(edit_data):
+    """claim_value, jalapeno_unknown and model_constant are dictionary look-ups kept next to the table they
+    were read from (data.kept_for): an edited copy of data/ is read again, not answered from the old one."""
+    assert data.jalapeno_unknown("hbm_bandwidth", "low") == pytest.approx(9.83e12)
+    assert data.model_constant("queue_bound_occupancy") == 0.5
+    edit_data("jalapeno_unknowns.csv", "hbm_bandwidth,9.83,", "hbm_bandwidth,9.5,")
+    assert data.jalapeno_unknown("hbm_bandwidth", "low") == pytest.approx(9.5e12)
+    edit_data("model_constants.csv", "queue_bound_occupancy,0.5,", "queue_bound_occupancy,0.1,")
+    assert data.model_constant("queue_bound_occupancy") == 0.1
+    with pytest.raises(jp.UnknownNameError, match="unknown Jalapeño unknown 'hbm_bw'"):
+        data.jalapeno_unknown("hbm_bw")
+
+
+def test_kept_for_computes_once_per_table_object():
+    calls = []
+    table = data.load("claims.csv")
+    for _ in range(3):
+        assert data.kept_for(("test",), (table,), lambda: calls.append(1) or len(calls)) == 1
+    assert data.kept_for(("test",), (table.clone(),), lambda: calls.append(1) or len(calls)) == 2

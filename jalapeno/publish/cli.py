@@ -54,9 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jalapeno", description="Build and rerun the Jalapeño inference book.")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="execute notebooks with parameters and render the book to HTML")
-    # a VALUE such as -1e3 or -.5 is a value, not an option: argparse's own rule (its attribute
+    # a VALUE such as -1e3, -.5 or -.inf is a value, not an option: argparse's own rule (its attribute
     # _negative_number_matcher, what it consults for every argument starting with "-") takes only -5 and -0.5
-    b._negative_number_matcher = re.compile(r"^-\.?\d")
+    b._negative_number_matcher = re.compile(r"^-\.?(\d|inf)", re.IGNORECASE)
     b.add_argument("notebooks", nargs="*", help="notebook names (default: all)")
     b.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter (VALUE read as YAML: 1400, true, [a, b])")
