@@ -14,7 +14,7 @@ $(BIN)/jalapeno: pyproject.toml
 
 # the package's bytecode, compiled as pip compiles every dependency it installs (an editable install has
 # none): where PYTHONDONTWRITEBYTECODE is set, as on CI's machines, every process (each notebook's kernel,
-# each worker) would otherwise compile the package's modules again, 0.3 to 0.4 s; only changed modules
+# each worker) would otherwise compile the package's modules again, about 0.3 to 0.5 s; only changed modules
 # are compiled again
 compiled: $(BIN)/jalapeno
 	$(BIN)/python -m compileall -q jalapeno

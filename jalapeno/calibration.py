@@ -616,7 +616,8 @@ def recipes(chip: ChipSpec | str, model: ModelSpec | str, *, disagg: bool = Fals
       TPUs): :func:`sweep` takes its grid rule and flags the points beyond :func:`reference_recipes`.
     """
     c, m = specs.chip(chip).chip, specs.model(model).model
-    return _kept(training, ("recipes", c, m, disagg), lambda table: _recipes(table, c, m, disagg))
+    table, source = _kept(training, ("recipes", c, m, disagg), lambda table: _recipes(table, c, m, disagg))
+    return (None if table is None else table.clone()), source
 
 
 def _recipes(table: pl.DataFrame, c: str, m: str, disagg: bool) -> tuple[pl.DataFrame | None, str]:
@@ -647,13 +648,14 @@ def reference_recipes(model: ModelSpec | str, *, disagg: bool = False,
         key = m if m in set(table["model_key"]) else TRANSFER_MODEL.get(m, m)
         return table.filter(pl.col("model_key") == key).group_by("n_chips", "dp").agg(
             pl.col("conc_min").min(), pl.col("conc_max").max()).sort("n_chips", "dp")
-    return _kept(training, ("reference", m, disagg), compute)
+    return _kept(training, ("reference", m, disagg), compute).clone()
 
 
 def _kept(training: pl.DataFrame | None, key: tuple, compute: Callable[[pl.DataFrame], object]):
     """``compute(_recipe_table(training))``, kept under ``key`` while the measured runs' recipe table is the
     same when ``training`` is None (:func:`jalapeno.data.kept_for`: a chapter's sweeps ask for the same
-    recipes by the hundred); a validation fold's ``training`` rows are computed each time."""
+    recipes by the hundred); a validation fold's ``training`` rows are computed each time. The callers
+    return copies of what is kept."""
     table = _recipe_table(training)
     if training is not None:
         return compute(table)

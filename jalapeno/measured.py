@@ -88,7 +88,7 @@ def points(model: str | None = None, hw: str | None = None, *, isl: int | None =
     for col, value in (("isl", isl), ("osl", osl), ("spec_decoding", spec_decoding), ("run_id", run_id)):
         if value is not None:
             where.append(pl.col(col) == value)
-    return df.filter(*where) if where else df
+    return df.filter(*where) if where else df.clone()  # a copy: what a caller does to it leaves the kept one alone
 
 
 def _all_points() -> pl.DataFrame:

@@ -35,6 +35,7 @@ verdict the Pareto chapter gives (and the claims registry can call).
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -321,6 +322,14 @@ def _overrides(node: dict) -> dict[str, float]:
     return {subject.UNKNOWN_FIELDS[p]: float(node[p]) for p in UNKNOWNS}
 
 
+@functools.cache
+def _frontier_defaults() -> dict[str, object]:
+    """The keyword options of :func:`jalapeno.pareto.frontier` itself (``isl``, ``osl``, ``precision``,
+    ``power_basis``, ``band``) with their defaults: what a node frontier's key fills in."""
+    return {k: p.default for k, p in inspect.signature(pareto.frontier).parameters.items()
+            if p.kind is p.KEYWORD_ONLY}
+
+
 @dataclass(frozen=True)
 class Ensemble:
     """Jalapeño's fits at every node of the unknowns (``fits``: an object array shaped like the grid), the
@@ -343,7 +352,8 @@ class Ensemble:
         if not any(f is fit for f in self.fits.flat):
             raise ValueError("the fit is not one of the ensemble's nodes")
         options.setdefault("concurrency_cap", self.concurrency_cap)
-        key = (id(fit), model, *sorted(options.items()))
+        # a default spelled out (power_basis="rated") or left out is one frontier, computed once
+        key = (id(fit), model, *sorted({**_frontier_defaults(), **options}.items()))
         if key not in self._frontiers:
             self._frontiers[key] = subject.jalapeno_frontier(model, "central", fit=fit, **options)
         return self._frontiers[key].clone()
