@@ -369,7 +369,7 @@ def kept_for(key: tuple, tables: tuple[pl.DataFrame, ...], compute: Callable[[],
     table. For the look-ups a chapter makes by the hundred (claims, constants, measured points, recipes),
     where a table's filter took half a millisecond each."""
     kept = _KEPT.get(key)
-    if kept is None or len(kept[0]) != len(tables) or any(a is not b for a, b in zip(kept[0], tables)):
+    if kept is None or list(map(id, kept[0])) != list(map(id, tables)):  # the kept tables are alive: ids unique
         kept = _KEPT[key] = (tables, compute())
     return kept[1]
 

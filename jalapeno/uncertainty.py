@@ -347,7 +347,7 @@ class Ensemble:
         """Jalapeño's frontier of ``model`` under ``fit``, a fit of the ensemble's nodes
         (:func:`jalapeno.subject.jalapeno_frontier`, central scenario, ``options``, ``concurrency_cap`` the
         ensemble's own unless given), computed once per ensemble: a band asks for the frontier of every
-        node once per quantity (the Pareto chapter asks for each of its node frontiers five times). A copy.
+        node once per quantity (the Pareto chapter asks for each of its node frontiers several times). A copy.
         ValueError for a fit that is not one of the nodes'."""
         if not any(f is fit for f in self.fits.flat):
             raise ValueError("the fit is not one of the ensemble's nodes")
