@@ -364,11 +364,11 @@ def _edges(kind: str, shape: tuple[int, ...]) -> np.ndarray:
 
 @functools.lru_cache(maxsize=16)
 def _distances(kind: str, shape: tuple[int, ...]) -> np.ndarray:
+    e = _edges(kind, shape)  # CostError above the limits (check_graph) before SciPy is imported
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
 
     n = math.prod(shape)
-    e = _edges(kind, shape)
     g = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n)).tocsr()
     d = shortest_path(g, method="D", directed=False, unweighted=True)
     if np.isinf(d).any():
